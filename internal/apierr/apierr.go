@@ -1,0 +1,100 @@
+// Package apierr owns the service's one error type: the fields of the OpenAI error envelope and
+// the closed set of normalized codes. The same code is the error_code metric label, the span's
+// error.type and the log's error_code, so the set must stay closed: a code that is not listed
+// here cannot be constructed.
+package apierr
+
+import "net/http"
+
+// Code is a normalized error code from the contract's error table.
+type Code string
+
+// The contract's codes. Adding one means adding a row to the table in New.
+const (
+	InvalidJSON              Code = "invalid_json"
+	UnsupportedMediaType     Code = "unsupported_media_type"
+	UnknownParameter         Code = "unknown_parameter"
+	UnsupportedParameter     Code = "unsupported_parameter"
+	MissingRequiredParameter Code = "missing_required_parameter"
+	InvalidValue             Code = "invalid_value"
+	ToolsNotSupported        Code = "tools_not_supported"
+	ModelNotFound            Code = "model_not_found"
+	ModelNotExecutable       Code = "model_not_executable"
+	NotFound                 Code = "not_found"
+	UnsupportedSurface       Code = "unsupported_surface"
+	MethodNotAllowed         Code = "method_not_allowed"
+	RequestTooLarge          Code = "request_too_large"
+	MissingAPIKey            Code = "missing_api_key"
+	InvalidAPIKey            Code = "invalid_api_key"
+	ServerBusy               Code = "server_busy"
+	ShuttingDown             Code = "shutting_down"
+	InternalError            Code = "internal_error"
+	// StreamTimeout ends a stream that ran past its total duration limit. It only ever appears
+	// in an error frame, after the 200 has been sent.
+	StreamTimeout Code = "stream_timeout"
+)
+
+// Error types of the OpenAI envelope.
+const (
+	TypeInvalidRequest = "invalid_request_error"
+	TypeRateLimit      = "rate_limit_error"
+	TypeServer         = "server_error"
+)
+
+type row struct {
+	status int
+	typ    string
+}
+
+var table = map[Code]row{
+	InvalidJSON:              {http.StatusBadRequest, TypeInvalidRequest},
+	UnsupportedMediaType:     {http.StatusUnsupportedMediaType, TypeInvalidRequest},
+	UnknownParameter:         {http.StatusBadRequest, TypeInvalidRequest},
+	UnsupportedParameter:     {http.StatusBadRequest, TypeInvalidRequest},
+	MissingRequiredParameter: {http.StatusBadRequest, TypeInvalidRequest},
+	InvalidValue:             {http.StatusBadRequest, TypeInvalidRequest},
+	ToolsNotSupported:        {http.StatusBadRequest, TypeInvalidRequest},
+	ModelNotFound:            {http.StatusNotFound, TypeInvalidRequest},
+	ModelNotExecutable:       {http.StatusBadRequest, TypeInvalidRequest},
+	NotFound:                 {http.StatusNotFound, TypeInvalidRequest},
+	UnsupportedSurface:       {http.StatusNotFound, TypeInvalidRequest},
+	MethodNotAllowed:         {http.StatusMethodNotAllowed, TypeInvalidRequest},
+	RequestTooLarge:          {http.StatusRequestEntityTooLarge, TypeInvalidRequest},
+	MissingAPIKey:            {http.StatusUnauthorized, TypeInvalidRequest},
+	InvalidAPIKey:            {http.StatusUnauthorized, TypeInvalidRequest},
+	ServerBusy:               {http.StatusTooManyRequests, TypeRateLimit},
+	ShuttingDown:             {http.StatusServiceUnavailable, TypeServer},
+	InternalError:            {http.StatusInternalServerError, TypeServer},
+	StreamTimeout:            {http.StatusGatewayTimeout, TypeServer},
+}
+
+// Codes lists every code, so that metrics can be pre-initialised and tests can walk the table.
+func Codes() []Code {
+	out := make([]Code, 0, len(table))
+	for c := range table {
+		out = append(out, c)
+	}
+	return out
+}
+
+// Error is the one API error. Message must never contain a value a client sent (message
+// text, a header, a field's value): only field paths, catalog model ids and fixed prose.
+type Error struct {
+	Status  int
+	Type    string
+	Code    Code
+	Param   string // a field path such as messages[2].tool_call_id; empty means null
+	Message string
+}
+
+func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
+
+// New builds an Error whose status and type come from the code's row in the table. An unknown
+// code is a programming error and becomes internal_error rather than an unlisted label.
+func New(code Code, param, message string) *Error {
+	r, ok := table[code]
+	if !ok {
+		code, r = InternalError, table[InternalError]
+	}
+	return &Error{Status: r.status, Type: r.typ, Code: code, Param: param, Message: message}
+}

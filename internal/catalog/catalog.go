@@ -1,0 +1,252 @@
+// Package catalog owns the model catalog: which mock models execute, how each behaves, and the
+// external provider models that exist only as metadata. The catalog is built in and can be
+// replaced by a YAML file; a bad file stops start-up with a message naming the file, the entry
+// and the problem.
+package catalog
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"sort"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"mockgateway/internal/generate"
+)
+
+// Kinds of catalog entries.
+const (
+	KindMock     = "mock"     // executes: the generator answers for it
+	KindExternal = "external" // metadata only: never listed, never executed
+)
+
+// Model is one catalog entry.
+type Model struct {
+	ID            string            `yaml:"id"`
+	Kind          string            `yaml:"kind"`
+	Behavior      generate.Behavior `yaml:"behavior,omitempty"`
+	Description   string            `yaml:"description,omitempty"`
+	Created       int64             `yaml:"created,omitempty"`
+	OwnedBy       string            `yaml:"owned_by,omitempty"`
+	DefaultTokens int               `yaml:"default_tokens,omitempty"`
+	Capabilities  Capabilities      `yaml:"capabilities"`
+	Latency       Latency           `yaml:"latency,omitempty"`
+	// External models only.
+	Provider      string `yaml:"provider,omitempty"`
+	ContextWindow int    `yaml:"context_window,omitempty"`
+}
+
+// Capabilities are what a model accepts.
+type Capabilities struct {
+	Streaming bool `yaml:"streaming"`
+	Tools     bool `yaml:"tools"`
+}
+
+// Latency delays a mock model's output. Zero (the default) answers at once.
+type Latency struct {
+	FirstChunk    time.Duration `yaml:"first_chunk,omitempty"`
+	BetweenChunks time.Duration `yaml:"between_chunks,omitempty"`
+}
+
+// Executable reports whether the model is a mock that the service runs.
+func (m *Model) Executable() bool { return m.Kind == KindMock }
+
+// Catalog is an immutable, validated set of models.
+type Catalog struct {
+	models []Model
+	byID   map[string]*Model
+}
+
+// defaultCreated is 2026-01-01T00:00:00Z: a fixed date, so /v1/models is byte-stable across
+// restarts.
+const defaultCreated = 1767225600
+
+// Builtin is the catalog used without --catalog.
+func Builtin() *Catalog {
+	c, err := build([]Model{
+		{ID: "mock-echo", Kind: KindMock, Behavior: generate.BehaviorEcho,
+			Description:  "Replies \"echo: \" followed by the last user message.",
+			Capabilities: Capabilities{Streaming: true}},
+		{ID: "mock-chat", Kind: KindMock, Behavior: generate.BehaviorChat, DefaultTokens: 32,
+			Description:  "Deterministic prose from a fixed word list, seeded by the request.",
+			Capabilities: Capabilities{Streaming: true}},
+		{ID: "mock-tools", Kind: KindMock, Behavior: generate.BehaviorTools, DefaultTokens: 24,
+			Description:  "Calls the request's tools with schema-valid arguments; answers in prose after a tool result.",
+			Capabilities: Capabilities{Streaming: true, Tools: true}},
+		{ID: "gpt-4o", Kind: KindExternal, Provider: "openai", ContextWindow: 128000, Capabilities: Capabilities{Streaming: true, Tools: true}},
+		{ID: "gpt-4.1-mini", Kind: KindExternal, Provider: "openai", ContextWindow: 1047576, Capabilities: Capabilities{Streaming: true, Tools: true}},
+		{ID: "claude-sonnet-4", Kind: KindExternal, Provider: "anthropic", ContextWindow: 200000, Capabilities: Capabilities{Streaming: true, Tools: true}},
+		{ID: "gemini-2.5-pro", Kind: KindExternal, Provider: "google", ContextWindow: 1048576, Capabilities: Capabilities{Streaming: true, Tools: true}},
+	})
+	if err != nil {
+		panic("built-in catalog is invalid: " + err.Error()) // a programming error, caught by tests
+	}
+	return c
+}
+
+type file struct {
+	Models []Model `yaml:"models"`
+}
+
+// Load reads a catalog file. Every error names the file, and where it can the entry.
+func Load(path string) (*Catalog, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("catalog %s: %w", path, errors.Unwrap(err))
+	}
+	c, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("catalog %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Parse decodes and validates a catalog document. Unknown keys are errors, so a typo in a
+// catalog fails loudly instead of silently meaning nothing.
+func Parse(data []byte) (*Catalog, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var f file
+	if err := dec.Decode(&f); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, errors.New("the file is empty; it needs a models: list")
+		}
+		return nil, fmt.Errorf("not a valid catalog: %v", err)
+	}
+	if len(f.Models) == 0 {
+		return nil, errors.New("models: the list is empty; at least one mock model is needed")
+	}
+	return build(f.Models)
+}
+
+var validID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$`)
+
+func build(models []Model) (*Catalog, error) {
+	c := &Catalog{models: make([]Model, len(models)), byID: make(map[string]*Model, len(models))}
+	copy(c.models, models)
+	mocks := 0
+	for i := range c.models {
+		m := &c.models[i]
+		entry := fmt.Sprintf("models[%d]", i)
+		if m.ID != "" {
+			entry += fmt.Sprintf(" (%s)", m.ID)
+		}
+		if err := validate(m); err != nil {
+			return nil, fmt.Errorf("%s: %v", entry, err)
+		}
+		if _, dup := c.byID[m.ID]; dup {
+			return nil, fmt.Errorf("%s: id is used by an earlier entry", entry)
+		}
+		if m.Created == 0 {
+			m.Created = defaultCreated
+		}
+		if m.OwnedBy == "" {
+			m.OwnedBy = "mockgateway"
+			if m.Kind == KindExternal {
+				m.OwnedBy = m.Provider
+			}
+		}
+		if m.Executable() {
+			mocks++
+		}
+		c.byID[m.ID] = m
+	}
+	if mocks == 0 {
+		return nil, errors.New("models: no entry has kind: mock, so nothing could execute")
+	}
+	return c, nil
+}
+
+func validate(m *Model) error {
+	if m.ID == "" {
+		return errors.New("id is missing")
+	}
+	if !validID.MatchString(m.ID) {
+		return errors.New("id must be 1-64 characters of letters, digits and . _ : -, starting with a letter or digit")
+	}
+	switch m.Kind {
+	case KindMock:
+		switch m.Behavior {
+		case generate.BehaviorEcho:
+		case generate.BehaviorChat, generate.BehaviorTools:
+			if m.DefaultTokens == 0 {
+				m.DefaultTokens = 32
+			}
+		case "":
+			return errors.New("behavior is missing; a mock needs one of echo, chat, tools")
+		default:
+			return errors.New("behavior must be one of echo, chat, tools")
+		}
+		if m.DefaultTokens < 0 {
+			return errors.New("default_tokens must be positive")
+		}
+		if m.Behavior == generate.BehaviorTools && !m.Capabilities.Tools {
+			return errors.New("behavior tools needs capabilities.tools: true")
+		}
+		if m.Latency.FirstChunk < 0 || m.Latency.BetweenChunks < 0 {
+			return errors.New("latency durations must not be negative")
+		}
+		if m.Provider != "" || m.ContextWindow != 0 {
+			return errors.New("provider and context_window describe external models; a mock has neither")
+		}
+	case KindExternal:
+		if m.Provider == "" {
+			return errors.New("provider is missing; an external model needs one")
+		}
+		if m.Behavior != "" || m.DefaultTokens != 0 || m.Latency != (Latency{}) {
+			return errors.New("behavior, default_tokens and latency apply to mocks; an external model is metadata only")
+		}
+		if m.ContextWindow < 0 {
+			return errors.New("context_window must not be negative")
+		}
+	case "":
+		return errors.New("kind is missing; it must be mock or external")
+	default:
+		return errors.New("kind must be mock or external")
+	}
+	return nil
+}
+
+// Lookup finds a model by id, executable or not.
+func (c *Catalog) Lookup(id string) (*Model, bool) {
+	m, ok := c.byID[id]
+	return m, ok
+}
+
+// Executable lists the mock models in catalog order.
+func (c *Catalog) Executable() []*Model {
+	var out []*Model
+	for i := range c.models {
+		if c.models[i].Executable() {
+			out = append(out, &c.models[i])
+		}
+	}
+	return out
+}
+
+// Counts returns how many models execute and how many are metadata only.
+func (c *Catalog) Counts() (executable, metadataOnly int) {
+	for i := range c.models {
+		if c.models[i].Executable() {
+			executable++
+		} else {
+			metadataOnly++
+		}
+	}
+	return executable, metadataOnly
+}
+
+// IDs lists every id, sorted: the closed set of model label values.
+func (c *Catalog) IDs() []string {
+	out := make([]string, 0, len(c.models))
+	for i := range c.models {
+		out = append(out, c.models[i].ID)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,89 @@
+// Package protocol owns the wire format of the emulated OpenAI Chat Completions subset: the
+// strict decoder that classifies every request field (supported, known but unsupported, unknown)
+// and the response and stream-chunk shapes the service encodes.
+package protocol
+
+import "encoding/json"
+
+// ChatRequest is a validated chat completion request. Fields that the contract accepts but that
+// have no effect on a deterministic mock (sampling, user, metadata, store, …) are checked by the
+// decoder and then dropped: they are not kept here, so nothing downstream can log them.
+type ChatRequest struct {
+	Model    string
+	Messages []Message
+	Stream   bool
+	// IncludeUsage is stream_options.include_usage.
+	IncludeUsage bool
+	// MaxTokens is the effective token budget per choice: max_completion_tokens when set, else
+	// max_tokens; 0 means no budget was sent (the model's default length applies).
+	MaxTokens int
+	// MaxTokensParam names the field MaxTokens came from, for error messages and telemetry.
+	MaxTokensParam string
+	N              int // 1 when absent
+	Stop           []string
+	Seed           *int64
+	Tools          []Tool
+	ToolChoice     ToolChoice
+	// ParallelToolCalls is false only when the client sent parallel_tool_calls: false.
+	ParallelToolCalls bool
+	ResponseFormat    ResponseFormat
+	// Temperature is kept only for the gen_ai.request.temperature span attribute.
+	Temperature *float64
+}
+
+// Message is one validated message. Content is the text of a string content or of the text
+// (and refusal) parts of an array content, joined with "\n".
+type Message struct {
+	Role       string // system, developer, user, assistant, tool
+	Content    string
+	Name       string
+	ToolCallID string     // tool messages
+	ToolCalls  []ToolCall // assistant messages
+}
+
+// ToolCall is a function call an assistant message carried (sent back by the client).
+type ToolCall struct {
+	ID        string
+	Name      string
+	Arguments string
+}
+
+// Tool is a function tool definition.
+type Tool struct {
+	Name        string
+	Description string
+	// Parameters is the JSON Schema of the arguments, compacted; nil when absent.
+	Parameters json.RawMessage
+	Strict     bool
+}
+
+// Tool choice modes.
+const (
+	ToolChoiceAuto     = "auto"
+	ToolChoiceNone     = "none"
+	ToolChoiceRequired = "required"
+	ToolChoiceFunction = "function" // Function names the tool
+)
+
+// ToolChoice is the validated tool_choice. Mode is "" when absent (which behaves as auto when
+// tools are present and none otherwise, as in the protocol).
+type ToolChoice struct {
+	Mode     string
+	Function string
+}
+
+// Response format types.
+const (
+	FormatText       = "text"
+	FormatJSONObject = "json_object"
+	FormatJSONSchema = "json_schema"
+)
+
+// ResponseFormat is the validated response_format; Type is "" when absent (plain text).
+type ResponseFormat struct {
+	Type string
+	// Name and Schema come from json_schema.name and json_schema.schema (Schema compacted; nil
+	// when absent, in which case any JSON object is a valid answer).
+	Name   string
+	Schema json.RawMessage
+}
