@@ -1,0 +1,204 @@
+package observability
+
+import (
+	"context"
+	"net/http"
+	"runtime"
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// ModelOther is the model label of any id outside the catalog: clients choose model names, so
+// an unbounded label would let one client create unbounded series.
+const ModelOther = "other"
+
+// Metrics is the service's metric set on its own registry (never the default one).
+type Metrics struct {
+	registry *prometheus.Registry
+	models   map[string]struct{}
+
+	requests       *prometheus.CounterVec
+	duration       *prometheus.HistogramVec
+	inFlight       prometheus.Gauge
+	chats          *prometheus.CounterVec
+	tokens         *prometheus.CounterVec
+	streamsActive  prometheus.Gauge
+	streamEvents   *prometheus.CounterVec
+	streamChunks   *prometheus.HistogramVec
+	ttft           *prometheus.HistogramVec
+	streamDuration *prometheus.HistogramVec
+	faults         *prometheus.CounterVec
+}
+
+// BuildInfo labels the mockgateway_build_info gauge.
+type BuildInfo struct {
+	Version string
+	Release string
+}
+
+// nativeHistogram adds a native (sparse) histogram to classic buckets: Prometheus v3 scrapes
+// both when asked, and older scrapers still get the classic buckets.
+func nativeHistogram(o prometheus.HistogramOpts) prometheus.HistogramOpts {
+	o.NativeHistogramBucketFactor = 1.1
+	o.NativeHistogramMaxBucketNumber = 160
+	o.NativeHistogramMinResetDuration = 0
+	return o
+}
+
+// NewMetrics registers the required metrics, the build info, and the Go and process collectors
+// on reg. modelIDs is the closed set of model label values (the catalog's ids).
+func NewMetrics(reg *prometheus.Registry, modelIDs []string, info BuildInfo) *Metrics {
+	m := &Metrics{registry: reg, models: make(map[string]struct{}, len(modelIDs))}
+	for _, id := range modelIDs {
+		m.models[id] = struct{}{}
+	}
+	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "mockgateway_http_requests_total",
+		Help: "HTTP requests served, by route template, method, status code and normalized error code.",
+	}, []string{"route", "method", "status_code", "error_code"})
+	m.duration = prometheus.NewHistogramVec(nativeHistogram(prometheus.HistogramOpts{
+		Name:    "mockgateway_http_request_duration_seconds",
+		Help:    "Time from request start to the end of the response (for streams, the end of the stream).",
+		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300},
+	}), []string{"route", "method", "status_code"})
+	m.inFlight = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "mockgateway_http_requests_in_flight",
+		Help: "Requests being served now.",
+	})
+	m.chats = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "mockgateway_chat_completions_total",
+		Help: "Chat completion requests, by model, streaming, finish reason of the first choice, and error code.",
+	}, []string{"model", "stream", "finish_reason", "error_code"})
+	m.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "mockgateway_tokens_total",
+		Help: "Estimated tokens, by model and type (input: prompt, output: completion).",
+	}, []string{"model", "type"})
+	m.streamsActive = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "mockgateway_streams_active",
+		Help: "Streams open now.",
+	})
+	m.streamEvents = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "mockgateway_stream_events_total",
+		Help: "Stream lifecycle events: started, first_chunk, and one terminal outcome per stream.",
+	}, []string{"model", "event"})
+	m.streamChunks = prometheus.NewHistogramVec(nativeHistogram(prometheus.HistogramOpts{
+		Name:    "mockgateway_stream_chunks",
+		Help:    "Chunks (data frames other than [DONE] and error frames) sent per stream, by terminal outcome.",
+		Buckets: prometheus.ExponentialBuckets(1, 2, 14),
+	}), []string{"model", "outcome"})
+	m.ttft = prometheus.NewHistogramVec(nativeHistogram(prometheus.HistogramOpts{
+		Name:    "mockgateway_stream_time_to_first_chunk_seconds",
+		Help:    "Time from request start to the first chunk of a stream.",
+		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+	}), []string{"model"})
+	m.streamDuration = prometheus.NewHistogramVec(nativeHistogram(prometheus.HistogramOpts{
+		Name:    "mockgateway_stream_duration_seconds",
+		Help:    "Time from request start to the stream's terminal outcome.",
+		Buckets: []float64{.001, .005, .01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300},
+	}), []string{"model", "outcome"})
+	m.faults = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "mockgateway_simulated_faults_total",
+		Help: "Simulated faults served, by model and fault kind. Nothing real failed.",
+	}, []string{"model", "fault"})
+	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "mockgateway_build_info",
+		Help:        "Always 1; the labels say which build is running.",
+		ConstLabels: prometheus.Labels{"version": info.Version, "release": info.Release, "go_version": runtime.Version()},
+	})
+	buildInfo.Set(1)
+
+	reg.MustRegister(m.requests, m.duration, m.inFlight, m.chats, m.tokens, m.streamsActive,
+		m.streamEvents, m.streamChunks, m.ttft, m.streamDuration, m.faults, buildInfo,
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	// Pre-create the per-model lifecycle series so that rate() has a zero to start from and
+	// dashboards show every model before its first stream.
+	for _, id := range modelIDs {
+		for _, ev := range []string{"started", "first_chunk", OutcomeCompleted, OutcomeClientDisconnected, OutcomeAborted, OutcomeTimedOut} {
+			m.streamEvents.WithLabelValues(id, ev)
+		}
+	}
+	return m
+}
+
+// Registry is the registry the metrics live on.
+func (m *Metrics) Registry() *prometheus.Registry { return m.registry }
+
+// Handler serves the registry, in OpenMetrics when the scraper negotiates it: exemplars only
+// travel in that format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{
+		EnableOpenMetrics: true,
+		Registry:          m.registry,
+	})
+}
+
+// ModelLabel bounds a model id to the catalog's ids or "other".
+func (m *Metrics) ModelLabel(id string) string {
+	if _, ok := m.models[id]; ok {
+		return id
+	}
+	return ModelOther
+}
+
+// ObserveChat counts one finished chat completion request and its tokens.
+func (m *Metrics) ObserveChat(ctx context.Context, rec *Record) {
+	if m == nil {
+		return
+	}
+	model := m.ModelLabel(rec.Model)
+	finish := rec.FinishReason
+	if finish == "" {
+		finish = "none"
+	}
+	addWithExemplar(ctx, m.chats.WithLabelValues(model, strconv.FormatBool(rec.Stream), finish, rec.ErrorLabel()), 1)
+	if rec.PromptTokens > 0 {
+		addWithExemplar(ctx, m.tokens.WithLabelValues(model, "input"), float64(rec.PromptTokens))
+	}
+	if rec.CompletionTokens > 0 {
+		addWithExemplar(ctx, m.tokens.WithLabelValues(model, "output"), float64(rec.CompletionTokens))
+	}
+}
+
+// ObserveFault counts one simulated fault.
+func (m *Metrics) ObserveFault(ctx context.Context, model, fault string) {
+	if m == nil {
+		return
+	}
+	addWithExemplar(ctx, m.faults.WithLabelValues(m.ModelLabel(model), fault), 1)
+}
+
+// exemplarLabels returns the trace id of a sampled span in ctx, or nil. Only sampled spans are
+// exported, so an exemplar never points at a trace that no backend has.
+func exemplarLabels(ctx context.Context) prometheus.Labels {
+	sc := trace.SpanContextFromContext(ctx)
+	if !sc.IsValid() || !sc.IsSampled() {
+		return nil
+	}
+	return prometheus.Labels{"trace_id": sc.TraceID().String()}
+}
+
+func addWithExemplar(ctx context.Context, c prometheus.Counter, v float64) {
+	if ex := exemplarLabels(ctx); ex != nil {
+		if ea, ok := c.(prometheus.ExemplarAdder); ok {
+			ea.AddWithExemplar(v, ex)
+			return
+		}
+	}
+	c.Add(v)
+}
+
+func observeWithExemplar(ctx context.Context, o prometheus.Observer, v float64) {
+	if ex := exemplarLabels(ctx); ex != nil {
+		if eo, ok := o.(prometheus.ExemplarObserver); ok {
+			eo.ObserveWithExemplar(v, ex)
+			return
+		}
+	}
+	o.Observe(v)
+}

@@ -1,0 +1,316 @@
+package observability
+
+import (
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// RequestIDHeader carries the request id on every response.
+const RequestIDHeader = "X-Request-Id"
+
+// validRequestID is the contract's rule for keeping a client's x-request-id: anything else is
+// replaced, never echoed, because it would otherwise flow into every signal.
+var validRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+
+// ValidRequestID reports whether id may be kept as a request id.
+func ValidRequestID(id string) bool { return validRequestID.MatchString(id) }
+
+// ChainConfig is what the middleware chain needs; run builds it and passes it in.
+type ChainConfig struct {
+	Logger     *slog.Logger
+	Tracer     trace.Tracer
+	Propagator propagation.TextMapPropagator
+	Metrics    *Metrics // nil turns metrics off (benchmarks of the bare service)
+	// WriteInternalError writes the contract's 500 internal_error response. It is the server's
+	// one error writer, passed in so that panics are answered in the same shape as any error.
+	WriteInternalError func(http.ResponseWriter, *http.Request)
+}
+
+// Chain wraps the whole router, so that every response — 404, 405, 413 and recovered panics
+// included — is traced, counted and logged. The order, outermost first:
+//
+//	recovery → request id → tracing → metrics → access log → handler recovery → router
+//
+// The outer recovery guards the chain itself. Handler panics are recovered innermost, where they
+// can still become a 500 that the tracing, metrics and access-log layers see like any response.
+func Chain(next http.Handler, c ChainConfig) http.Handler {
+	h := recoverHandler(next, c)
+	h = accessLog(h, c.Logger)
+	if c.Metrics != nil {
+		h = measure(h, c.Metrics)
+	}
+	h = traceRequests(h, c.Tracer, c.Propagator)
+	h = requestID(h)
+	return recoverChain(h, c)
+}
+
+// newRequestID makes "req_" + 32 hex digits. Request ids need to be unique, not secret, so the
+// runtime's fast per-thread generator is enough.
+func newRequestID() string {
+	var b [16]byte
+	for i := 0; i < 16; i += 8 {
+		v := rand.Uint64()
+		for j := 0; j < 8; j++ {
+			b[i+j] = byte(v >> (8 * j))
+		}
+	}
+	var out [36]byte
+	copy(out[:], "req_")
+	hex.Encode(out[4:], b[:])
+	return string(out[:])
+}
+
+// requestID creates the Record, keeps a valid incoming x-request-id or makes one, and sets the
+// header before anything else can write the response.
+func requestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &Record{Start: time.Now(), Method: normalizeMethod(r.Method), Route: RouteUnmatched}
+		if id := r.Header.Get(RequestIDHeader); validRequestID.MatchString(id) {
+			rec.RequestID = id
+		} else {
+			rec.RequestID = newRequestID()
+		}
+		w.Header().Set(RequestIDHeader, rec.RequestID)
+		next.ServeHTTP(&statusWriter{ResponseWriter: w, rec: rec}, r.WithContext(withRecord(r.Context(), rec)))
+	})
+}
+
+// statusWriter notes the status in the Record. It keeps Flush and Unwrap so that streams and
+// http.ResponseController work through it.
+type statusWriter struct {
+	http.ResponseWriter
+	rec *Record
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.rec.Status == 0 {
+		w.rec.Status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	if w.rec.Status == 0 {
+		w.rec.Status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *statusWriter) Flush() {
+	if w.rec.Status == 0 {
+		w.rec.Status = http.StatusOK
+	}
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+const maxUserAgent = 128
+
+// traceRequests makes the SERVER span. It is written here rather than taken from an
+// instrumentation library because those record the raw path, query and host a client sent; this
+// one records only the allowlisted, bounded attributes of TELEMETRY.md.
+func traceRequests(next http.Handler, tracer trace.Tracer, prop propagation.TextMapPropagator) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := RecordFrom(r.Context())
+		ctx := prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+		ctx, span := tracer.Start(ctx, rec.Method, trace.WithSpanKind(trace.SpanKindServer))
+		defer span.End()
+		next.ServeHTTP(w, r.WithContext(ctx))
+		if !span.IsRecording() {
+			return
+		}
+		attrs := make([]attribute.KeyValue, 0, 12)
+		attrs = append(attrs,
+			attribute.String("http.request.method", rec.Method),
+			attribute.Int("http.response.status_code", rec.Status),
+			attribute.String("mockgateway.request_id", rec.RequestID),
+			attribute.String("url.scheme", scheme(r)),
+			attribute.String("network.protocol.version", protocolVersion(r)),
+		)
+		if rec.Route != RouteUnmatched {
+			span.SetName(rec.Method + " " + rec.Route)
+			attrs = append(attrs, attribute.String("http.route", rec.Route), attribute.String("url.path", rec.Route))
+		}
+		if host, port, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+			attrs = append(attrs, attribute.String("client.address", host))
+			if p, err := strconv.Atoi(port); err == nil {
+				attrs = append(attrs, attribute.Int("client.port", p))
+			}
+		}
+		if ua := r.UserAgent(); ua != "" {
+			attrs = append(attrs, attribute.String("user_agent.original", Sanitize(ua, maxUserAgent)))
+		}
+		if rec.ErrorCode != "" {
+			attrs = append(attrs, attribute.String("error.type", rec.ErrorCode))
+		}
+		span.SetAttributes(attrs...)
+		if rec.Status >= 500 {
+			// The description is the normalized code: a Go error string could carry anything.
+			span.SetStatus(codes.Error, rec.ErrorLabel())
+		}
+	})
+}
+
+func scheme(r *http.Request) string {
+	if r.TLS != nil {
+		return "https"
+	}
+	return "http"
+}
+
+func protocolVersion(r *http.Request) string {
+	switch {
+	case r.ProtoMajor == 2:
+		return "2"
+	case r.ProtoMajor == 1 && r.ProtoMinor == 0:
+		return "1.0"
+	}
+	return "1.1"
+}
+
+// measure counts the request and observes its duration, with the trace id as exemplar.
+func measure(next http.Handler, m *Metrics) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m.inFlight.Inc()
+		defer m.inFlight.Dec()
+		next.ServeHTTP(w, r)
+		rec := RecordFrom(r.Context())
+		ctx := r.Context()
+		status := strconv.Itoa(rec.Status)
+		addWithExemplar(ctx, m.requests.WithLabelValues(rec.Route, rec.Method, status, rec.ErrorLabel()), 1)
+		observeWithExemplar(ctx, m.duration.WithLabelValues(rec.Route, rec.Method, status), time.Since(rec.Start).Seconds())
+		if rec.Chat {
+			m.ObserveChat(ctx, rec)
+		}
+	})
+}
+
+// accessLog writes one line per request when it ends — for a stream, when the stream ends —
+// from the Record alone, so it can only ever contain bounded values.
+func accessLog(next http.Handler, logger *slog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r)
+		rec := RecordFrom(r.Context())
+		level := slog.LevelInfo
+		if rec.Status >= 500 {
+			level = slog.LevelError
+		}
+		ctx := r.Context()
+		if !logger.Enabled(ctx, level) {
+			return
+		}
+		attrs := make([]slog.Attr, 0, 14)
+		attrs = append(attrs,
+			slog.String("request_id", rec.RequestID),
+			slog.String("method", rec.Method),
+			slog.String("route", rec.Route),
+			slog.Int("status", rec.Status),
+			slog.String("error_code", rec.ErrorLabel()),
+			slog.Float64("duration_ms", float64(time.Since(rec.Start).Microseconds())/1000),
+		)
+		if rec.Chat {
+			attrs = append(attrs,
+				slog.String("model", rec.Model),
+				slog.Bool("stream", rec.Stream),
+				slog.Int("prompt_tokens", rec.PromptTokens),
+				slog.Int("completion_tokens", rec.CompletionTokens),
+			)
+			if rec.Stream {
+				attrs = append(attrs, slog.String("stream_outcome", rec.StreamOutcome), slog.Int("chunks", rec.Chunks))
+			}
+		}
+		logger.LogAttrs(ctx, level, "request", attrs...)
+	})
+}
+
+// recoverHandler turns a handler panic into the contract's 500 internal_error while the outer
+// layers can still see it. The panic value is not logged: it may hold request data. Its type and
+// the location it was raised at are enough to find the bug.
+func recoverHandler(next http.Handler, c ChainConfig) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			p := recover()
+			if p == nil {
+				return
+			}
+			if p == http.ErrAbortHandler {
+				panic(p) // net/http's own signal to drop the connection quietly
+			}
+			rec := RecordFrom(r.Context())
+			logPanic(r, c.Logger, p)
+			rec.SetError("internal_error")
+			if rec.Status == 0 {
+				c.WriteInternalError(w, r)
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// recoverChain is the last line: a panic in the middleware itself. It cannot rely on the
+// Record, so it makes sure the response still carries a request id.
+func recoverChain(next http.Handler, c ChainConfig) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			p := recover()
+			if p == nil {
+				return
+			}
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			logPanic(r, c.Logger, p)
+			if w.Header().Get(RequestIDHeader) == "" {
+				w.Header().Set(RequestIDHeader, newRequestID())
+			}
+			c.WriteInternalError(w, r)
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+func logPanic(r *http.Request, logger *slog.Logger, p any) {
+	logger.LogAttrs(r.Context(), slog.LevelError, "panic recovered",
+		slog.String("request_id", RecordFrom(r.Context()).RequestID),
+		slog.String("panic_type", fmt.Sprintf("%T", p)),
+		slog.String("panic_location", panicLocation()),
+	)
+}
+
+// panicLocation names the function, file and line that panicked: the first frame below the
+// runtime's panic machinery.
+func panicLocation() string {
+	pcs := make([]uintptr, 32)
+	n := runtime.Callers(3, pcs)
+	frames := runtime.CallersFrames(pcs[:n])
+	sawPanic := false
+	for {
+		f, more := frames.Next()
+		if strings.HasPrefix(f.Function, "runtime.") {
+			sawPanic = sawPanic || f.Function == "runtime.gopanic" || strings.HasPrefix(f.Function, "runtime.panic")
+		} else if sawPanic {
+			return f.Function + " (" + filepath.Base(f.File) + ":" + strconv.Itoa(f.Line) + ")"
+		}
+		if !more {
+			return "unknown"
+		}
+	}
+}

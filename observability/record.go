@@ -1,0 +1,75 @@
+package observability
+
+import (
+	"context"
+	"net/http"
+	"time"
+)
+
+// Record is what one request did, filled in by the middleware and the handlers and read once
+// when the request ends by the tracing, metrics and access-log middleware. It holds only bounded
+// values (templates, catalog ids, codes, counts), never client text, so anything that reads it
+// is safe to export.
+//
+// A Record belongs to its request's goroutine: streams run inside the handler, so every write
+// happens before the middleware reads it and no lock is needed.
+type Record struct {
+	Start     time.Time
+	RequestID string
+	Method    string // normalized: a known HTTP method or "_OTHER"
+	Route     string // route template, or RouteUnmatched
+	Status    int
+	ErrorCode string // normalized error code; "" on success
+
+	// Chat requests only.
+	Chat             bool
+	Model            string // catalog id or "other"
+	Stream           bool
+	StreamOutcome    string
+	Chunks           int
+	PromptTokens     int
+	CompletionTokens int
+	FinishReason     string
+}
+
+// RouteUnmatched is the route label of requests that matched no route.
+const RouteUnmatched = "unmatched"
+
+type recordKey struct{}
+
+// RecordFrom returns the request's Record. Outside the middleware chain (unit tests of a bare
+// handler) it returns a detached Record, so handlers never need a nil check.
+func RecordFrom(ctx context.Context) *Record {
+	if r, ok := ctx.Value(recordKey{}).(*Record); ok {
+		return r
+	}
+	return &Record{}
+}
+
+func withRecord(ctx context.Context, r *Record) context.Context {
+	return context.WithValue(ctx, recordKey{}, r)
+}
+
+// SetRoute is called by the router once a route matched, with its template.
+func (r *Record) SetRoute(template string) { r.Route = template }
+
+// SetError records the normalized error code of the response.
+func (r *Record) SetError(code string) { r.ErrorCode = code }
+
+// ErrorLabel is the error_code label value: the code, or "none" on success.
+func (r *Record) ErrorLabel() string {
+	if r.ErrorCode == "" {
+		return "none"
+	}
+	return r.ErrorCode
+}
+
+// normalizeMethod bounds the method label: clients can send any token as a method.
+func normalizeMethod(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
+		return m
+	}
+	return "_OTHER"
+}

@@ -1,0 +1,91 @@
+package observability
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Stream outcomes: the terminal state of every stream, exactly one per stream.
+const (
+	OutcomeCompleted          = "completed"
+	OutcomeClientDisconnected = "client_disconnected"
+	OutcomeAborted            = "aborted"
+	OutcomeTimedOut           = "timed_out"
+)
+
+// StreamLifecycle follows one SSE stream from start to its single terminal outcome and feeds
+// every signal from the same facts: span events on the chat span, the stream metrics, and the
+// Record that the access log line is written from when the stream ends.
+//
+// It counts chunks but never sees their content: the stream writer reports only that a chunk
+// went out.
+type StreamLifecycle struct {
+	ctx     context.Context
+	metrics *Metrics
+	span    trace.Span
+	rec     *Record
+	model   string
+	start   time.Time
+	chunks  int
+	ended   bool
+}
+
+// StartStream records stream.started. start is the request's start time, so time to first
+// chunk and duration include decoding and simulated latency, as a client measures them.
+func StartStream(ctx context.Context, m *Metrics, span trace.Span, model string, start time.Time) *StreamLifecycle {
+	s := &StreamLifecycle{ctx: ctx, metrics: m, span: span, rec: RecordFrom(ctx), start: start}
+	if m != nil {
+		s.model = m.ModelLabel(model)
+		m.streamsActive.Inc()
+		m.streamEvents.WithLabelValues(s.model, "started").Inc()
+	}
+	span.AddEvent("stream.started")
+	return s
+}
+
+// Chunk records that one chunk was written and flushed.
+func (s *StreamLifecycle) Chunk() {
+	s.chunks++
+	if s.chunks != 1 {
+		return
+	}
+	s.span.AddEvent("stream.first_chunk")
+	if s.metrics != nil {
+		s.metrics.streamEvents.WithLabelValues(s.model, "first_chunk").Inc()
+		observeWithExemplar(s.ctx, s.metrics.ttft.WithLabelValues(s.model), time.Since(s.start).Seconds())
+	}
+}
+
+// Chunks is the number of chunks written so far.
+func (s *StreamLifecycle) Chunks() int { return s.chunks }
+
+// End records the terminal outcome. Only the first call counts, so every exit path of the
+// stream writer may call it without double counting; it reports whether this call did.
+func (s *StreamLifecycle) End(outcome string) bool {
+	if s.ended {
+		return false
+	}
+	s.ended = true
+	s.span.AddEvent("stream."+outcome, trace.WithAttributes(
+		attribute.Int("mockgateway.stream.chunks", s.chunks),
+	))
+	s.span.SetAttributes(
+		attribute.String("mockgateway.stream.outcome", outcome),
+		attribute.Int("mockgateway.stream.chunks", s.chunks),
+	)
+	s.rec.StreamOutcome = outcome
+	s.rec.Chunks = s.chunks
+	if m := s.metrics; m != nil {
+		m.streamsActive.Dec()
+		m.streamEvents.WithLabelValues(s.model, outcome).Inc()
+		observeWithExemplar(s.ctx, m.streamChunks.WithLabelValues(s.model, outcome), float64(s.chunks))
+		observeWithExemplar(s.ctx, m.streamDuration.WithLabelValues(s.model, outcome), time.Since(s.start).Seconds())
+	}
+	return true
+}
+
+// Ended reports whether the terminal outcome has been recorded.
+func (s *StreamLifecycle) Ended() bool { return s.ended }
