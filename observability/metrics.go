@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"runtime"
 	"strconv"
+	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -32,6 +34,11 @@ type Metrics struct {
 	ttft           *prometheus.HistogramVec
 	streamDuration *prometheus.HistogramVec
 	faults         *prometheus.CounterVec
+
+	// One gate per metric family: see exemplarGate.
+	gates struct {
+		requests, duration, chats, tokens, ttft, chunks, streamDuration, faults exemplarGate
+	}
 }
 
 // BuildInfo labels the mockgateway_build_info gauge.
@@ -156,12 +163,12 @@ func (m *Metrics) ObserveChat(ctx context.Context, rec *Record) {
 	if finish == "" {
 		finish = "none"
 	}
-	addWithExemplar(ctx, m.chats.WithLabelValues(model, strconv.FormatBool(rec.Stream), finish, rec.ErrorLabel()), 1)
+	addWithExemplar(ctx, &m.gates.chats, m.chats.WithLabelValues(model, strconv.FormatBool(rec.Stream), finish, rec.ErrorLabel()), 1)
 	if rec.PromptTokens > 0 {
-		addWithExemplar(ctx, m.tokens.WithLabelValues(model, "input"), float64(rec.PromptTokens))
+		addWithExemplar(ctx, &m.gates.tokens, m.tokens.WithLabelValues(model, "input"), float64(rec.PromptTokens))
 	}
 	if rec.CompletionTokens > 0 {
-		addWithExemplar(ctx, m.tokens.WithLabelValues(model, "output"), float64(rec.CompletionTokens))
+		addWithExemplar(ctx, &m.gates.tokens, m.tokens.WithLabelValues(model, "output"), float64(rec.CompletionTokens))
 	}
 }
 
@@ -170,21 +177,42 @@ func (m *Metrics) ObserveFault(ctx context.Context, model, fault string) {
 	if m == nil {
 		return
 	}
-	addWithExemplar(ctx, m.faults.WithLabelValues(m.ModelLabel(model), fault), 1)
+	addWithExemplar(ctx, &m.gates.faults, m.faults.WithLabelValues(m.ModelLabel(model), fault), 1)
 }
 
 // exemplarLabels returns the trace id of a sampled span in ctx, or nil. Only sampled spans are
 // exported, so an exemplar never points at a trace that no backend has.
 func exemplarLabels(ctx context.Context) prometheus.Labels {
-	sc := trace.SpanContextFromContext(ctx)
-	if !sc.IsValid() || !sc.IsSampled() {
-		return nil
+	rec, _ := ctx.Value(recordKey{}).(*Record)
+	if rec != nil && rec.exemplarChecked {
+		return rec.exemplar
 	}
-	return prometheus.Labels{"trace_id": sc.TraceID().String()}
+	var labels prometheus.Labels
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() && sc.IsSampled() {
+		labels = prometheus.Labels{"trace_id": sc.TraceID().String()}
+	}
+	if rec != nil && labels != nil {
+		rec.exemplar, rec.exemplarChecked = labels, true
+	}
+	return labels
 }
 
-func addWithExemplar(ctx context.Context, c prometheus.Counter, v float64) {
-	if ex := exemplarLabels(ctx); ex != nil {
+// exemplarGate samples exemplars: a family takes at most one every exemplarInterval. Prometheus
+// keeps only the latest exemplar of a series per scrape, and building one costs several
+// allocations, so at light traffic every request leaves its trace id and under load a steady
+// sample does, without making telemetry the request's largest cost.
+type exemplarGate struct{ last atomic.Int64 }
+
+const exemplarInterval = int64(100 * time.Millisecond)
+
+func (g *exemplarGate) open() bool {
+	now := time.Now().UnixNano()
+	last := g.last.Load()
+	return now-last >= exemplarInterval && g.last.CompareAndSwap(last, now)
+}
+
+func addWithExemplar(ctx context.Context, g *exemplarGate, c prometheus.Counter, v float64) {
+	if ex := exemplarLabels(ctx); ex != nil && g.open() {
 		if ea, ok := c.(prometheus.ExemplarAdder); ok {
 			ea.AddWithExemplar(v, ex)
 			return
@@ -193,8 +221,8 @@ func addWithExemplar(ctx context.Context, c prometheus.Counter, v float64) {
 	c.Add(v)
 }
 
-func observeWithExemplar(ctx context.Context, o prometheus.Observer, v float64) {
-	if ex := exemplarLabels(ctx); ex != nil {
+func observeWithExemplar(ctx context.Context, g *exemplarGate, o prometheus.Observer, v float64) {
+	if ex := exemplarLabels(ctx); ex != nil && g.open() {
 		if eo, ok := o.(prometheus.ExemplarObserver); ok {
 			eo.ObserveWithExemplar(v, ex)
 			return

@@ -195,8 +195,8 @@ func measure(next http.Handler, m *Metrics) http.Handler {
 		rec := RecordFrom(r.Context())
 		ctx := r.Context()
 		status := strconv.Itoa(rec.Status)
-		addWithExemplar(ctx, m.requests.WithLabelValues(rec.Route, rec.Method, status, rec.ErrorLabel()), 1)
-		observeWithExemplar(ctx, m.duration.WithLabelValues(rec.Route, rec.Method, status), time.Since(rec.Start).Seconds())
+		addWithExemplar(ctx, &m.gates.requests, m.requests.WithLabelValues(rec.Route, rec.Method, status, rec.ErrorLabel()), 1)
+		observeWithExemplar(ctx, &m.gates.duration, m.duration.WithLabelValues(rec.Route, rec.Method, status), time.Since(rec.Start).Seconds())
 		if rec.Chat {
 			m.ObserveChat(ctx, rec)
 		}

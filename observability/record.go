@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Record is what one request did, filled in by the middleware and the handlers and read once
@@ -30,6 +32,11 @@ type Record struct {
 	PromptTokens     int
 	CompletionTokens int
 	FinishReason     string
+
+	// exemplar caches the trace-id exemplar labels: every metric of the request carries the
+	// same ones, and building them once saves an allocation per observation.
+	exemplar        prometheus.Labels
+	exemplarChecked bool
 }
 
 // RouteUnmatched is the route label of requests that matched no route.

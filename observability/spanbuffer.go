@@ -3,7 +3,6 @@ package observability
 import (
 	"cmp"
 	"context"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // defaultSpanBufferSize is used when no size is configured: a few hundred requests' worth of
@@ -71,8 +71,8 @@ type SpanBuffer struct {
 }
 
 type bufferedSpan struct {
-	seq uint64
-	rec SpanRecord
+	seq  uint64
+	span sdktrace.ReadOnlySpan
 }
 
 // NewSpanBuffer returns a buffer holding the size most recent spans (4096 when size < 1).
@@ -83,21 +83,15 @@ func NewSpanBuffer(size int) *SpanBuffer {
 	return &SpanBuffer{ring: make([]bufferedSpan, size)}
 }
 
-// ExportSpans copies the spans into the ring, overwriting the oldest ones once it is full.
+// ExportSpans keeps the spans, overwriting the oldest ones once the ring is full. The SDK hands
+// over immutable snapshots, so they are stored as they are and turned into SpanRecords only
+// when someone asks: exporting is on every request's path, querying is rare.
 func (b *SpanBuffer) ExportSpans(_ context.Context, spans []sdktrace.ReadOnlySpan) error {
-	if len(spans) == 0 {
-		return nil
-	}
-	// Convert outside the lock: it allocates, and readers should not wait for it.
-	recs := make([]SpanRecord, len(spans))
-	for i, s := range spans {
-		recs[i] = newSpanRecord(s)
-	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for _, r := range recs {
+	for _, s := range spans {
 		b.seq++
-		b.ring[b.next] = bufferedSpan{seq: b.seq, rec: r}
+		b.ring[b.next] = bufferedSpan{seq: b.seq, span: s}
 		b.next = (b.next + 1) % len(b.ring)
 		if b.count < len(b.ring) {
 			b.count++
@@ -117,8 +111,8 @@ func (b *SpanBuffer) Len() int {
 	return b.count
 }
 
-// Query returns copies of the buffered spans that match f, grouped by trace: the most recently
-// active trace first, the spans of one trace in start-time order.
+// Query returns the buffered spans that match f, grouped by trace: the most recently active
+// trace first, the spans of one trace in start-time order.
 //
 //   - No filter: the Limit most recent spans.
 //   - TraceID: the spans of that trace.
@@ -127,16 +121,25 @@ func (b *SpanBuffer) Len() int {
 //
 // Limit, when positive, keeps the most recently buffered matching spans.
 func (b *SpanBuffer) Query(f SpanFilter) []SpanRecord {
-	traceID := strings.ToLower(f.TraceID)
+	var wantTrace trace.TraceID
+	if f.TraceID != "" {
+		id, err := trace.TraceIDFromHex(strings.ToLower(f.TraceID))
+		if err != nil {
+			return []SpanRecord{}
+		}
+		wantTrace = id
+	}
 
 	b.mu.Lock()
-	var traces map[string]struct{}
+	var traces map[trace.TraceID]struct{}
 	if f.RequestID != "" {
-		traces = make(map[string]struct{})
+		traces = make(map[trace.TraceID]struct{})
 		for i := range b.count {
-			rec := &b.ring[i].rec
-			if id, ok := rec.Attributes[requestIDAttribute].(string); ok && id == f.RequestID {
-				traces[rec.TraceID] = struct{}{}
+			s := b.ring[i].span
+			for _, kv := range s.Attributes() {
+				if string(kv.Key) == requestIDAttribute && kv.Value.AsString() == f.RequestID {
+					traces[s.SpanContext().TraceID()] = struct{}{}
+				}
 			}
 		}
 	}
@@ -147,11 +150,12 @@ func (b *SpanBuffer) Query(f SpanFilter) []SpanRecord {
 		if f.Limit > 0 && len(matched) == f.Limit {
 			break
 		}
-		if traceID != "" && e.rec.TraceID != traceID {
+		tid := e.span.SpanContext().TraceID()
+		if wantTrace.IsValid() && tid != wantTrace {
 			continue
 		}
 		if traces != nil {
-			if _, ok := traces[e.rec.TraceID]; !ok {
+			if _, ok := traces[tid]; !ok {
 				continue
 			}
 		}
@@ -164,17 +168,18 @@ func (b *SpanBuffer) Query(f SpanFilter) []SpanRecord {
 	}
 
 	// matched is newest first, so the first time a trace appears gives its recency rank.
-	rank := make(map[string]int)
+	rank := make(map[trace.TraceID]int)
 	for _, e := range matched {
-		if _, ok := rank[e.rec.TraceID]; !ok {
-			rank[e.rec.TraceID] = len(rank)
+		if _, ok := rank[e.span.SpanContext().TraceID()]; !ok {
+			rank[e.span.SpanContext().TraceID()] = len(rank)
 		}
 	}
 	slices.SortFunc(matched, func(a, c bufferedSpan) int {
-		if a.rec.TraceID != c.rec.TraceID {
-			return cmp.Compare(rank[a.rec.TraceID], rank[c.rec.TraceID])
+		at, ct := a.span.SpanContext().TraceID(), c.span.SpanContext().TraceID()
+		if at != ct {
+			return cmp.Compare(rank[at], rank[ct])
 		}
-		if d := a.rec.StartTime.Compare(c.rec.StartTime); d != 0 {
+		if d := a.span.StartTime().Compare(c.span.StartTime()); d != 0 {
 			return d
 		}
 		return cmp.Compare(a.seq, c.seq)
@@ -182,22 +187,9 @@ func (b *SpanBuffer) Query(f SpanFilter) []SpanRecord {
 
 	out := make([]SpanRecord, len(matched))
 	for i, e := range matched {
-		out[i] = e.rec.clone()
+		out[i] = newSpanRecord(e.span)
 	}
 	return out
-}
-
-// clone copies the maps so callers can modify what Query returned without racing other
-// readers of the buffer.
-func (r SpanRecord) clone() SpanRecord {
-	r.Attributes = maps.Clone(r.Attributes)
-	if r.Events != nil {
-		r.Events = slices.Clone(r.Events)
-		for i := range r.Events {
-			r.Events[i].Attributes = maps.Clone(r.Events[i].Attributes)
-		}
-	}
-	return r
 }
 
 func newSpanRecord(s sdktrace.ReadOnlySpan) SpanRecord {
