@@ -1,0 +1,125 @@
+// Package generate owns the deterministic output of the mock models and the usage estimator:
+// given a validated request it produces each choice's content pieces or tool calls, its
+// finish_reason, and the prompt and completion token counts. It does no I/O and keeps no state.
+//
+// # Determinism
+//
+// The output is a pure function of the model id, its [Behavior] and default length, and the
+// request's messages, tools, tool_choice, parallel_tool_calls, response_format, n, stop, token
+// budget and seed. Sampling fields have no effect. Nothing reads the clock, global random state
+// or map order, so the same request gives the same bytes on every machine and run.
+//
+// A 32-byte request seed is the SHA-256 of a canonical, length-prefixed encoding of the model,
+// the messages (role, name, content, tool_call_id, tool calls), the tools (name, description,
+// parameters, strict), tool_choice (absent reads as auto with tools, none without),
+// parallel_tool_calls, response_format (absent reads as text) and seed (or its absence). stop and
+// the budget are not part of it: they only cut the output, so with a stop sequence or a smaller
+// budget the answer is a prefix of the uncut one, word for word. Choice i draws from a ChaCha8
+// stream (math/rand/v2, a specified algorithm) seeded with SHA-256(request seed, "choice", i), so
+// the choices of one request differ; tool-call ids come from SHA-256(request seed, "call", i, k).
+// A different seed or different messages give different words.
+//
+// # Pieces
+//
+// Output is a sequence of pieces, one token each; a stream sends one piece per delta.
+//
+//   - Text is split by [SplitPieces]: each piece is any leading whitespace plus one maximal run of
+//     non-whitespace, and trailing whitespace is a piece of its own, so "echo: hello world" is
+//     ["echo:", " hello", " world"]. Joining the pieces gives the text back exactly. Whitespace
+//     here and in the usage rule is Unicode white space (unicode.IsSpace).
+//   - JSON (tool arguments, json_object and json_schema content) is compact, and each structural
+//     character { } [ ] , : is a piece, as is each whole string literal (quotes included),
+//     number, true, false and null: {"city":"paris"} is ["{", "\"city\"", ":", "\"paris\"", "}"].
+//
+// # What each behavior writes
+//
+//   - echo (mock-echo): "echo: " + the content of the last user message ("echo:" when there is
+//     none). The model's default length does not apply; only stop and the budget cut it.
+//   - chat (mock-chat): exactly DefaultTokens pieces of prose from a fixed list of about 200
+//     lowercase English words, in sentences of 6 to 14 words; a sentence's first word is
+//     capitalized and its last one ends with "."; the final piece always ends a sentence (so the
+//     last sentence may be shorter). Words are separated by single spaces, so every piece but the
+//     first is " word" (punctuation belongs to the word: " river." is one piece).
+//   - tools (mock-tools): tool calls when the request has tools, tool_choice is not "none", and
+//     either the last message is not a tool result or tool_choice is "required" or names a
+//     function. The calls: the named function for a named tool_choice; otherwise, when
+//     parallel_tool_calls is not false and there are at least two tools, each tool once in
+//     order, at most 3 calls; otherwise the first tool. Each call's arguments are a valid
+//     instance of the tool's parameters schema ("{}" without one) and finish_reason is
+//     "tool_calls". Otherwise the answer is prose like mock-chat's, DefaultTokens pieces long;
+//     after a tool result it opens with the fixed lead "Based on the tool result," (5 pieces,
+//     counted in the length, so a default length under 5 cuts the lead) and nothing of the
+//     tool message is ever repeated.
+//
+// With response_format json_object, a text answer is {"echo":"<the echoed text without the
+// 'echo: ' prefix>"} for mock-echo and {"answer":"<the prose>"} otherwise. With json_schema it is
+// a valid instance of the schema (without a schema: like json_object). The default length never
+// cuts JSON; stop and an explicit budget do, and then the JSON may be incomplete, as with
+// OpenAI.
+//
+// # Stop and budget
+//
+// The full output is generated first. Then, for text, the earliest occurrence of any non-empty
+// stop string cuts it: the pieces before it are kept unchanged, the piece containing it is
+// truncated there (and dropped if nothing is left); finish_reason is "stop" (also when nothing
+// was cut). Then the budget (max_completion_tokens, else max_tokens), when set, keeps at most
+// that many pieces and, if it dropped any, sets "length". For tool calls, stop does not apply;
+// the budget counts argument fragments across the choice's calls in order, drops calls left
+// without any fragment (the first call is always kept) and sets "length".
+//
+// # Usage
+//
+// There is no provider tokenizer; [CountTokens] and [PromptTokens] are the documented rule:
+//
+//   - CountTokens(text) = sum over the whitespace-separated words of ceil(runes / 4): "" is 0,
+//     "hello" is 2, "a b" is 2.
+//   - prompt_tokens = 3 + for each message (4 + CountTokens(content) + CountTokens(name) + for
+//     each of its tool calls CountTokens(function name) + CountTokens(arguments)) + for each tool
+//     (8 + CountTokens(name) + CountTokens(description) + CountTokens(compact parameters JSON)).
+//   - completion_tokens = the pieces emitted over all choices (content pieces plus argument
+//     fragments), which equals the number of content and argument deltas of the stream.
+//
+// # JSON Schema instances
+//
+// Tool arguments and json_schema answers are generated from the schema, deterministically from
+// the choice's stream:
+//
+//   - type: a string, or an array of types of which the first that is not "null" is used;
+//     without type, the keywords decide (properties → object, items → array, minLength →
+//     string, minimum → number).
+//   - const, and enum (a member matching the declared type), at any level.
+//   - object: every member of properties, in the schema's order, required or not; required names
+//     that properties does not describe (valued by additionalProperties when it is a schema);
+//     extra members up to minProperties; optional members dropped from the end for
+//     maxProperties. additionalProperties is otherwise ignored.
+//   - array: prefixItems (or draft-7 tuple items) first, then items; max(minItems, 1) items, at
+//     most maxItems; uniqueItems regenerates a duplicate up to 64 times, then drops it if minItems
+//     allows.
+//   - string: realistic values for the formats date-time, date, time (UTC), email, hostname,
+//     uri/url/iri (https://example.com/…), uuid (v4), ipv4 (192.0.2.x), ipv6 (2001:db8::x),
+//     duration, json-pointer, uri-template, regex; pattern is honored when it is a Go regular
+//     expression built from literals, classes, groups, alternation and repetition (checked
+//     against the compiled pattern; otherwise ignored); else one to three words padded or cut to
+//     minLength/maxLength.
+//   - integer and number: minimum, maximum, exclusiveMinimum/exclusiveMaximum (numeric, and the
+//     draft-4 boolean form), multipleOf, computed in exact rationals; an open side spans 100
+//     from the other (0..100 when both are open); numbers have at most two decimals unless a
+//     bound or multipleOf needs more.
+//   - boolean, null; true and {} schemas give {} at the root and a word elsewhere; false gives
+//     null (no instance exists).
+//   - anyOf/oneOf: the first branch that is not just null (merged with the sibling keywords;
+//     oneOf is not checked for exclusivity, so overlapping branches may fail it);
+//     allOf: the merge of all branches (properties and required united, types intersected, the
+//     tighter bounds); $ref: JSON pointers into the root schema ("#", "#/$defs/X",
+//     "#/definitions/X"), merged with sibling keywords.
+//   - Recursion: beyond 4 $ref hops an object writes only its required members, an array only
+//     minItems items, and anyOf/oneOf prefer a null branch. Hard limits (nesting 48, 64 items,
+//     4096 runes of minLength, 2^16 schema nodes visited, 1 MiB of output) keep any schema
+//     finite and cheap; a schema that needs more gets a truncated, possibly invalid instance
+//     (always valid JSON). Unknown keywords are ignored, and not,
+//     if/then/else, contains, patternProperties, propertyNames and dependencies are not
+//     enforced. An undecodable schema is treated as absent.
+//
+// Editing the word list, the seed derivation or these rules changes every answer: do it on
+// purpose and say so in the changelog.
+package generate

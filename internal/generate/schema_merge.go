@@ -1,0 +1,197 @@
+package generate
+
+import "slices"
+
+// mergeSchemas returns a schema that approximates "a and b both hold" for the keywords the
+// generator reads: members of a come first (so a's property order leads), properties are united
+// (a property in both becomes allOf of the two), required lists are united, types are
+// intersected, numeric and length bounds take the tighter value, and for any other keyword a
+// wins. Neither input is modified.
+func mergeSchemas(a, b *jvalue) *jvalue {
+	if b == nil || len(b.keys) == 0 {
+		return a
+	}
+	if a == nil || len(a.keys) == 0 {
+		return b
+	}
+	out := copyObject(a)
+	for i, k := range b.keys {
+		bv := b.vals[i]
+		at := -1
+		for j, ok := range out.keys {
+			if ok == k {
+				at = j
+				break
+			}
+		}
+		if at < 0 {
+			out.keys = append(out.keys, k)
+			out.vals = append(out.vals, bv)
+			continue
+		}
+		av := out.vals[at]
+		switch k {
+		case "properties":
+			out.vals[at] = mergeProperties(av, bv)
+		case "required":
+			out.vals[at] = unionStrings(av, bv)
+		case "type":
+			out.vals[at] = intersectTypes(av, bv)
+		case "enum":
+			out.vals[at] = intersectEnums(av, bv)
+		case "minimum", "minLength", "minItems", "minProperties":
+			out.vals[at] = tighter(av, bv, 1)
+		case "maximum", "maxLength", "maxItems", "maxProperties":
+			out.vals[at] = tighter(av, bv, -1)
+		case "exclusiveMinimum":
+			if av.kind == jNumber && bv.kind == jNumber {
+				out.vals[at] = tighter(av, bv, 1)
+			}
+		case "exclusiveMaximum":
+			if av.kind == jNumber && bv.kind == jNumber {
+				out.vals[at] = tighter(av, bv, -1)
+			}
+		}
+	}
+	return out
+}
+
+func mergeProperties(a, b *jvalue) *jvalue {
+	if a.kind != jObject {
+		return b
+	}
+	if b.kind != jObject {
+		return a
+	}
+	out := copyObject(a)
+	for i, k := range b.keys {
+		if j := indexOf(out.keys, k); j >= 0 {
+			out.vals[j] = &jvalue{kind: jObject, keys: []string{"allOf"},
+				vals: []*jvalue{{kind: jArray, arr: []*jvalue{out.vals[j], b.vals[i]}}}}
+			continue
+		}
+		out.keys = append(out.keys, k)
+		out.vals = append(out.vals, b.vals[i])
+	}
+	return out
+}
+
+func indexOf(keys []string, k string) int {
+	for i, key := range keys {
+		if key == k {
+			return i
+		}
+	}
+	return -1
+}
+
+func unionStrings(a, b *jvalue) *jvalue {
+	if a.kind != jArray {
+		return b
+	}
+	if b.kind != jArray {
+		return a
+	}
+	out := &jvalue{kind: jArray, arr: append([]*jvalue(nil), a.arr...)}
+	for _, v := range b.arr {
+		if v.kind == jString && !listedBefore(out.arr, v.s) {
+			out.arr = append(out.arr, v)
+		}
+	}
+	return out
+}
+
+// typeNames lists the type names of a type keyword.
+func typeNames(t *jvalue) []string {
+	switch t.kind {
+	case jString:
+		return []string{t.s}
+	case jArray:
+		names := make([]string, 0, len(t.arr))
+		for _, v := range t.arr {
+			if v.kind == jString {
+				names = append(names, v.s)
+			}
+		}
+		return names
+	}
+	return nil
+}
+
+// intersectTypes keeps a's types that b allows ("integer" is both an integer and a number); when
+// nothing is left (an unsatisfiable schema) a's type stays.
+func intersectTypes(a, b *jvalue) *jvalue {
+	an, bn := typeNames(a), typeNames(b)
+	if len(bn) == 0 {
+		return a
+	}
+	if len(an) == 0 {
+		return b
+	}
+	out := &jvalue{kind: jArray}
+	for _, t := range an {
+		keep := ""
+		switch {
+		case indexOf(bn, t) >= 0:
+			keep = t
+		case t == "number" && indexOf(bn, "integer") >= 0, t == "integer" && indexOf(bn, "number") >= 0:
+			keep = "integer"
+		}
+		if keep != "" && indexOf(typeNames(out), keep) < 0 {
+			out.arr = append(out.arr, &jvalue{kind: jString, s: keep})
+		}
+	}
+	if len(out.arr) == 0 {
+		return a
+	}
+	return out
+}
+
+// intersectEnums keeps a's members that b also lists (compared by their compact JSON), or a when
+// none are common.
+func intersectEnums(a, b *jvalue) *jvalue {
+	if a.kind != jArray || b.kind != jArray {
+		return a
+	}
+	bt := make([]string, len(b.arr))
+	for i, v := range b.arr {
+		bt[i] = compactText(v)
+	}
+	out := &jvalue{kind: jArray}
+	for _, v := range a.arr {
+		if indexOf(bt, compactText(v)) >= 0 {
+			out.arr = append(out.arr, v)
+		}
+	}
+	if len(out.arr) == 0 {
+		return a
+	}
+	return out
+}
+
+func compactText(v *jvalue) string {
+	var b pieceBuilder
+	appendJSONValue(&b, v)
+	return string(b.buf)
+}
+
+// tighter returns the larger (sign 1) or smaller (sign -1) of two numeric keyword values.
+func tighter(a, b *jvalue, sign int) *jvalue {
+	ar, aok := parseRatValue(a)
+	br, bok := parseRatValue(b)
+	switch {
+	case !aok:
+		return b
+	case !bok:
+		return a
+	case ar.Cmp(br)*sign >= 0:
+		return a
+	default:
+		return b
+	}
+}
+
+// copyObject returns a copy of object v whose member lists can be changed freely.
+func copyObject(v *jvalue) *jvalue {
+	return &jvalue{kind: jObject, keys: slices.Clone(v.keys), vals: slices.Clone(v.vals)}
+}

@@ -1,0 +1,82 @@
+package generate
+
+import (
+	"encoding/json"
+	"testing"
+
+	"mockgateway/internal/protocol"
+)
+
+func TestCountTokens(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int
+	}{
+		{"", 0},
+		{"   ", 0},
+		{"a", 1},
+		{"a b", 2},
+		{"hello", 2},     // 5 runes
+		{"tokenizer", 3}, // 9 runes
+		{"four", 1},
+		{"  spaced\tout\n", 3},              // "spaced" (6 runes) is 2, "out" is 1
+		{"héllo wörld", 4},                  // runes, not bytes
+		{"You are a helpful assistant.", 8}, // 1+1+1+2+3
+		{`{"type":"object"}`, 5},            // 17 runes, one word
+		{"日本語のテキスト", 2},                     // 8 runes, one word
+	}
+	for _, tt := range tests {
+		if got := CountTokens(tt.in); got != tt.want {
+			t.Errorf("CountTokens(%q) = %d, want %d", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestUsageWorkedExamples are the examples of the README, computed by hand.
+func TestUsageWorkedExamples(t *testing.T) {
+	t.Run("echo", func(t *testing.T) {
+		req := &protocol.ChatRequest{N: 1, Messages: []protocol.Message{
+			{Role: "system", Content: "You are a helpful assistant."}, // 4 + 8
+			{Role: "user", Content: "Say hello to the world"},         // 4 + 7
+		}}
+		res := Generate(Input{Model: "mock-echo", Behavior: BehaviorEcho, DefaultTokens: 64, Request: req})
+		// 3 + 12 + 11; "echo: Say hello to the world" is 6 pieces.
+		if res.PromptTokens != 26 || res.CompletionTokens != 6 {
+			t.Fatalf("usage %d/%d, want 26/6", res.PromptTokens, res.CompletionTokens)
+		}
+	})
+	t.Run("tools", func(t *testing.T) {
+		req := &protocol.ChatRequest{N: 1,
+			Messages: []protocol.Message{
+				{Role: "user", Content: "What is the weather in Paris?"}, // 4 + 8
+				{Role: "assistant", ToolCalls: []protocol.ToolCall{ // 4 + 3 + 4
+					{ID: "call_1", Name: "get_weather", Arguments: `{"city":"Paris"}`}}},
+				{Role: "tool", ToolCallID: "call_1", Content: `{"temp_c":21}`}, // 4 + 4
+			},
+			Tools: []protocol.Tool{{ // 8 + 3 + 4 + 20 (77 runes)
+				Name: "get_weather", Description: "Get the weather",
+				Parameters: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`),
+			}},
+			ParallelToolCalls: true,
+		}
+		if got := PromptTokens(req); got != 69 {
+			t.Fatalf("PromptTokens = %d, want 69", got)
+		}
+		// After the tool result mock-tools answers with its default length of prose.
+		res := Generate(Input{Model: "mock-tools", Behavior: BehaviorTools, DefaultTokens: 24, Request: req})
+		if res.PromptTokens != 69 || res.CompletionTokens != 24 {
+			t.Fatalf("usage %d/%d, want 69/24", res.PromptTokens, res.CompletionTokens)
+		}
+	})
+	t.Run("names count", func(t *testing.T) {
+		req := &protocol.ChatRequest{Messages: []protocol.Message{{Role: "user", Name: "alice", Content: ""}}}
+		if got := PromptTokens(req); got != 3+4+2 {
+			t.Fatalf("PromptTokens = %d, want 9", got)
+		}
+	})
+	t.Run("nil request", func(t *testing.T) {
+		if got := PromptTokens(nil); got != 3 {
+			t.Fatalf("PromptTokens(nil) = %d, want 3", got)
+		}
+	})
+}
