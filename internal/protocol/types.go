@@ -32,7 +32,7 @@ type ChatRequest struct {
 }
 
 // Message is one validated message. Content is the text of a string content or of the text
-// (and refusal) parts of an array content, joined with "\n".
+// (and refusal) parts of an array content, concatenated in order.
 type Message struct {
 	Role       string // system, developer, user, assistant, tool
 	Content    string
