@@ -1,0 +1,89 @@
+package catalog
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestBuiltin(t *testing.T) {
+	c := Builtin()
+	var ids []string
+	for _, m := range c.Executable() {
+		ids = append(ids, m.ID)
+	}
+	if strings.Join(ids, ",") != "mock-echo,mock-chat,mock-tools" {
+		t.Errorf("executable = %v", ids)
+	}
+	if exec, meta := c.Counts(); exec != 3 || meta != 4 {
+		t.Errorf("counts = %d, %d", exec, meta)
+	}
+	m, ok := c.Lookup("gpt-4o")
+	if !ok || m.Executable() || m.Provider != "openai" || m.OwnedBy != "openai" {
+		t.Errorf("gpt-4o = %+v", m)
+	}
+	if m, _ := c.Lookup("mock-chat"); m.Created != defaultCreated || m.OwnedBy != "mockgateway" || m.DefaultTokens != 32 {
+		t.Errorf("mock-chat = %+v", m)
+	}
+}
+
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	os.WriteFile(good, []byte(`models:
+  - id: mock-slow
+    kind: mock
+    behavior: chat
+    default_tokens: 10
+    capabilities: {streaming: true, tools: false}
+    latency: {first_chunk: 200ms, between_chunks: 50ms}
+  - id: my-provider-model
+    kind: external
+    provider: acme
+    context_window: 8192
+    capabilities: {streaming: true, tools: true}
+`), 0o644)
+	c, err := Load(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := c.Lookup("mock-slow")
+	if m.Latency.FirstChunk.Milliseconds() != 200 || m.Latency.BetweenChunks.Milliseconds() != 50 {
+		t.Errorf("latency = %+v", m.Latency)
+	}
+
+	bad := []struct{ name, doc, want string }{
+		{"empty", ``, "empty"},
+		{"not yaml", "models: [", "not a valid catalog"},
+		{"unknown key", "models:\n  - {id: a, kind: mock, behavior: echo, colour: red}\n", "colour"},
+		{"no models", "models: []\n", "at least one mock"},
+		{"missing id", "models:\n  - {kind: mock, behavior: echo}\n", "models[0]: id is missing"},
+		{"bad id", "models:\n  - {id: 'a b', kind: mock, behavior: echo}\n", "models[0] (a b): id must be"},
+		{"duplicate", "models:\n  - {id: a, kind: mock, behavior: echo}\n  - {id: a, kind: mock, behavior: chat}\n", "models[1] (a): id is used"},
+		{"bad kind", "models:\n  - {id: a, kind: real, behavior: echo}\n", "models[0] (a): kind must be mock or external"},
+		{"no behavior", "models:\n  - {id: a, kind: mock}\n", "behavior is missing"},
+		{"bad behavior", "models:\n  - {id: a, kind: mock, behavior: sing}\n", "behavior must be one of"},
+		{"tools without capability", "models:\n  - {id: a, kind: mock, behavior: tools}\n", "capabilities.tools"},
+		{"external without provider", "models:\n  - {id: a, kind: mock, behavior: echo}\n  - {id: b, kind: external}\n", "models[1] (b): provider is missing"},
+		{"external with behavior", "models:\n  - {id: a, kind: mock, behavior: echo}\n  - {id: b, kind: external, provider: x, behavior: echo}\n", "metadata only"},
+		{"only external", "models:\n  - {id: b, kind: external, provider: x}\n", "nothing could execute"},
+		{"negative latency", "models:\n  - {id: a, kind: mock, behavior: echo, latency: {first_chunk: -1s}}\n", "negative"},
+	}
+	for _, b := range bad {
+		t.Run(b.name, func(t *testing.T) {
+			p := filepath.Join(dir, strings.ReplaceAll(b.name, " ", "_")+".yaml")
+			os.WriteFile(p, []byte(b.doc), 0o644)
+			_, err := Load(p)
+			if err == nil {
+				t.Fatal("loaded")
+			}
+			if !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), b.want) {
+				t.Errorf("error %q should name the file and say %q", err, b.want)
+			}
+		})
+	}
+	if _, err := Load(filepath.Join(dir, "missing.yaml")); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
+		t.Errorf("missing file: %v", err)
+	}
+}

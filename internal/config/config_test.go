@@ -1,0 +1,82 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestDefaults(t *testing.T) {
+	c, err := Parse(nil, env(nil), &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Addr != "127.0.0.1:8080" || c.MaxBodyBytes != 1<<20 || c.MaxTokens != 4096 || c.MaxChoices != 128 ||
+		c.MaxConcurrent != 1024 || c.ReadHeaderTimeout != 5*time.Second || c.IdleTimeout != 120*time.Second ||
+		c.StreamTimeout != 5*time.Minute || c.LogFormat != "json" || c.LogLevel != "info" {
+		t.Errorf("defaults = %+v", c)
+	}
+}
+
+func TestFlagsWinOverEnvironment(t *testing.T) {
+	e := env(map[string]string{"MOCKGATEWAY_ADDR": "0.0.0.0:9000", "MOCKGATEWAY_MAX_TOKENS": "100", "MOCKGATEWAY_API_KEY": "k"})
+	c, err := Parse([]string{"--max-tokens", "200"}, e, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Addr != "0.0.0.0:9000" || c.MaxTokens != 200 || c.APIKey != "k" {
+		t.Errorf("got %+v", c)
+	}
+}
+
+func TestInvalid(t *testing.T) {
+	cases := []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{[]string{"--addr", "nope"}, nil, "addr"},
+		{[]string{"--addr", "127.0.0.1:99999"}, nil, "port"},
+		{[]string{"--log-level", "loud"}, nil, "log-level"},
+		{[]string{"--log-format", "xml"}, nil, "log-format"},
+		{nil, map[string]string{"MOCKGATEWAY_MAX_TOKENS": "lots"}, "MOCKGATEWAY_MAX_TOKENS"},
+		{[]string{"--stream-timeout", "forever"}, nil, "--stream-timeout"},
+		{[]string{"--max-choices", "500"}, nil, "max-choices"},
+		{[]string{"stray"}, nil, "unexpected argument"},
+	}
+	for _, c := range cases {
+		_, err := Parse(c.args, env(c.env), &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v %v: error %v, want mention of %q", c.args, c.env, err, c.want)
+		}
+	}
+}
+
+func TestHelpAndVersion(t *testing.T) {
+	var out bytes.Buffer
+	if _, err := Parse([]string{"--help"}, env(nil), &out); !errors.Is(err, ErrHelp) {
+		t.Fatalf("help: %v", err)
+	}
+	for _, name := range []string{"--addr", "MOCKGATEWAY_ADDR", "--catalog", "--api-key", "--log-level", "--log-format", "--max-body-bytes", "--drain-timeout", "--version"} {
+		if !strings.Contains(out.String(), name) {
+			t.Errorf("--help does not list %s", name)
+		}
+	}
+	if _, err := Parse([]string{"--version"}, env(nil), &out); !errors.Is(err, ErrVersion) {
+		t.Errorf("version: %v", err)
+	}
+}
+
+func TestLogValueMasksKey(t *testing.T) {
+	c, _ := Parse([]string{"--api-key", "super-secret-key"}, env(nil), &bytes.Buffer{})
+	var buf bytes.Buffer
+	slog.New(slog.NewJSONHandler(&buf, nil)).Info("x", "config", c)
+	if strings.Contains(buf.String(), "super-secret") || !strings.Contains(buf.String(), `"api_key":"set"`) {
+		t.Errorf("config log: %s", buf.String())
+	}
+}
