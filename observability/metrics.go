@@ -34,6 +34,8 @@ type Metrics struct {
 	ttft           *prometheus.HistogramVec
 	streamDuration *prometheus.HistogramVec
 	faults         *prometheus.CounterVec
+	retries        *prometheus.CounterVec
+	fallbacks      *prometheus.CounterVec
 
 	// One gate per metric family: see exemplarGate.
 	gates struct {
@@ -111,6 +113,14 @@ func NewMetrics(reg *prometheus.Registry, modelIDs []string, info BuildInfo) *Me
 		Name: "mockgateway_simulated_faults_total",
 		Help: "Simulated faults served, by model and fault kind. Nothing real failed.",
 	}, []string{"model", "fault"})
+	m.retries = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "mockgateway_simulated_retries_total",
+		Help: "Retries the simulated gateway policy would make, by requested model and fault. None is executed.",
+	}, []string{"model", "fault"})
+	m.fallbacks = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "mockgateway_simulated_fallbacks_total",
+		Help: "Fallback steps of the simulated gateway policy, by requested model and target (external targets are skipped, never called).",
+	}, []string{"model", "target"})
 	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name:        "mockgateway_build_info",
 		Help:        "Always 1; the labels say which build is running.",
@@ -119,7 +129,7 @@ func NewMetrics(reg *prometheus.Registry, modelIDs []string, info BuildInfo) *Me
 	buildInfo.Set(1)
 
 	reg.MustRegister(m.requests, m.duration, m.inFlight, m.chats, m.tokens, m.streamsActive,
-		m.streamEvents, m.streamChunks, m.ttft, m.streamDuration, m.faults, buildInfo,
+		m.streamEvents, m.streamChunks, m.ttft, m.streamDuration, m.faults, m.retries, m.fallbacks, buildInfo,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
@@ -178,6 +188,22 @@ func (m *Metrics) ObserveFault(ctx context.Context, model, fault string) {
 		return
 	}
 	addWithExemplar(ctx, &m.gates.faults, m.faults.WithLabelValues(m.ModelLabel(model), fault), 1)
+}
+
+// ObserveRetries counts the retries a simulated gateway policy would make.
+func (m *Metrics) ObserveRetries(ctx context.Context, model, fault string, n int) {
+	if m == nil || n <= 0 {
+		return
+	}
+	addWithExemplar(ctx, &m.gates.faults, m.retries.WithLabelValues(m.ModelLabel(model), fault), float64(n))
+}
+
+// ObserveFallback counts one step of a simulated fallback chain.
+func (m *Metrics) ObserveFallback(ctx context.Context, model, target string) {
+	if m == nil {
+		return
+	}
+	addWithExemplar(ctx, &m.gates.faults, m.fallbacks.WithLabelValues(m.ModelLabel(model), m.ModelLabel(target)), 1)
 }
 
 // exemplarLabels returns the trace id of a sampled span in ctx, or nil. Only sampled spans are

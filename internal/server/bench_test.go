@@ -1,0 +1,69 @@
+package server
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+
+	"mockgateway/internal/catalog"
+	"mockgateway/observability"
+)
+
+// benchHandler builds the full handler chain with telemetry as the service runs it (every span
+// sampled into the redacted in-memory buffer, metrics, JSON access log) or with no-op providers.
+func benchHandler(b *testing.B, telemetry bool) *harness {
+	b.Helper()
+	cat, err := catalog.Parse([]byte("models:\n  - {id: mock-chat, kind: mock, behavior: chat, default_tokens: 64, capabilities: {streaming: true, tools: false}}\n"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	d := Deps{Config: testConfig(), Catalog: cat, Drain: NewDrain(), Version: "4.2.0", Release: "Gateway Foundation", Started: time.Now(), Propagator: observability.Propagator()}
+	if telemetry {
+		buffer := observability.NewSpanBuffer(4096)
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithSyncer(observability.NewRedactingExporter(buffer)))
+		b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+		logger, _ := observability.NewLogger(io.Discard, "info", "json")
+		d.Tracer, d.Logger, d.Spans = tp.Tracer("bench"), logger, buffer
+		d.Metrics = observability.NewMetrics(prometheus.NewRegistry(), cat.IDs(), observability.BuildInfo{Version: "4.2.0"})
+	} else {
+		d.Tracer = noop.NewTracerProvider().Tracer("")
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &harness{handler: New(d)}
+}
+
+func benchRequest(b *testing.B, h *harness, body string) {
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		req := httptest.NewRequest("POST", chatPath, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		rr := httptest.NewRecorder()
+		h.handler.ServeHTTP(rr, req)
+		if rr.Code != 200 {
+			b.Fatalf("%d %s", rr.Code, rr.Body.String())
+		}
+	}
+}
+
+// BenchmarkChatJSON and BenchmarkChatStream64 compare the full chain with telemetry on and
+// off; the difference per op is what telemetry costs a request.
+func BenchmarkChatJSON(b *testing.B) {
+	body := chatBody("mock-chat", "")
+	b.Run("telemetry=on", func(b *testing.B) { benchRequest(b, benchHandler(b, true), body) })
+	b.Run("telemetry=off", func(b *testing.B) { benchRequest(b, benchHandler(b, false), body) })
+}
+
+func BenchmarkChatStream64(b *testing.B) {
+	body := chatBody("mock-chat", `"stream":true`)
+	b.Run("telemetry=on", func(b *testing.B) { benchRequest(b, benchHandler(b, true), body) })
+	b.Run("telemetry=off", func(b *testing.B) { benchRequest(b, benchHandler(b, false), body) })
+}

@@ -1,0 +1,223 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"errors"
+	"math/rand/v2"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"mockgateway/internal/apierr"
+	"mockgateway/internal/catalog"
+	"mockgateway/internal/generate"
+	"mockgateway/internal/protocol"
+	"mockgateway/observability"
+)
+
+// handleChat serves POST /v1/chat/completions: decode strictly, resolve the model, generate
+// deterministically, then answer as one JSON body or as an SSE stream (stream.go).
+func handleChat(d Deps) http.Handler {
+	limits := protocol.Limits{MaxTokensCeiling: d.Config.MaxTokens, MaxChoices: d.Config.MaxChoices}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := observability.RecordFrom(r.Context())
+		rec.Chat = true
+		rec.Model = observability.ModelOther
+
+		req, model, err := readChatRequest(w, r, d.Catalog, limits, d.Config.MaxBodyBytes)
+		if model != nil {
+			rec.Model = model.ID // a catalog id: a bounded label even when the request fails
+		}
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		rec.Stream = req.Stream
+
+		ctx, span := d.Tracer.Start(r.Context(), "chat "+model.ID, trace.WithAttributes(chatRequestAttributes(model, req)...))
+		defer span.End()
+
+		res := generate.Generate(generate.Input{
+			Model: model.ID, Behavior: model.Behavior, DefaultTokens: model.DefaultTokens, Request: req,
+		})
+		rec.PromptTokens = res.PromptTokens
+		rec.CompletionTokens = res.CompletionTokens
+		rec.FinishReason = res.Choices[0].FinishReason
+
+		c := chatCall{
+			ID:      newCompletionID(),
+			Created: time.Now().Unix(),
+			Model:   model,
+			Request: req,
+			Result:  res,
+		}
+		w.Header().Set("Openai-Version", "2020-10-01")
+		if req.Stream {
+			streamChat(ctx, w, r, d, span, c)
+		} else {
+			respondChat(ctx, w, r, c)
+		}
+		setChatResponseAttributes(span, c, rec)
+	})
+}
+
+// chatCall is one executed chat completion: the request, what the generator made of it, and the
+// response identity shared by every chunk of a stream.
+type chatCall struct {
+	ID      string
+	Created int64
+	Model   *catalog.Model
+	Request *protocol.ChatRequest
+	Result  generate.Result
+}
+
+// readChatRequest applies the checks in the contract's order: media type, size, JSON and fields,
+// then the model and what it supports. The model is returned whenever the id is in the catalog.
+func readChatRequest(w http.ResponseWriter, r *http.Request, cat *catalog.Catalog, limits protocol.Limits, maxBody int64) (*protocol.ChatRequest, *catalog.Model, error) {
+	if !jsonContentType(r.Header.Get("Content-Type")) {
+		return nil, nil, apierr.New(apierr.UnsupportedMediaType, "", "Send the request body as JSON with 'Content-Type: application/json'.")
+	}
+	tooLarge := apierr.New(apierr.RequestTooLarge, "", "The request body is larger than this mock accepts ("+strconv.FormatInt(maxBody, 10)+" bytes).")
+	if r.ContentLength > maxBody {
+		return nil, nil, tooLarge
+	}
+	buf := bufferPool.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer bufferPool.Put(buf)
+	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, maxBody)); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, nil, tooLarge
+		}
+		return nil, nil, apierr.New(apierr.InvalidJSON, "", "The request body could not be read completely.")
+	}
+	req, aerr := protocol.DecodeChatRequest(buf.Bytes(), limits)
+	if aerr != nil {
+		return nil, nil, aerr
+	}
+	model, ok := cat.Lookup(req.Model)
+	if !ok {
+		// The id is not echoed: it is client text, and the catalog is one GET away.
+		return nil, nil, apierr.New(apierr.ModelNotFound, "model", "The model does not exist in this mock's catalog; GET /v1/models lists the executable models.")
+	}
+	if !model.Executable() {
+		return nil, model, apierr.New(apierr.ModelNotExecutable, "model", "The model "+model.ID+" is external provider metadata and never executes here; use a mock model from GET /v1/models.")
+	}
+	if len(req.Tools) > 0 && !model.Capabilities.Tools {
+		return nil, model, apierr.New(apierr.ToolsNotSupported, "tools", "The model "+model.ID+" does not support tools; mock-tools does.")
+	}
+	if req.Stream && !model.Capabilities.Streaming {
+		return nil, model, apierr.New(apierr.InvalidValue, "stream", "The model "+model.ID+" does not support streaming.")
+	}
+	return req, model, nil
+}
+
+// jsonContentType accepts application/json and application/*+json with any parameters, and a
+// missing Content-Type (read as JSON, as the contract says).
+func jsonContentType(ct string) bool {
+	if ct == "" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return false
+	}
+	return mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
+}
+
+func newCompletionID() string {
+	var b [12]byte
+	for i := range b {
+		b[i] = byte(rand.Uint32())
+	}
+	return "chatcmpl-" + hex.EncodeToString(b[:])
+}
+
+// respondChat writes the JSON response after the model's simulated latency.
+func respondChat(ctx context.Context, w http.ResponseWriter, r *http.Request, c chatCall) {
+	rec := observability.RecordFrom(ctx)
+	if lat := c.Model.Latency; lat.FirstChunk > 0 || lat.BetweenChunks > 0 {
+		total := lat.FirstChunk + time.Duration(c.Result.CompletionTokens)*lat.BetweenChunks
+		t := time.NewTimer(total)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			rec.Status = 499 // client closed the request; nothing can be written any more
+			return
+		}
+	}
+	body := protocol.Completion{
+		ID: c.ID, Object: "chat.completion", Created: c.Created, Model: c.Model.ID,
+		Choices:           make([]protocol.CompletionChoice, len(c.Result.Choices)),
+		Usage:             protocol.NewUsage(c.Result.PromptTokens, c.Result.CompletionTokens),
+		SystemFingerprint: protocol.SystemFingerprint, ServiceTier: protocol.ServiceTier,
+	}
+	for i, ch := range c.Result.Choices {
+		msg := protocol.AssistantMessage{Role: "assistant", Annotations: []struct{}{}}
+		if len(ch.ToolCalls) > 0 {
+			for _, tc := range ch.ToolCalls {
+				msg.ToolCalls = append(msg.ToolCalls, protocol.ToolCallJSON{
+					ID: tc.ID, Type: "function",
+					Function: protocol.FunctionCall{Name: tc.Name, Arguments: strings.Join(tc.Arguments, "")},
+				})
+			}
+		} else {
+			text := ch.Text()
+			msg.Content = &text
+		}
+		body.Choices[i] = protocol.CompletionChoice{Index: ch.Index, Message: msg, FinishReason: ch.FinishReason}
+	}
+	setProcessingMS(w, rec)
+	encodeJSON(w, http.StatusOK, body)
+}
+
+func setProcessingMS(w http.ResponseWriter, rec *observability.Record) {
+	w.Header().Set("Openai-Processing-Ms", strconv.FormatInt(time.Since(rec.Start).Milliseconds(), 10))
+}
+
+func chatRequestAttributes(m *catalog.Model, req *protocol.ChatRequest) []attribute.KeyValue {
+	attrs := []attribute.KeyValue{
+		attribute.String("gen_ai.operation.name", "chat"),
+		attribute.String("gen_ai.provider.name", "mockgateway"),
+		attribute.String("gen_ai.request.model", m.ID),
+		attribute.Bool("gen_ai.request.stream", req.Stream),
+	}
+	if req.MaxTokens > 0 {
+		attrs = append(attrs, attribute.Int("gen_ai.request.max_tokens", req.MaxTokens))
+	}
+	if req.Temperature != nil {
+		attrs = append(attrs, attribute.Float64("gen_ai.request.temperature", *req.Temperature))
+	}
+	if req.N != 1 {
+		attrs = append(attrs, attribute.Int("gen_ai.request.choice.count", req.N))
+	}
+	return attrs
+}
+
+func setChatResponseAttributes(span trace.Span, c chatCall, rec *observability.Record) {
+	if !span.IsRecording() {
+		return
+	}
+	finish := make([]string, len(c.Result.Choices))
+	for i, ch := range c.Result.Choices {
+		finish[i] = ch.FinishReason
+	}
+	span.SetAttributes(
+		attribute.String("gen_ai.response.id", c.ID),
+		attribute.String("gen_ai.response.model", c.Model.ID),
+		attribute.StringSlice("gen_ai.response.finish_reasons", finish),
+		attribute.Int("gen_ai.usage.input_tokens", rec.PromptTokens),
+		attribute.Int("gen_ai.usage.output_tokens", rec.CompletionTokens),
+	)
+	if rec.ErrorCode != "" {
+		span.SetAttributes(attribute.String("error.type", rec.ErrorCode))
+	}
+}

@@ -1,0 +1,149 @@
+package server
+
+import (
+	"encoding/json"
+	"math"
+	"net/http"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"mockgateway/internal/apierr"
+	"mockgateway/internal/catalog"
+	"mockgateway/observability"
+)
+
+type healthBody struct {
+	Status        string         `json:"status"`
+	Service       string         `json:"service"`
+	Version       string         `json:"version"`
+	Release       string         `json:"release"`
+	Mode          string         `json:"mode"`
+	UptimeSeconds float64        `json:"uptime_seconds"`
+	Models        healthModels   `json:"models"`
+	Boundaries    healthBoundary `json:"boundaries"`
+}
+
+type healthModels struct {
+	Executable   int `json:"executable"`
+	MetadataOnly int `json:"metadata_only"`
+}
+
+type healthBoundary struct {
+	ProviderCredentialsLoaded bool   `json:"provider_credentials_loaded"`
+	ExternalRequests          bool   `json:"external_requests"`
+	RetryFallback             string `json:"retry_fallback"`
+}
+
+func handleHealth(d Deps) http.Handler {
+	exec, meta := d.Catalog.Counts()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b := healthBody{
+			Status: "ok", Service: "mockgateway", Version: d.Version, Release: d.Release, Mode: "mock",
+			UptimeSeconds: math.Round(time.Since(d.Started).Seconds()*10) / 10,
+			Models:        healthModels{Executable: exec, MetadataOnly: meta},
+			Boundaries:    healthBoundary{RetryFallback: "simulated"},
+		}
+		status := http.StatusOK
+		if d.Drain.Draining() {
+			b.Status, status = "draining", http.StatusServiceUnavailable
+		}
+		encodeJSON(w, status, b)
+	})
+}
+
+type modelObject struct {
+	ID           string            `json:"id"`
+	Object       string            `json:"object"`
+	Created      int64             `json:"created"`
+	OwnedBy      string            `json:"owned_by"`
+	Capabilities modelCapabilities `json:"capabilities"`
+}
+
+type modelCapabilities struct {
+	Streaming bool `json:"streaming"`
+	Tools     bool `json:"tools"`
+}
+
+func modelObjectOf(m *catalog.Model) modelObject {
+	return modelObject{ID: m.ID, Object: "model", Created: m.Created, OwnedBy: m.OwnedBy,
+		Capabilities: modelCapabilities{Streaming: m.Capabilities.Streaming, Tools: m.Capabilities.Tools}}
+}
+
+// mustMarshal encodes a body once, at start-up; the catalog cannot change while serving.
+func mustMarshal(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic("encoding a fixed response: " + err.Error())
+	}
+	return append(b, '\n')
+}
+
+// handleListModels lists only executable mock models; the body is encoded once because the
+// catalog is immutable, which also makes it byte-stable across restarts.
+func handleListModels(c *catalog.Catalog) http.Handler {
+	list := struct {
+		Object string        `json:"object"`
+		Data   []modelObject `json:"data"`
+	}{Object: "list", Data: []modelObject{}}
+	for _, m := range c.Executable() {
+		list.Data = append(list.Data, modelObjectOf(m))
+	}
+	body := mustMarshal(list)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeJSONBytes(w, http.StatusOK, body)
+	})
+}
+
+func handleGetModel(c *catalog.Catalog) http.Handler {
+	bodies := map[string][]byte{}
+	for _, m := range c.Executable() {
+		bodies[m.ID] = mustMarshal(modelObjectOf(m))
+	}
+	notFound := apierr.New(apierr.ModelNotFound, "model", "The model does not exist in this mock's catalog or is metadata only; GET /v1/models lists the executable models.")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, ok := bodies[mux.Vars(r)["model"]]
+		if !ok {
+			writeError(w, r, notFound)
+			return
+		}
+		writeJSONBytes(w, http.StatusOK, body)
+	})
+}
+
+var traceIDPattern = regexp.MustCompile(`^[0-9a-f]{32}$`)
+
+// handleDebugTraces serves the embedded trace inspector: the most recent spans, or one trace by
+// trace_id or by the request id of its server span.
+func handleDebugTraces(b *observability.SpanBuffer) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		f := observability.SpanFilter{TraceID: q.Get("trace_id"), RequestID: q.Get("request_id"), Limit: 100}
+		if f.TraceID != "" && !traceIDPattern.MatchString(f.TraceID) {
+			writeError(w, r, apierr.New(apierr.InvalidValue, "trace_id", "trace_id must be 32 lowercase hex digits."))
+			return
+		}
+		if f.RequestID != "" && !observability.ValidRequestID(f.RequestID) {
+			writeError(w, r, apierr.New(apierr.InvalidValue, "request_id", "request_id must match ^[A-Za-z0-9._:-]{1,128}$."))
+			return
+		}
+		if l := q.Get("limit"); l != "" {
+			n, err := strconv.Atoi(l)
+			if err != nil || n < 1 {
+				writeError(w, r, apierr.New(apierr.InvalidValue, "limit", "limit must be a positive whole number."))
+				return
+			}
+			f.Limit = n
+		}
+		spans := b.Query(f)
+		if spans == nil {
+			spans = []observability.SpanRecord{}
+		}
+		encodeJSON(w, http.StatusOK, struct {
+			Count int                        `json:"count"`
+			Spans []observability.SpanRecord `json:"spans"`
+		}{len(spans), spans})
+	})
+}

@@ -1,0 +1,114 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/gorilla/mux"
+
+	"mockgateway/internal/apierr"
+	"mockgateway/observability"
+)
+
+// unsupportedSurfaces are parts of the OpenAI API that the mock intentionally does not offer:
+// a client calling them gets a 404 that says so, rather than a bare not_found.
+var unsupportedSurfaces = []string{
+	"/v1/embeddings", "/v1/images", "/v1/audio", "/v1/completions", "/v1/responses",
+	"/v1/files", "/v1/batches", "/v1/fine_tuning", "/v1/moderations", "/v1/assistants",
+	"/v1/threads", "/v1/vector_stores", "/v1/uploads", "/v1/realtime", "/v1/evals",
+	"/v1/containers", "/v1/conversations", "/v1/videos", "/v1/organization",
+}
+
+// addRoutes is the one list of every endpoint.
+func addRoutes(r *mux.Router, d Deps) {
+	r.Use(recordRoute)
+
+	r.Handle("/health", handleHealth(d)).Methods(http.MethodGet)
+	if d.Metrics != nil {
+		r.Handle("/metrics", d.Metrics.Handler()).Methods(http.MethodGet)
+	}
+	if d.Spans != nil {
+		r.Handle("/debug/traces", handleDebugTraces(d.Spans)).Methods(http.MethodGet)
+	}
+
+	// /v1: the local key (401 before any other error), then the drain and concurrency guards.
+	limit := newConcurrencyLimit(d.Config.MaxConcurrent) // one budget shared by every /v1 route
+	v1 := func(h http.Handler) http.Handler {
+		return requireKey(d.Config.APIKey, rejectWhileDraining(d.Drain, limit.wrap(h)))
+	}
+	r.Handle("/v1/models", v1(handleListModels(d.Catalog))).Methods(http.MethodGet)
+	r.Handle("/v1/models/{model}", v1(handleGetModel(d.Catalog))).Methods(http.MethodGet)
+	r.Handle("/v1/chat/completions", v1(handleChat(d))).Methods(http.MethodPost)
+
+	for _, s := range unsupportedSurfaces {
+		h := handleUnsupportedSurface(s)
+		r.Handle(s, h)
+		r.PathPrefix(s + "/").Handler(h)
+	}
+
+	r.NotFoundHandler = handleNotFound()
+	r.MethodNotAllowedHandler = handleMethodNotAllowed(r, d.Config.APIKey)
+}
+
+// recordRoute gives the Record the matched route's template, the only form of the path that
+// reaches telemetry.
+func recordRoute(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if route := mux.CurrentRoute(r); route != nil {
+			if tpl, err := route.GetPathTemplate(); err == nil {
+				observability.RecordFrom(r.Context()).SetRoute(tpl)
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func handleNotFound() http.Handler {
+	err := apierr.New(apierr.NotFound, "", "No such route. The mock serves GET /health, GET /v1/models, GET /v1/models/{model} and POST /v1/chat/completions.")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, err)
+	})
+}
+
+func handleUnsupportedSurface(surface string) http.Handler {
+	err := apierr.New(apierr.UnsupportedSurface, "", surface+" is intentionally unsupported: this mock gateway offers only /v1/models and /v1/chat/completions.")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		observability.RecordFrom(r.Context()).SetRoute(surface)
+		writeError(w, r, err)
+	})
+}
+
+// handleMethodNotAllowed answers 405 with the Allow header, found by asking the router which
+// methods would have matched this path.
+func handleMethodNotAllowed(router *mux.Router, apiKey string) http.Handler {
+	candidates := []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var allow []string
+		rec := observability.RecordFrom(r.Context())
+		for _, m := range candidates {
+			probe := r.Clone(r.Context())
+			probe.Method = m
+			var match mux.RouteMatch
+			if router.Match(probe, &match) && match.MatchErr == nil {
+				allow = append(allow, m)
+				if tpl, err := match.Route.GetPathTemplate(); err == nil {
+					rec.SetRoute(tpl)
+				}
+			}
+		}
+		if apiKey != "" && len(rec.Route) > 4 && rec.Route[:4] == "/v1/" {
+			if err := checkKey(apiKey, r); err != nil {
+				writeError(w, r, err)
+				return
+			}
+		}
+		allowed := ""
+		for i, m := range allow {
+			if i > 0 {
+				allowed += ", "
+			}
+			allowed += m
+		}
+		w.Header().Set("Allow", allowed)
+		writeError(w, r, apierr.New(apierr.MethodNotAllowed, "", "This route does not accept this method; the Allow header lists the ones it does."))
+	})
+}

@@ -1,0 +1,524 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"mockgateway/internal/catalog"
+	"mockgateway/observability"
+)
+
+// canaries hands out unique strings and remembers where each was put.
+type canaries struct {
+	prefix string
+	places map[string]string // canary → place
+}
+
+func newCanaries() *canaries {
+	return &canaries{prefix: fmt.Sprintf("cnry%08x", rand.Uint32()), places: map[string]string{}}
+}
+
+func (c *canaries) at(place string) string {
+	s := fmt.Sprintf("%s%03d", c.prefix, len(c.places))
+	c.places[s] = place
+	return s
+}
+
+// find reports every canary found in text, exact or in a common encoding.
+func (c *canaries) find(text string) []string {
+	var hits []string
+	lower := strings.ToLower(text)
+	for s, place := range c.places {
+		for _, form := range []string{s, url.QueryEscape(s), base64.StdEncoding.EncodeToString([]byte(s)), base64.RawURLEncoding.EncodeToString([]byte(s))} {
+			if strings.Contains(text, form) || strings.Contains(lower, strings.ToLower(form)) {
+				hits = append(hits, place+" ("+s+")")
+				break
+			}
+		}
+	}
+	return hits
+}
+
+// spansText renders every exported span — name, attributes, events, status, resource — as
+// text to search.
+func spansText(spans tracetest.SpanStubs) string {
+	var b strings.Builder
+	for _, s := range spans {
+		fmt.Fprintf(&b, "%s|%s|%s|", s.Name, s.Status.Description, s.SpanKind)
+		for _, a := range s.Attributes {
+			fmt.Fprintf(&b, "%s=%s;", a.Key, a.Value.Emit())
+		}
+		for _, e := range s.Events {
+			b.WriteString(e.Name + "{")
+			for _, a := range e.Attributes {
+				fmt.Fprintf(&b, "%s=%s;", a.Key, a.Value.Emit())
+			}
+			b.WriteString("}")
+		}
+		for _, a := range s.Resource.Attributes() {
+			fmt.Fprintf(&b, "%s=%s;", a.Key, a.Value.Emit())
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func openMetricsText(t *testing.T, m *observability.Metrics) string {
+	t.Helper()
+	req := httptest.NewRequest("GET", "/metrics", nil)
+	req.Header.Set("Accept", "application/openmetrics-text; version=1.0.0; charset=utf-8")
+	rr := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rr, req)
+	if !strings.HasPrefix(rr.Header().Get("Content-Type"), "application/openmetrics-text") {
+		t.Fatalf("/metrics did not negotiate OpenMetrics: %q", rr.Header().Get("Content-Type"))
+	}
+	return rr.Body.String()
+}
+
+// TestCanaries is TELEMETRY.md's proof: canaries in every place a client can put text, every
+// path run, then every log line, exported span and event, the whole /metrics text, and every
+// error body and header searched. Zero hits.
+func TestCanaries(t *testing.T) {
+	c := newCanaries()
+	slow, err := catalog.Parse([]byte("models:\n" +
+		"  - {id: mock-echo, kind: mock, behavior: echo, capabilities: {streaming: true, tools: false}}\n" +
+		"  - {id: mock-tools, kind: mock, behavior: tools, capabilities: {streaming: true, tools: true}}\n" +
+		"  - {id: mock-slow, kind: mock, behavior: echo, capabilities: {streaming: true, tools: false}, latency: {between_chunks: 20ms}}\n" +
+		"  - {id: gpt-4o, kind: external, provider: openai, capabilities: {streaming: true, tools: true}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, func(d *Deps) {
+		d.Catalog = slow
+		d.Config.MaxBodyBytes = 64 << 10
+	})
+	srv := httptest.NewServer(h.handler)
+	defer srv.Close()
+
+	// Headers a client controls, on every request. (The user agent is the one header the
+	// contract records, bounded, so it carries no canary.)
+	headers := func() http.Header {
+		hd := http.Header{}
+		hd.Set("Authorization", "Bearer "+c.at("authorization header"))
+		hd.Set("Api-Key", c.at("api-key header"))
+		hd.Set("Cookie", "session="+c.at("cookie"))
+		hd.Set("X-Forwarded-For", c.at("x-forwarded-for"))
+		hd.Set("X-Custom-Header", c.at("other header"))
+		hd.Set("X-Request-Id", c.at("invalid x-request-id")+" with spaces")
+		hd.Set("Content-Type", "application/json")
+		return hd
+	}
+	messages := func() string {
+		return fmt.Sprintf(`[
+			{"role":"system","content":%q,"name":%q},
+			{"role":"developer","content":[{"type":"text","text":%q}]},
+			{"role":"user","content":%q,"name":%q},
+			{"role":"assistant","content":%q,"tool_calls":[{"id":%q,"type":"function","function":{"name":%q,"arguments":%q}}]},
+			{"role":"tool","tool_call_id":%q,"content":%q},
+			{"role":"user","content":[{"type":"text","text":%q}]}]`,
+			c.at("system message"), c.at("system name"), c.at("developer message"),
+			c.at("user message"), c.at("user name"), c.at("assistant message"),
+			c.at("tool call id"), c.at("tool call name"), `{"q":"`+c.at("tool call arguments")+`"}`,
+			c.at("tool message id"), c.at("tool message"), c.at("last user message"))
+	}
+	tools := func() string {
+		return fmt.Sprintf(`[{"type":"function","function":{"name":%q,"description":%q,"parameters":{"type":"object","properties":{%q:{"type":"string","enum":[%q]}},"required":[%q]}}}]`,
+			c.at("tool name"), c.at("tool description"), "p", c.at("tool enum value"), "p")
+	}
+	common := func() string {
+		return fmt.Sprintf(`"user":%q,"metadata":{%q:%q},"stop":[%q],"prompt_cache_key":%q,"safety_identifier":%q`,
+			c.at("user field"), c.at("metadata key"), c.at("metadata value"), c.at("stop"), c.at("prompt cache key"), c.at("safety identifier"))
+	}
+
+	type call struct {
+		name, method, path, body string
+		disconnect               bool
+	}
+	q := "?q=" + c.at("query string")
+	unknownName := c.at("unknown field name")
+	calls := []call{
+		{name: "json echo", method: "POST", path: chatPath + q, body: `{"model":"mock-echo","messages":` + messages() + `,` + common() + `}`},
+		{name: "stream echo", method: "POST", path: chatPath + q, body: `{"model":"mock-echo","stream":true,"stream_options":{"include_usage":true},"messages":` + messages() + `,` + common() + `}`},
+		{name: "json tools", method: "POST", path: chatPath + q, body: `{"model":"mock-tools","messages":[{"role":"user","content":` + fmt.Sprintf("%q", c.at("tools user message")) + `}],"tools":` + tools() + `}`},
+		{name: "stream tools", method: "POST", path: chatPath + q, body: `{"model":"mock-tools","stream":true,"messages":[{"role":"user","content":"x"}],"tools":` + tools() + `}`},
+		{name: "stream disconnect", method: "POST", path: chatPath + q, body: `{"model":"mock-slow","stream":true,"messages":` + messages() + `}`, disconnect: true},
+		{name: "unknown field", method: "POST", path: chatPath + q, body: `{"model":"mock-echo","messages":` + messages() + `,` + fmt.Sprintf("%q:%q", unknownName, c.at("unknown field value")) + `}`},
+		{name: "unsupported field", method: "POST", path: chatPath, body: `{"model":"mock-echo","messages":` + messages() + `,"audio":{"voice":` + fmt.Sprintf("%q", c.at("audio voice")) + `}}`},
+		{name: "invalid value", method: "POST", path: chatPath, body: `{"model":"mock-echo","messages":` + messages() + `,"temperature":` + fmt.Sprintf("%q", c.at("temperature as string")) + `}`},
+		{name: "missing field", method: "POST", path: chatPath, body: `{"messages":` + messages() + `}`},
+		{name: "malformed body", method: "POST", path: chatPath, body: `{"model":"mock-echo","messages":[{"role":"user","content":"` + c.at("malformed body") + `"`},
+		{name: "unknown model", method: "POST", path: chatPath, body: `{"model":` + fmt.Sprintf("%q", c.at("model name")) + `,"messages":` + messages() + `}`},
+		{name: "external model", method: "POST", path: chatPath, body: `{"model":"gpt-4o","messages":` + messages() + `}`},
+		{name: "tools not supported", method: "POST", path: chatPath, body: `{"model":"mock-echo","messages":` + messages() + `,"tools":` + tools() + `}`},
+		{name: "too large", method: "POST", path: chatPath, body: `{"model":"mock-echo","messages":[{"role":"user","content":"` + strings.Repeat(c.at("oversized body")+" ", 8000) + `"}]}`},
+		{name: "unmatched path", method: "GET", path: "/" + c.at("unmatched path") + q},
+		{name: "model path", method: "GET", path: "/v1/models/" + c.at("model path") + q},
+		{name: "unsupported surface", method: "POST", path: "/v1/embeddings/" + c.at("surface path"), body: `{"input":` + fmt.Sprintf("%q", c.at("embeddings input")) + `}`},
+		{name: "wrong method", method: "DELETE", path: chatPath + q},
+		{name: "form body", method: "POST", path: chatPath, body: "model=" + c.at("form body")},
+		{name: "models", method: "GET", path: "/v1/models" + q},
+		{name: "health", method: "GET", path: "/health" + q},
+	}
+	var bodies strings.Builder // every response body and header set, searched too
+	for _, cl := range calls {
+		var rd io.Reader
+		if cl.body != "" {
+			rd = strings.NewReader(cl.body)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		req, _ := http.NewRequestWithContext(ctx, cl.method, srv.URL+cl.path, rd)
+		req.Header = headers()
+		if cl.name == "form body" {
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v", cl.name, err)
+		}
+		if cl.disconnect {
+			rd := bufio.NewReader(resp.Body)
+			_, _ = rd.ReadString('\n')
+			cancel()
+			resp.Body.Close()
+			waitForLog(t, h.logs, func(m map[string]any) bool { return m["stream_outcome"] == "client_disconnected" })
+			continue
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		cancel()
+		if resp.StatusCode >= 400 {
+			text := string(body)
+			// The one place a client's own text may come back: the param naming the unknown
+			// field, in the response to the very request that sent it.
+			if cl.name == "unknown field" {
+				e := decodeError(t, body)
+				if e.Param == nil || *e.Param != unknownName {
+					t.Errorf("unknown field: param = %v", e.Param)
+				}
+				text = strings.ReplaceAll(text, unknownName, "")
+			}
+			bodies.WriteString(cl.name + ": " + text + "\n")
+			for k, v := range resp.Header {
+				bodies.WriteString(k + ": " + strings.Join(v, ",") + "\n")
+			}
+		}
+	}
+
+	// A panic, with the same headers.
+	chain := observability.Chain(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		panic(fmt.Errorf("handler failed on %s", c.at("panic value")))
+	}), observability.ChainConfig{Logger: h.deps.Logger, Tracer: h.deps.Tracer, Propagator: h.deps.Propagator, Metrics: h.metrics, WriteInternalError: writeInternalError})
+	preq := httptest.NewRequest("POST", "/panic"+q, strings.NewReader(`{"x":"`+c.at("panic body")+`"}`))
+	preq.Header = headers()
+	prr := httptest.NewRecorder()
+	chain.ServeHTTP(prr, preq)
+	if prr.Code != 500 {
+		t.Fatalf("panic path: %d", prr.Code)
+	}
+	bodies.WriteString("panic: " + prr.Body.String())
+
+	// Let the last access lines and span ends land.
+	srv.Close()
+	spans := h.spans.GetSpans()
+	if len(spans) < len(calls) {
+		t.Fatalf("only %d spans for %d calls", len(spans), len(calls))
+	}
+	sources := map[string]string{
+		"logs":           h.logs.String(),
+		"spans":          spansText(spans),
+		"/metrics":       openMetricsText(t, h.metrics),
+		"error bodies":   bodies.String(),
+		"/debug/traces":  h.do("GET", "/debug/traces?limit=1000", "").Body.String(),
+		"access records": fmt.Sprint(len(h.logs.records(t))),
+	}
+	for name, text := range sources {
+		if hits := c.find(text); len(hits) > 0 {
+			t.Errorf("%s leaks %d canaries: %v", name, len(hits), hits)
+		}
+	}
+	t.Logf("searched %d canaries in %d log bytes, %d spans, %d metric bytes, %d error-body bytes",
+		len(c.places), len(sources["logs"]), len(spans), len(sources["/metrics"]), bodies.Len())
+}
+
+// attributeKeys lists a span's attribute keys.
+func attributeKeys(attrs []attribute.KeyValue) map[string]attribute.Value {
+	out := map[string]attribute.Value{}
+	for _, a := range attrs {
+		out[string(a.Key)] = a.Value
+	}
+	return out
+}
+
+func TestSpans(t *testing.T) {
+	h := newHarness(t)
+	parent := "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	rr := h.do("POST", chatPath, chatBody("mock-chat", `"stream":true,"temperature":0.5,"max_tokens":8,"n":2`),
+		"Traceparent", parent, "User-Agent", "OpenAI/Go 3.96.0 "+strings.Repeat("x", 200))
+	if rr.Code != 200 {
+		t.Fatal(rr.Code)
+	}
+	h.do("GET", "/v1/models/no-such-model", "")
+	h.do("GET", "/nope", "")
+
+	spans := h.spans.GetSpans()
+	if len(spans) != 4 {
+		t.Fatalf("%d spans, want 4 (server+chat, server, server)", len(spans))
+	}
+	var server, chat tracetest.SpanStub
+	for _, s := range spans {
+		switch s.Name {
+		case "POST /v1/chat/completions":
+			server = s
+		case "chat mock-chat":
+			chat = s
+		}
+	}
+	if server.SpanKind != trace.SpanKindServer || chat.SpanKind != trace.SpanKindInternal {
+		t.Fatalf("kinds: server %v chat %v", server.SpanKind, chat.SpanKind)
+	}
+	if server.SpanContext.TraceID().String() != "0af7651916cd43dd8448eb211c80319c" || server.Parent.SpanID().String() != "b7ad6b7169203331" {
+		t.Errorf("incoming traceparent not continued: trace %s parent %s", server.SpanContext.TraceID(), server.Parent.SpanID())
+	}
+	if chat.Parent.SpanID() != server.SpanContext.SpanID() {
+		t.Error("chat span is not the server span's child")
+	}
+	sa := attributeKeys(server.Attributes)
+	for _, k := range []string{"http.request.method", "http.route", "url.path", "http.response.status_code", "mockgateway.request_id", "client.address", "user_agent.original", "url.scheme", "network.protocol.version"} {
+		if _, ok := sa[k]; !ok {
+			t.Errorf("server span lacks %s", k)
+		}
+	}
+	if got := sa["mockgateway.request_id"].AsString(); got != rr.Header().Get("X-Request-Id") {
+		t.Errorf("request id attribute %q, header %q", got, rr.Header().Get("X-Request-Id"))
+	}
+	if len(sa["user_agent.original"].AsString()) != 128 {
+		t.Errorf("user agent not cut to 128: %d", len(sa["user_agent.original"].AsString()))
+	}
+	ca := attributeKeys(chat.Attributes)
+	want := map[string]string{
+		"gen_ai.operation.name": "chat", "gen_ai.provider.name": "mockgateway", "gen_ai.request.model": "mock-chat",
+		"gen_ai.response.model": "mock-chat", "gen_ai.request.stream": "true", "gen_ai.request.max_tokens": "8",
+		"gen_ai.request.temperature": "0.5", "gen_ai.request.choice.count": "2", "mockgateway.stream.outcome": "completed",
+	}
+	for k, v := range want {
+		if got := ca[k].Emit(); got != v {
+			t.Errorf("chat span %s = %q, want %q", k, got, v)
+		}
+	}
+	for _, k := range []string{"gen_ai.response.id", "gen_ai.response.finish_reasons", "gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens", "mockgateway.stream.chunks"} {
+		if _, ok := ca[k]; !ok {
+			t.Errorf("chat span lacks %s", k)
+		}
+	}
+	for _, s := range spans {
+		for _, a := range s.Attributes {
+			if !observability.SpanAttributeAllowed(string(a.Key)) {
+				t.Errorf("span %s has non-allowlisted attribute %s", s.Name, a.Key)
+			}
+		}
+	}
+	// Events in order, exactly one terminal event, carrying the chunk count.
+	var names []string
+	for _, e := range chat.Events {
+		names = append(names, e.Name)
+	}
+	if strings.Join(names, ",") != "stream.started,stream.first_chunk,stream.completed" {
+		t.Errorf("events = %v", names)
+	}
+	if chunks := attributeKeys(chat.Events[2].Attributes)["mockgateway.stream.chunks"].AsInt64(); chunks != ca["mockgateway.stream.chunks"].AsInt64() || chunks < 4 {
+		t.Errorf("terminal event chunks %d", chunks)
+	}
+	// Failures: error.type on the server span; 4xx leaves the status unset.
+	for _, s := range spans {
+		a := attributeKeys(s.Attributes)
+		switch s.Name {
+		case "GET /v1/models/{model}":
+			if a["error.type"].AsString() != "model_not_found" || a["url.path"].AsString() != "/v1/models/{model}" || s.Status.Code.String() != "Unset" {
+				t.Errorf("model 404 span: %v %v", a, s.Status)
+			}
+		case "GET":
+			if a["error.type"].AsString() != "not_found" {
+				t.Errorf("unmatched span: %v", a)
+			}
+			if _, ok := a["url.path"]; ok {
+				t.Error("unmatched span records url.path")
+			}
+		}
+	}
+}
+
+func TestMetricsAfterKnownTraffic(t *testing.T) {
+	h := newHarness(t)
+	// 3 JSON chats, 2 streams with usage, 1 error.
+	for i := 0; i < 3; i++ {
+		h.do("POST", chatPath, chatBody("mock-echo", ""))
+	}
+	var chunks int
+	var outputTokens int
+	for i := 0; i < 2; i++ {
+		rr := h.do("POST", chatPath, chatBody("mock-chat", `"stream":true,"stream_options":{"include_usage":true}`))
+		frames := sseFrames(t, rr.Body.String())
+		chunks += len(frames) - 1 // all but [DONE]
+		var last struct {
+			Usage struct {
+				CompletionTokens int `json:"completion_tokens"`
+			} `json:"usage"`
+		}
+		_ = json.Unmarshal([]byte(frames[len(frames)-2]), &last)
+		outputTokens += last.Usage.CompletionTokens
+	}
+	h.do("POST", chatPath, chatBody("nope", ""))
+
+	echoOut := 3 * 3 // "echo:", " hello", " there"
+	checks := []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"mockgateway_http_requests_total", map[string]string{"route": chatPath, "status_code": "200", "error_code": "none"}, 5},
+		{"mockgateway_http_requests_total", map[string]string{"route": chatPath, "status_code": "404", "error_code": "model_not_found"}, 1},
+		{"mockgateway_chat_completions_total", map[string]string{"model": "mock-echo", "stream": "false", "finish_reason": "stop"}, 3},
+		{"mockgateway_chat_completions_total", map[string]string{"model": "mock-chat", "stream": "true"}, 2},
+		{"mockgateway_chat_completions_total", map[string]string{"model": "other", "error_code": "model_not_found"}, 1},
+		{"mockgateway_tokens_total", map[string]string{"model": "mock-echo", "type": "output"}, float64(echoOut)},
+		{"mockgateway_tokens_total", map[string]string{"model": "mock-chat", "type": "output"}, float64(outputTokens)},
+		{"mockgateway_stream_events_total", map[string]string{"model": "mock-chat", "event": "started"}, 2},
+		{"mockgateway_stream_events_total", map[string]string{"model": "mock-chat", "event": "completed"}, 2},
+		{"mockgateway_stream_chunks", map[string]string{"model": "mock-chat", "outcome": "completed"}, 2},
+		{"mockgateway_streams_active", nil, 0},
+		{"mockgateway_http_requests_in_flight", nil, 0},
+		{"mockgateway_build_info", map[string]string{"version": "4.2.0", "release": "Gateway Foundation"}, 1},
+	}
+	for _, c := range checks {
+		if got := metricValue(t, h.metrics, c.name, c.labels); got != c.want {
+			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
+		}
+	}
+	// The chunk histogram's sum is exactly the chunks the streams sent.
+	mfs, _ := h.metrics.Registry().Gather()
+	for _, mf := range mfs {
+		if mf.GetName() == "mockgateway_stream_chunks" {
+			sum := 0.0
+			for _, m := range mf.GetMetric() {
+				sum += m.GetHistogram().GetSampleSum()
+			}
+			if int(sum) != chunks {
+				t.Errorf("chunk histogram sum %v, streams sent %d", sum, chunks)
+			}
+		}
+	}
+	problems, err := testutil.GatherAndLint(h.metrics.Registry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		if strings.HasPrefix(p.Metric, "mockgateway_") {
+			t.Errorf("promlint: %s: %s", p.Metric, p.Text)
+		}
+	}
+	text := openMetricsText(t, h.metrics)
+	if !strings.Contains(text, `# {trace_id="`) {
+		t.Error("no exemplar with a trace_id in the OpenMetrics output")
+	}
+}
+
+func TestModelLabelCardinality(t *testing.T) {
+	h := newHarness(t)
+	for i := 0; i < 1000; i++ {
+		h.do("POST", chatPath, chatBody(fmt.Sprintf("random-model-%d-%x", i, rand.Uint64()), ""))
+	}
+	mfs, _ := h.metrics.Registry().Gather()
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if lp.GetName() == "model" && strings.HasPrefix(lp.GetValue(), "random-model") {
+					t.Fatalf("%s has a client model name as label", mf.GetName())
+				}
+			}
+		}
+		if n := len(mf.GetMetric()); n > 200 {
+			t.Errorf("%s has %d series after 1000 random model names", mf.GetName(), n)
+		}
+	}
+	if got := metricValue(t, h.metrics, "mockgateway_chat_completions_total", map[string]string{"model": "other"}); got != 1000 {
+		t.Errorf("other = %v", got)
+	}
+}
+
+func TestAccessLog(t *testing.T) {
+	h := newHarness(t)
+	rr := h.do("POST", chatPath, chatBody("mock-echo", `"stream":true`))
+	h.do("GET", "/health", "")
+	time.Sleep(10 * time.Millisecond)
+	var access []map[string]any
+	for _, r := range h.logs.records(t) {
+		if r["msg"] == "request" {
+			access = append(access, r)
+		}
+	}
+	if len(access) != 2 {
+		t.Fatalf("%d access lines for 2 requests", len(access))
+	}
+	a := access[0]
+	for _, k := range []string{"time", "level", "request_id", "trace_id", "span_id", "method", "route", "status", "error_code", "duration_ms", "model", "stream", "stream_outcome", "chunks", "prompt_tokens", "completion_tokens"} {
+		if _, ok := a[k]; !ok {
+			t.Errorf("access line lacks %s: %v", k, a)
+		}
+	}
+	if a["request_id"] != rr.Header().Get("X-Request-Id") {
+		t.Errorf("log request_id %v, header %s", a["request_id"], rr.Header().Get("X-Request-Id"))
+	}
+	for _, s := range h.spans.GetSpans() {
+		if s.Name == "POST /v1/chat/completions" {
+			if a["trace_id"] != s.SpanContext.TraceID().String() || a["span_id"] != s.SpanContext.SpanID().String() {
+				t.Errorf("log trace %v/%v, span %s/%s", a["trace_id"], a["span_id"], s.SpanContext.TraceID(), s.SpanContext.SpanID())
+			}
+			if attributeKeys(s.Attributes)["mockgateway.request_id"].AsString() != a["request_id"] {
+				t.Error("span request id differs from the log's")
+			}
+		}
+	}
+	for k := range a {
+		if !observability.LogFieldAllowed(k) {
+			t.Errorf("log field %s is not allowlisted", k)
+		}
+	}
+}
+
+func TestDebugTraces(t *testing.T) {
+	h := newHarness(t)
+	rr := h.do("POST", chatPath, chatBody("mock-echo", ""))
+	id := rr.Header().Get("X-Request-Id")
+	got := h.do("GET", "/debug/traces?request_id="+id, "")
+	var body struct {
+		Count int                        `json:"count"`
+		Spans []observability.SpanRecord `json:"spans"`
+	}
+	if err := json.Unmarshal(got.Body.Bytes(), &body); err != nil || body.Count != 2 {
+		t.Fatalf("debug traces by request id: %s", got.Body.String())
+	}
+	trace := body.Spans[0].TraceID
+	got = h.do("GET", "/debug/traces?trace_id="+trace, "")
+	_ = json.Unmarshal(got.Body.Bytes(), &body)
+	if body.Count != 2 {
+		t.Errorf("by trace id: %d spans", body.Count)
+	}
+	checkError(t, h.do("GET", "/debug/traces?trace_id=xyz", ""), 400, "invalid_value", "trace_id")
+	checkError(t, h.do("GET", "/debug/traces?request_id=a%20b", ""), 400, "invalid_value", "request_id")
+}
