@@ -9,13 +9,16 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"mockgateway/internal/audit"
 	"mockgateway/internal/catalog"
 	"mockgateway/internal/config"
 	"mockgateway/internal/server"
+	"mockgateway/internal/traffic"
 	"mockgateway/observability"
 )
 
@@ -33,6 +36,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		switch args[0] {
 		case "healthcheck":
 			return healthcheck(ctx, args[1:], getenv, stderr)
+		case "traffic":
+			return traffic.Run(ctx, args[1:], getenv, stdout, stderr)
+		case "audit":
+			return audit.Run(ctx, args[1:], getenv, stdout, stderr)
 		}
 	}
 	return serve(ctx, args, getenv, stdout, stderr)
@@ -51,7 +58,16 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 
-	logger, err := observability.NewLogger(stderr, cfg.LogLevel, cfg.LogFormat)
+	logOut := stderr
+	if cfg.LogFile != "" {
+		f, err := os.OpenFile(cfg.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return fmt.Errorf("log-file: %w", err)
+		}
+		defer f.Close()
+		logOut = io.MultiWriter(stderr, f)
+	}
+	logger, err := observability.NewLogger(logOut, cfg.LogLevel, cfg.LogFormat)
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,12 @@ type Config struct {
 	APIKey      string // a local key for /v1/*, never a provider credential; never printed
 	LogLevel    string
 	LogFormat   string
+	// LogFile, when set, receives a copy of the log: a container's stderr is out of reach of a
+	// sidecar such as the redaction audit, a shared file is not.
+	LogFile string
+	// AllowSimulationHeaders lets requests choose simulated faults and latency with x-mock-*
+	// headers; off, only the catalog decides.
+	AllowSimulationHeaders bool
 
 	MaxBodyBytes      int64
 	MaxTokens         int // ceiling for max_tokens / max_completion_tokens
@@ -59,6 +65,8 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 		{"api-key", "MOCKGATEWAY_API_KEY", "local key required as 'Authorization: Bearer <key>' on /v1/* (empty: no key)", "", str(&c.APIKey)},
 		{"log-level", "MOCKGATEWAY_LOG_LEVEL", "debug, info, warn or error", "info", str(&c.LogLevel)},
 		{"log-format", "MOCKGATEWAY_LOG_FORMAT", "json or text", "json", str(&c.LogFormat)},
+		{"log-file", "MOCKGATEWAY_LOG_FILE", "also append the log to this file", "", str(&c.LogFile)},
+		{"allow-simulation-headers", "MOCKGATEWAY_ALLOW_SIMULATION_HEADERS", "let x-mock-* request headers choose simulated faults and latency", "true", boolOf(&c.AllowSimulationHeaders)},
 		{"max-body-bytes", "MOCKGATEWAY_MAX_BODY_BYTES", "largest request body accepted", "1048576", int64Of(&c.MaxBodyBytes)},
 		{"max-tokens", "MOCKGATEWAY_MAX_TOKENS", "ceiling for max_tokens and max_completion_tokens", "4096", intOf(&c.MaxTokens)},
 		{"max-choices", "MOCKGATEWAY_MAX_CHOICES", "largest n", "128", intOf(&c.MaxChoices)},
@@ -171,6 +179,8 @@ func (c Config) LogValue() slog.Value {
 		slog.String("api_key", key),
 		slog.String("log_level", c.LogLevel),
 		slog.String("log_format", c.LogFormat),
+		slog.String("log_file", c.LogFile),
+		slog.Bool("allow_simulation_headers", c.AllowSimulationHeaders),
 		slog.Int64("max_body_bytes", c.MaxBodyBytes),
 		slog.Int("max_tokens", c.MaxTokens),
 		slog.Int("max_choices", c.MaxChoices),
@@ -192,6 +202,17 @@ func orBuiltin(p string) string {
 
 func str(p *string) func(string) error {
 	return func(v string) error { *p = v; return nil }
+}
+
+func boolOf(p *bool) func(string) error {
+	return func(v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return errors.New("must be true or false")
+		}
+		*p = b
+		return nil
+	}
 }
 
 func intOf(p *int) func(string) error {
