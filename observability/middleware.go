@@ -236,6 +236,15 @@ func accessLog(next http.Handler, logger *slog.Logger) http.Handler {
 			if rec.Stream {
 				attrs = append(attrs, slog.String("stream_outcome", rec.StreamOutcome), slog.Int("chunks", rec.Chunks))
 			}
+			if rec.Fault != "" {
+				attrs = append(attrs, slog.String("fault", rec.Fault))
+			}
+			if rec.GatewayAttempts > 0 {
+				attrs = append(attrs, slog.Int("attempts", rec.GatewayAttempts), slog.String("served_by", rec.ServedBy))
+				if rec.FallbackFrom != "" {
+					attrs = append(attrs, slog.String("fallback_from", rec.FallbackFrom))
+				}
+			}
 		}
 		logger.LogAttrs(ctx, level, "request", attrs...)
 	})

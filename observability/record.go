@@ -33,6 +33,12 @@ type Record struct {
 	CompletionTokens int
 	FinishReason     string
 
+	// Simulation: the fault served (a kind, or ""), and a gateway policy's reported decision.
+	Fault           string
+	GatewayAttempts int
+	ServedBy        string // a catalog id
+	FallbackFrom    string // a catalog id
+
 	// exemplar caches the trace-id exemplar labels: every metric of the request carries the
 	// same ones, and building them once saves an allocation per observation.
 	exemplar        prometheus.Labels

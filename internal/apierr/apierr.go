@@ -32,6 +32,14 @@ const (
 	// StreamTimeout ends a stream that ran past its total duration limit. It only ever appears
 	// in an error frame, after the 200 has been sent.
 	StreamTimeout Code = "stream_timeout"
+
+	// Simulation: a malformed x-mock-* header, and the faults the mock simulates on request.
+	InvalidSimulationHeader Code = "invalid_simulation_header"
+	SimulatedRateLimit      Code = "simulated_rate_limit"
+	SimulatedServerError    Code = "simulated_server_error"
+	SimulatedUnavailable    Code = "simulated_unavailable"
+	SimulatedTimeout        Code = "simulated_timeout"
+	SimulatedStreamError    Code = "simulated_stream_error"
 )
 
 // Error types of the OpenAI envelope.
@@ -66,6 +74,12 @@ var table = map[Code]row{
 	ShuttingDown:             {http.StatusServiceUnavailable, TypeServer},
 	InternalError:            {http.StatusInternalServerError, TypeServer},
 	StreamTimeout:            {http.StatusGatewayTimeout, TypeServer},
+	InvalidSimulationHeader:  {http.StatusBadRequest, TypeInvalidRequest},
+	SimulatedRateLimit:       {http.StatusTooManyRequests, TypeRateLimit},
+	SimulatedServerError:     {http.StatusInternalServerError, TypeServer},
+	SimulatedUnavailable:     {http.StatusServiceUnavailable, TypeServer},
+	SimulatedTimeout:         {http.StatusGatewayTimeout, TypeServer},
+	SimulatedStreamError:     {http.StatusInternalServerError, TypeServer},
 }
 
 // Codes lists every code, so that metrics can be pre-initialised and tests can walk the table.

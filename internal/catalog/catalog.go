@@ -17,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"mockgateway/internal/generate"
+	"mockgateway/internal/simulation"
 )
 
 // Kinds of catalog entries.
@@ -35,7 +36,15 @@ type Model struct {
 	OwnedBy       string            `yaml:"owned_by,omitempty"`
 	DefaultTokens int               `yaml:"default_tokens,omitempty"`
 	Capabilities  Capabilities      `yaml:"capabilities"`
-	Latency       Latency           `yaml:"latency,omitempty"`
+	// Latency is a profile name (instant, fast, realistic, slow) or explicit durations.
+	Latency simulation.Latency `yaml:"latency,omitempty"`
+	// Fault, in x-mock-fault syntax, fails this model's requests unless a request header
+	// chooses another; FaultSpec is its parsed form.
+	Fault     string            `yaml:"fault,omitempty"`
+	FaultSpec *simulation.Fault `yaml:"-"`
+	// Gateway is the retry and fallback policy of the gateway this model stands for: when a
+	// fault hits, the mock reports what that gateway would do.
+	Gateway *simulation.Policy `yaml:"gateway,omitempty"`
 	// External models only.
 	Provider      string `yaml:"provider,omitempty"`
 	ContextWindow int    `yaml:"context_window,omitempty"`
@@ -45,12 +54,6 @@ type Model struct {
 type Capabilities struct {
 	Streaming bool `yaml:"streaming"`
 	Tools     bool `yaml:"tools"`
-}
-
-// Latency delays a mock model's output. Zero (the default) answers at once.
-type Latency struct {
-	FirstChunk    time.Duration `yaml:"first_chunk,omitempty"`
-	BetweenChunks time.Duration `yaml:"between_chunks,omitempty"`
 }
 
 // Executable reports whether the model is a mock that the service runs.
@@ -78,6 +81,16 @@ func Builtin() *Catalog {
 		{ID: "mock-tools", Kind: KindMock, Behavior: generate.BehaviorTools, DefaultTokens: 24,
 			Description:  "Calls the request's tools with schema-valid arguments; answers in prose after a tool result.",
 			Capabilities: Capabilities{Streaming: true, Tools: true}},
+		{ID: "mock-slow", Kind: KindMock, Behavior: generate.BehaviorChat, DefaultTokens: 32,
+			Description:  "mock-chat with the slow latency profile: 2s to the first chunk, then 100ms ±30ms per token.",
+			Capabilities: Capabilities{Streaming: true}, Latency: simulation.Profiles()["slow"]},
+		{ID: "mock-flaky", Kind: KindMock, Behavior: generate.BehaviorChat, DefaultTokens: 32,
+			Description:  "mock-chat whose first attempt fails with 503 simulated_unavailable; a retry succeeds.",
+			Capabilities: Capabilities{Streaming: true}, Fault: "unavailable;attempts=1;retry_after=100ms"},
+		{ID: "mock-gateway", Kind: KindMock, Behavior: generate.BehaviorChat, DefaultTokens: 32,
+			Description:  "Always fails with simulated_server_error; its gateway policy retries twice, skips gpt-4o (metadata only) and falls back to mock-chat.",
+			Capabilities: Capabilities{Streaming: true}, Fault: "server_error",
+			Gateway: &simulation.Policy{Retries: 2, Backoff: 200 * time.Millisecond, BackoffMultiplier: 2, Fallback: []string{"gpt-4o", "mock-chat"}}},
 		{ID: "gpt-4o", Kind: KindExternal, Provider: "openai", ContextWindow: 128000, Capabilities: Capabilities{Streaming: true, Tools: true}},
 		{ID: "gpt-4.1-mini", Kind: KindExternal, Provider: "openai", ContextWindow: 1047576, Capabilities: Capabilities{Streaming: true, Tools: true}},
 		{ID: "claude-sonnet-4", Kind: KindExternal, Provider: "anthropic", ContextWindow: 200000, Capabilities: Capabilities{Streaming: true, Tools: true}},
@@ -159,6 +172,17 @@ func build(models []Model) (*Catalog, error) {
 	if mocks == 0 {
 		return nil, errors.New("models: no entry has kind: mock, so nothing could execute")
 	}
+	for i := range c.models {
+		m := &c.models[i]
+		if m.Gateway == nil {
+			continue
+		}
+		for j, id := range m.Gateway.Fallback {
+			if _, ok := c.byID[id]; !ok || id == m.ID {
+				return nil, fmt.Errorf("models[%d] (%s): gateway.fallback[%d] must name another model of the catalog", i, m.ID, j)
+			}
+		}
+	}
 	return c, nil
 }
 
@@ -188,8 +212,20 @@ func validate(m *Model) error {
 		if m.Behavior == generate.BehaviorTools && !m.Capabilities.Tools {
 			return errors.New("behavior tools needs capabilities.tools: true")
 		}
-		if m.Latency.FirstChunk < 0 || m.Latency.BetweenChunks < 0 {
+		if m.Latency.FirstChunk < 0 || m.Latency.BetweenChunks < 0 || m.Latency.Jitter < 0 {
 			return errors.New("latency durations must not be negative")
+		}
+		if m.Fault != "" {
+			f, err := simulation.ParseFault(m.Fault)
+			if err != nil {
+				return fmt.Errorf("fault: %v", err)
+			}
+			m.FaultSpec = &f
+		}
+		if m.Gateway != nil {
+			if err := m.Gateway.Validate(); err != nil {
+				return err
+			}
 		}
 		if m.Provider != "" || m.ContextWindow != 0 {
 			return errors.New("provider and context_window describe external models; a mock has neither")
@@ -198,8 +234,8 @@ func validate(m *Model) error {
 		if m.Provider == "" {
 			return errors.New("provider is missing; an external model needs one")
 		}
-		if m.Behavior != "" || m.DefaultTokens != 0 || m.Latency != (Latency{}) {
-			return errors.New("behavior, default_tokens and latency apply to mocks; an external model is metadata only")
+		if m.Behavior != "" || m.DefaultTokens != 0 || !m.Latency.IsZero() || m.Fault != "" || m.Gateway != nil {
+			return errors.New("behavior, default_tokens, latency, fault and gateway apply to mocks; an external model is metadata only")
 		}
 		if m.ContextWindow < 0 {
 			return errors.New("context_window must not be negative")
@@ -249,4 +285,13 @@ func (c *Catalog) IDs() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// Target resolves a fallback id for simulation.Decide.
+func (c *Catalog) Target(id string) (simulation.Target, bool) {
+	m, ok := c.byID[id]
+	if !ok {
+		return simulation.Target{}, false
+	}
+	return simulation.Target{Executable: m.Executable()}, true
 }

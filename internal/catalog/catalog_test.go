@@ -13,10 +13,10 @@ func TestBuiltin(t *testing.T) {
 	for _, m := range c.Executable() {
 		ids = append(ids, m.ID)
 	}
-	if strings.Join(ids, ",") != "mock-echo,mock-chat,mock-tools" {
+	if strings.Join(ids, ",") != "mock-echo,mock-chat,mock-tools,mock-slow,mock-flaky,mock-gateway" {
 		t.Errorf("executable = %v", ids)
 	}
-	if exec, meta := c.Counts(); exec != 3 || meta != 4 {
+	if exec, meta := c.Counts(); exec != 6 || meta != 4 {
 		t.Errorf("counts = %d, %d", exec, meta)
 	}
 	m, ok := c.Lookup("gpt-4o")

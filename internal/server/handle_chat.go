@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
+	"hash/fnv"
 	"math/rand/v2"
 	"mime"
 	"net/http"
@@ -19,6 +21,7 @@ import (
 	"mockgateway/internal/catalog"
 	"mockgateway/internal/generate"
 	"mockgateway/internal/protocol"
+	"mockgateway/internal/simulation"
 	"mockgateway/observability"
 )
 
@@ -31,7 +34,7 @@ func handleChat(d Deps) http.Handler {
 		rec.Chat = true
 		rec.Model = observability.ModelOther
 
-		req, model, err := readChatRequest(w, r, d.Catalog, limits, d.Config.MaxBodyBytes)
+		req, model, seed, err := readChatRequest(w, r, d.Catalog, limits, d.Config.MaxBodyBytes)
 		if model != nil {
 			rec.Model = model.ID // a catalog id: a bounded label even when the request fails
 		}
@@ -40,12 +43,34 @@ func handleChat(d Deps) http.Handler {
 			return
 		}
 		rec.Stream = req.Stream
+		sim, serr := simulate(r, d, model)
+		if serr != nil {
+			writeError(w, r, serr)
+			return
+		}
 
 		ctx, span := d.Tracer.Start(r.Context(), "chat "+model.ID, trace.WithAttributes(chatRequestAttributes(model, req)...))
 		defer span.End()
+		w.Header().Set("Openai-Version", "2020-10-01")
+
+		plan := sim.plan
+		reportPlan(ctx, w, span, d, model.ID, sim)
+		if plan.Sleep && plan.Wait > 0 && !pauseJSON(ctx, d, plan.Wait) {
+			return
+		}
+		if f := plan.Fault; f != nil && f.BeforeOutput() {
+			recordFault(ctx, span, d, model.ID, f.Kind)
+			serveFault(ctx, w, r, d, f)
+			setErrorType(span, rec)
+			return
+		}
+		served := model
+		if plan.ServedBy != model.ID {
+			served, _ = d.Catalog.Lookup(plan.ServedBy)
+		}
 
 		res := generate.Generate(generate.Input{
-			Model: model.ID, Behavior: model.Behavior, DefaultTokens: model.DefaultTokens, Request: req,
+			Model: served.ID, Behavior: served.Behavior, DefaultTokens: served.DefaultTokens, Request: req,
 		})
 		rec.PromptTokens = res.PromptTokens
 		rec.CompletionTokens = res.CompletionTokens
@@ -54,13 +79,16 @@ func handleChat(d Deps) http.Handler {
 		c := chatCall{
 			ID:      newCompletionID(),
 			Created: time.Now().Unix(),
-			Model:   model,
+			Model:   served,
 			Request: req,
 			Result:  res,
+			Timings: simulation.NewTimings(sim.latency, seed),
+			Fault:   plan.Fault, // nil, or a fault that strikes mid-stream
+			Span:    span,
+			Deps:    d,
 		}
-		w.Header().Set("Openai-Version", "2020-10-01")
 		if req.Stream {
-			streamChat(ctx, w, r, d, span, c)
+			streamChat(ctx, w, r, c)
 		} else {
 			respondChat(ctx, w, r, c)
 		}
@@ -73,20 +101,24 @@ func handleChat(d Deps) http.Handler {
 type chatCall struct {
 	ID      string
 	Created int64
-	Model   *catalog.Model
+	Model   *catalog.Model // the model that answers: the requested one or a fallback
 	Request *protocol.ChatRequest
 	Result  generate.Result
+	Timings *simulation.Timings
+	Fault   *simulation.Fault // a mid-stream fault to strike, or nil
+	Span    trace.Span
+	Deps    Deps
 }
 
 // readChatRequest applies the checks in the contract's order: media type, size, JSON and fields,
 // then the model and what it supports. The model is returned whenever the id is in the catalog.
-func readChatRequest(w http.ResponseWriter, r *http.Request, cat *catalog.Catalog, limits protocol.Limits, maxBody int64) (*protocol.ChatRequest, *catalog.Model, error) {
+func readChatRequest(w http.ResponseWriter, r *http.Request, cat *catalog.Catalog, limits protocol.Limits, maxBody int64) (*protocol.ChatRequest, *catalog.Model, uint64, error) {
 	if !jsonContentType(r.Header.Get("Content-Type")) {
-		return nil, nil, apierr.New(apierr.UnsupportedMediaType, "", "Send the request body as JSON with 'Content-Type: application/json'.")
+		return nil, nil, 0, apierr.New(apierr.UnsupportedMediaType, "", "Send the request body as JSON with 'Content-Type: application/json'.")
 	}
 	tooLarge := apierr.New(apierr.RequestTooLarge, "", "The request body is larger than this mock accepts ("+strconv.FormatInt(maxBody, 10)+" bytes).")
 	if r.ContentLength > maxBody {
-		return nil, nil, tooLarge
+		return nil, nil, 0, tooLarge
 	}
 	buf := bufferPool.Get().(*bytes.Buffer)
 	buf.Reset()
@@ -94,29 +126,32 @@ func readChatRequest(w http.ResponseWriter, r *http.Request, cat *catalog.Catalo
 	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, maxBody)); err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return nil, nil, tooLarge
+			return nil, nil, 0, tooLarge
 		}
-		return nil, nil, apierr.New(apierr.InvalidJSON, "", "The request body could not be read completely.")
+		return nil, nil, 0, apierr.New(apierr.InvalidJSON, "", "The request body could not be read completely.")
 	}
 	req, aerr := protocol.DecodeChatRequest(buf.Bytes(), limits)
 	if aerr != nil {
-		return nil, nil, aerr
+		return nil, nil, 0, aerr
 	}
 	model, ok := cat.Lookup(req.Model)
 	if !ok {
 		// The id is not echoed: it is client text, and the catalog is one GET away.
-		return nil, nil, apierr.New(apierr.ModelNotFound, "model", "The model does not exist in this mock's catalog; GET /v1/models lists the executable models.")
+		return nil, nil, 0, apierr.New(apierr.ModelNotFound, "model", "The model does not exist in this mock's catalog; GET /v1/models lists the executable models.")
 	}
 	if !model.Executable() {
-		return nil, model, apierr.New(apierr.ModelNotExecutable, "model", "The model "+model.ID+" is external provider metadata and never executes here; use a mock model from GET /v1/models.")
+		return nil, model, 0, apierr.New(apierr.ModelNotExecutable, "model", "The model "+model.ID+" is external provider metadata and never executes here; use a mock model from GET /v1/models.")
 	}
 	if len(req.Tools) > 0 && !model.Capabilities.Tools {
-		return nil, model, apierr.New(apierr.ToolsNotSupported, "tools", "The model "+model.ID+" does not support tools; mock-tools does.")
+		return nil, model, 0, apierr.New(apierr.ToolsNotSupported, "tools", "The model "+model.ID+" does not support tools; mock-tools does.")
 	}
 	if req.Stream && !model.Capabilities.Streaming {
-		return nil, model, apierr.New(apierr.InvalidValue, "stream", "The model "+model.ID+" does not support streaming.")
+		return nil, model, 0, apierr.New(apierr.InvalidValue, "stream", "The model "+model.ID+" does not support streaming.")
 	}
-	return req, model, nil
+	// The latency jitter is seeded by the request's bytes: the same request waits the same.
+	h := fnv.New64a()
+	_, _ = h.Write(buf.Bytes())
+	return req, model, h.Sum64(), nil
 }
 
 // jsonContentType accepts application/json and application/*+json with any parameters, and a
@@ -143,14 +178,14 @@ func newCompletionID() string {
 // respondChat writes the JSON response after the model's simulated latency.
 func respondChat(ctx context.Context, w http.ResponseWriter, r *http.Request, c chatCall) {
 	rec := observability.RecordFrom(ctx)
-	if lat := c.Model.Latency; lat.FirstChunk > 0 || lat.BetweenChunks > 0 {
-		total := lat.FirstChunk + time.Duration(c.Result.CompletionTokens)*lat.BetweenChunks
-		t := time.NewTimer(total)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			rec.Status = 499 // client closed the request; nothing can be written any more
+	if !pauseJSON(ctx, c.Deps, c.Timings.Total(c.Result.CompletionTokens)) {
+		return
+	}
+	if f := c.Fault; f != nil {
+		// A mid-stream fault on a request that does not stream: an error, or a cut body.
+		recordFault(ctx, c.Span, c.Deps, rec.Model, f.Kind)
+		if f.Kind == simulation.StreamError {
+			serveFault(ctx, w, r, c.Deps, f)
 			return
 		}
 	}
@@ -176,7 +211,46 @@ func respondChat(ctx context.Context, w http.ResponseWriter, r *http.Request, c 
 		body.Choices[i] = protocol.CompletionChoice{Index: ch.Index, Message: msg, FinishReason: ch.FinishReason}
 	}
 	setProcessingMS(w, rec)
+	if c.Fault != nil && c.Fault.Kind == simulation.StreamCut {
+		cutJSON(w, body)
+		return
+	}
 	encodeJSON(w, http.StatusOK, body)
+}
+
+// cutJSON sends the headers and half of the body, then drops the connection.
+func cutJSON(w http.ResponseWriter, body protocol.Completion) {
+	b, _ := json.Marshal(body)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b[:len(b)/2])
+	cutConnection(w)
+}
+
+// pauseJSON waits d unless the client leaves (false: nothing more can be written) or shutdown
+// ends the wait early (true: answer now rather than hold the drain).
+func pauseJSON(ctx context.Context, d Deps, wait time.Duration) bool {
+	if wait <= 0 {
+		return true
+	}
+	t := time.NewTimer(min(wait, d.Config.StreamTimeout))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-d.Drain.Aborted():
+		return true
+	case <-ctx.Done():
+		observability.RecordFrom(ctx).Status = 499 // client closed the request
+		return false
+	}
+}
+
+func setErrorType(span trace.Span, rec *observability.Record) {
+	if rec.ErrorCode != "" {
+		span.SetAttributes(attribute.String("error.type", rec.ErrorCode))
+	}
 }
 
 func setProcessingMS(w http.ResponseWriter, rec *observability.Record) {

@@ -8,11 +8,10 @@ import (
 	"net/http"
 	"time"
 
-	"go.opentelemetry.io/otel/trace"
-
 	"mockgateway/internal/apierr"
 	"mockgateway/internal/generate"
 	"mockgateway/internal/protocol"
+	"mockgateway/internal/simulation"
 	"mockgateway/observability"
 )
 
@@ -138,18 +137,23 @@ func (s *sse) done() error {
 	return s.rc.Flush()
 }
 
-// errStreamEnded is why the stream stopped before completing.
-type errStreamEnded struct{ outcome string }
+// errStreamEnded is why the stream stopped before completing, and what the client is told.
+type errStreamEnded struct {
+	outcome string
+	frame   *apierr.Error // the error frame to send before [DONE]; nil sends nothing more
+	cut     bool          // drop the connection instead: a simulated abrupt cut
+}
 
 func (e errStreamEnded) Error() string { return "stream ended: " + e.outcome }
 
 // streamChat writes the stream. Every exit records exactly one terminal outcome: completed,
 // client_disconnected (the client went away: generation stops at once), timed_out (the stream
 // ran past --stream-timeout: an error frame then [DONE]), or aborted (shutdown's drain deadline
-// passed: a shutting_down error frame then [DONE]).
-func streamChat(ctx context.Context, w http.ResponseWriter, r *http.Request, d Deps, span trace.Span, c chatCall) {
+// passed — a shutting_down error frame then [DONE] — or a simulated mid-stream fault struck).
+func streamChat(ctx context.Context, w http.ResponseWriter, r *http.Request, c chatCall) {
+	d := c.Deps
 	rec := observability.RecordFrom(ctx)
-	life := observability.StartStream(ctx, d.Metrics, span, c.Model.ID, rec.Start)
+	life := observability.StartStream(ctx, d.Metrics, c.Span, rec.Model, rec.Start)
 	deadline := rec.Start.Add(d.Config.StreamTimeout)
 	s := newSSE(w, c)
 	// A client that stops reading must not hold the stream past its deadline.
@@ -162,17 +166,35 @@ func streamChat(ctx context.Context, w http.ResponseWriter, r *http.Request, d D
 	setProcessingMS(w, rec)
 	w.WriteHeader(http.StatusOK)
 
+	// strike fires the simulated mid-stream fault, if any, once its chunk count is reached.
+	fired := false
+	strike := func(force bool) error {
+		f := c.Fault
+		if f == nil || fired || (!force && life.Chunks() < f.After) {
+			return nil
+		}
+		fired = true
+		recordFault(ctx, c.Span, d, rec.Model, f.Kind)
+		if f.Kind == simulation.StreamCut {
+			return errStreamEnded{outcome: observability.OutcomeAborted, cut: true}
+		}
+		return errStreamEnded{outcome: observability.OutcomeAborted, frame: apierr.New(apierr.SimulatedStreamError, "",
+			"Simulated mid-stream error: this mock was asked to fail this stream after some chunks. Nothing real failed.")}
+	}
+
 	sent := 0 // completion tokens actually delivered, for the access log of a cut stream
 	err := func() error {
-		lat := c.Model.Latency
-		if err := pause(ctx, d.Drain, deadline, lat.FirstChunk); err != nil {
+		if err := pause(ctx, d.Drain, deadline, c.Timings.First()); err != nil {
 			return err
 		}
 		for i, f := range framesOf(c.Result) {
 			if f.token && i > 0 {
-				if err := pause(ctx, d.Drain, deadline, lat.BetweenChunks); err != nil {
+				if err := pause(ctx, d.Drain, deadline, c.Timings.Next()); err != nil {
 					return err
 				}
+			}
+			if err := strike(false); err != nil {
+				return err
 			}
 			if err := s.frame(f); err != nil {
 				return writeFailed(ctx, deadline)
@@ -181,6 +203,9 @@ func streamChat(ctx context.Context, w http.ResponseWriter, r *http.Request, d D
 			if f.token {
 				sent++
 			}
+		}
+		if err := strike(true); err != nil { // a stream shorter than after= fails at its end
+			return err
 		}
 		if c.Request.IncludeUsage {
 			if err := s.usage(protocol.NewUsage(c.Result.PromptTokens, c.Result.CompletionTokens)); err != nil {
@@ -199,23 +224,29 @@ func streamChat(ctx context.Context, w http.ResponseWriter, r *http.Request, d D
 	switch {
 	case err == nil:
 		life.End(observability.OutcomeCompleted)
-	case errors.As(err, &ended) && ended.outcome == observability.OutcomeClientDisconnected:
-		life.End(ended.outcome)
-	case errors.As(err, &ended):
-		code := apierr.StreamTimeout
-		msg := "The stream ran longer than this mock's stream timeout and was ended."
-		if ended.outcome == observability.OutcomeAborted {
-			code, msg = apierr.ShuttingDown, "The mock gateway is shutting down; this stream was ended before it completed."
-		}
-		rec.SetError(string(code))
+		return
+	case !errors.As(err, &ended):
+		life.End(observability.OutcomeAborted)
+		return
+	}
+	switch {
+	case ended.cut:
+		cutConnection(w)
+	case ended.outcome == observability.OutcomeTimedOut && ended.frame == nil:
+		ended.frame = apierr.New(apierr.StreamTimeout, "", "The stream ran longer than this mock's stream timeout and was ended.")
+	case ended.outcome == observability.OutcomeAborted && ended.frame == nil:
+		ended.frame = apierr.New(apierr.ShuttingDown, "", "The mock gateway is shutting down; this stream was ended before it completed.")
+	}
+	if ended.frame != nil {
+		rec.SetError(string(ended.frame.Code))
 		// The client is still there: give it the error frame and [DONE], with a little time of
 		// its own, since the stream deadline may be what ended it.
 		_ = s.rc.SetWriteDeadline(time.Now().Add(5 * time.Second))
-		if s.errorFrame(apierr.New(code, "", msg)) == nil {
+		if s.errorFrame(ended.frame) == nil {
 			_ = s.done()
 		}
-		life.End(ended.outcome)
 	}
+	life.End(ended.outcome)
 }
 
 // pause waits for a simulated delay, returning early with the outcome that interrupted it.
@@ -223,13 +254,13 @@ func streamChat(ctx context.Context, w http.ResponseWriter, r *http.Request, d D
 func pause(ctx context.Context, drain *Drain, deadline time.Time, delay time.Duration) error {
 	select {
 	case <-ctx.Done():
-		return errStreamEnded{observability.OutcomeClientDisconnected}
+		return errStreamEnded{outcome: observability.OutcomeClientDisconnected}
 	case <-drain.Aborted():
-		return errStreamEnded{observability.OutcomeAborted}
+		return errStreamEnded{outcome: observability.OutcomeAborted}
 	default:
 	}
 	if !time.Now().Before(deadline) {
-		return errStreamEnded{observability.OutcomeTimedOut}
+		return errStreamEnded{outcome: observability.OutcomeTimedOut}
 	}
 	if delay <= 0 {
 		return nil
@@ -242,13 +273,13 @@ func pause(ctx context.Context, drain *Drain, deadline time.Time, delay time.Dur
 	select {
 	case <-t.C:
 		if !time.Now().Before(deadline) {
-			return errStreamEnded{observability.OutcomeTimedOut}
+			return errStreamEnded{outcome: observability.OutcomeTimedOut}
 		}
 		return nil
 	case <-ctx.Done():
-		return errStreamEnded{observability.OutcomeClientDisconnected}
+		return errStreamEnded{outcome: observability.OutcomeClientDisconnected}
 	case <-drain.Aborted():
-		return errStreamEnded{observability.OutcomeAborted}
+		return errStreamEnded{outcome: observability.OutcomeAborted}
 	}
 }
 
@@ -256,7 +287,7 @@ func pause(ctx context.Context, drain *Drain, deadline time.Time, delay time.Dur
 // otherwise it went away. Either way nothing more can be written.
 func writeFailed(ctx context.Context, deadline time.Time) error {
 	if !time.Now().Before(deadline) && ctx.Err() == nil {
-		return errStreamEnded{observability.OutcomeTimedOut}
+		return errStreamEnded{outcome: observability.OutcomeTimedOut}
 	}
-	return errStreamEnded{observability.OutcomeClientDisconnected}
+	return errStreamEnded{outcome: observability.OutcomeClientDisconnected}
 }

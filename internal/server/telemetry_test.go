@@ -100,6 +100,8 @@ func TestCanaries(t *testing.T) {
 		"  - {id: mock-echo, kind: mock, behavior: echo, capabilities: {streaming: true, tools: false}}\n" +
 		"  - {id: mock-tools, kind: mock, behavior: tools, capabilities: {streaming: true, tools: true}}\n" +
 		"  - {id: mock-slow, kind: mock, behavior: echo, capabilities: {streaming: true, tools: false}, latency: {between_chunks: 20ms}}\n" +
+		"  - {id: mock-flaky, kind: mock, behavior: echo, capabilities: {streaming: true, tools: false}, fault: unavailable;attempts=1}\n" +
+		"  - {id: mock-gateway, kind: mock, behavior: chat, capabilities: {streaming: true, tools: false}, fault: server_error, gateway: {retries: 1, fallback: [gpt-4o, mock-echo]}}\n" +
 		"  - {id: gpt-4o, kind: external, provider: openai, capabilities: {streaming: true, tools: true}}\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -149,6 +151,7 @@ func TestCanaries(t *testing.T) {
 	type call struct {
 		name, method, path, body string
 		disconnect               bool
+		header                   []string
 	}
 	q := "?q=" + c.at("query string")
 	unknownName := c.at("unknown field name")
@@ -173,8 +176,25 @@ func TestCanaries(t *testing.T) {
 		{name: "wrong method", method: "DELETE", path: chatPath + q},
 		{name: "form body", method: "POST", path: chatPath, body: "model=" + c.at("form body")},
 		{name: "models", method: "GET", path: "/v1/models" + q},
-		{name: "health", method: "GET", path: "/health" + q},
 	}
+	// Every simulated fault, the gateway policy's fallback, and malformed simulation headers.
+	for _, f := range []string{"rate_limit;attempts=3", "server_error", "unavailable", "timeout;for=10ms", "stream_error;after=2", "stream_cut;after=2"} {
+		for _, stream := range []string{"false", "true"} {
+			calls = append(calls, call{name: "fault " + f + " stream=" + stream, method: "POST", path: chatPath + q,
+				body:   `{"model":"mock-echo","stream":` + stream + `,"messages":` + messages() + `,` + common() + `}`,
+				header: []string{"X-Mock-Fault", f}})
+		}
+	}
+	calls = append(calls,
+		call{name: "gateway fallback", method: "POST", path: chatPath + q, body: `{"model":"mock-gateway","messages":` + messages() + `}`},
+		call{name: "flaky", method: "POST", path: chatPath + q, body: `{"model":"mock-flaky","messages":` + messages() + `}`},
+		call{name: "malformed fault header", method: "POST", path: chatPath, body: `{"model":"mock-echo","messages":` + messages() + `}`, header: []string{"X-Mock-Fault", c.at("fault header")}},
+		call{name: "malformed latency header", method: "POST", path: chatPath, body: `{"model":"mock-echo","messages":` + messages() + `}`, header: []string{"X-Mock-Latency", "ttfc=" + c.at("latency header")}},
+		call{name: "malformed attempt header", method: "POST", path: chatPath, body: `{"model":"mock-echo","messages":` + messages() + `}`, header: []string{"X-Mock-Attempt", c.at("attempt header")}},
+	)
+	calls = append(calls, []call{
+		{name: "health", method: "GET", path: "/health" + q},
+	}...)
 	var bodies strings.Builder // every response body and header set, searched too
 	for _, cl := range calls {
 		var rd io.Reader
@@ -186,6 +206,9 @@ func TestCanaries(t *testing.T) {
 		req.Header = headers()
 		if cl.name == "form body" {
 			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
+		for i := 0; i+1 < len(cl.header); i += 2 {
+			req.Header.Set(cl.header[i], cl.header[i+1])
 		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {

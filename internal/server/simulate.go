@@ -1,0 +1,188 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"mockgateway/internal/apierr"
+	"mockgateway/internal/catalog"
+	"mockgateway/internal/simulation"
+	"mockgateway/observability"
+)
+
+// simulated is what the simulation decided for one chat request.
+type simulated struct {
+	plan    simulation.Plan
+	latency simulation.Latency
+}
+
+// simulate reads the x-mock-* headers (when allowed) over the model's catalog settings and
+// decides the plan. A malformed header is a 400 naming the header, never a silent default.
+func simulate(r *http.Request, d Deps, model *catalog.Model) (simulated, *apierr.Error) {
+	fault, latency := model.FaultSpec, model.Latency
+	attempt := 1
+	if d.Config.AllowSimulationHeaders {
+		if v := r.Header.Get(simulation.HeaderFault); v != "" {
+			f, err := simulation.ParseFault(v)
+			if err != nil {
+				return simulated{}, invalidHeader(simulation.HeaderFault, err)
+			}
+			fault = &f
+		}
+		if v := r.Header.Get(simulation.HeaderLatency); v != "" {
+			l, err := simulation.ParseLatency(v)
+			if err != nil {
+				return simulated{}, invalidHeader(simulation.HeaderLatency, err)
+			}
+			latency = l
+		}
+		a, err := simulation.AttemptOf(r.Header)
+		if err != nil {
+			return simulated{}, invalidHeader(simulation.HeaderAttempt, err)
+		}
+		attempt = a
+	} else if v := r.Header.Get(simulation.HeaderRetryCount); v != "" {
+		// The catalog's "fail the first K attempts" still follows the SDKs' own retry counter.
+		attempt, _ = simulation.AttemptOf(http.Header{simulation.HeaderRetryCount: {v}})
+	}
+	plan := simulation.Decide(model.ID, fault, attempt, model.Gateway, d.Catalog.Target)
+	if plan.ServedBy != model.ID {
+		// A fallback serves with its own latency: it is another model.
+		if m, ok := d.Catalog.Lookup(plan.ServedBy); ok && (r.Header.Get(simulation.HeaderLatency) == "" || !d.Config.AllowSimulationHeaders) {
+			latency = m.Latency
+		}
+	}
+	return simulated{plan: plan, latency: latency}, nil
+}
+
+func invalidHeader(name string, err error) *apierr.Error {
+	// err's text is ours (ParseFault/ParseLatency never quote the value).
+	return apierr.New(apierr.InvalidSimulationHeader, http.CanonicalHeaderKey(name), "The "+http.CanonicalHeaderKey(name)+" header is malformed: "+err.Error()+".")
+}
+
+// reportPlan makes a gateway policy's decision visible in every signal: response headers, span
+// events marked simulated=true, metrics, and the access log (through the Record).
+func reportPlan(ctx context.Context, w http.ResponseWriter, span trace.Span, d Deps, requested string, s simulated) {
+	p := s.plan
+	if !p.Policy {
+		return
+	}
+	rec := observability.RecordFrom(ctx)
+	rec.GatewayAttempts, rec.ServedBy, rec.FallbackFrom = p.Attempts, p.ServedBy, p.FallbackFrom
+	h := w.Header()
+	h.Set("X-Mock-Gateway-Attempts", strconv.Itoa(p.Attempts))
+	h.Set("X-Mock-Gateway-Served-By", p.ServedBy)
+	if p.FallbackFrom != "" {
+		h.Set("X-Mock-Gateway-Fallback-From", p.FallbackFrom)
+	}
+	retries := 0
+	for _, st := range p.Steps {
+		switch st.Kind {
+		case "retry":
+			retries++
+			span.AddEvent("gateway.retry", trace.WithAttributes(
+				attribute.Bool("simulated", true),
+				attribute.Int("mockgateway.gateway.attempt", st.Attempt),
+				attribute.Int64("mockgateway.gateway.backoff_ms", st.Backoff.Milliseconds()),
+			))
+		case "fallback":
+			reason := "served"
+			if st.Skipped {
+				reason = "metadata_only_not_executed"
+			}
+			to := st.To
+			if d.Metrics != nil {
+				to = d.Metrics.ModelLabel(st.To)
+			}
+			span.AddEvent("gateway.fallback", trace.WithAttributes(
+				attribute.Bool("simulated", true),
+				attribute.String("mockgateway.gateway.from", requested),
+				attribute.String("mockgateway.gateway.to", to),
+				attribute.String("mockgateway.gateway.result", reason),
+			))
+			d.Metrics.ObserveFallback(ctx, requested, st.To)
+		}
+	}
+	d.Metrics.ObserveRetries(ctx, requested, p.Cause, retries)
+	span.SetAttributes(
+		attribute.Int("mockgateway.gateway.attempts", p.Attempts),
+		attribute.String("mockgateway.gateway.served_by", p.ServedBy),
+	)
+}
+
+// recordFault makes one served fault visible: counted, a span event, and the access log field.
+func recordFault(ctx context.Context, span trace.Span, d Deps, model string, kind string) {
+	observability.RecordFrom(ctx).Fault = kind
+	d.Metrics.ObserveFault(ctx, model, kind)
+	span.AddEvent("simulation.fault", trace.WithAttributes(
+		attribute.Bool("simulated", true),
+		attribute.String("mockgateway.simulation.fault", kind),
+	))
+}
+
+// serveFault answers with a fault that happens before any output.
+func serveFault(ctx context.Context, w http.ResponseWriter, r *http.Request, d Deps, f *simulation.Fault) {
+	h := w.Header()
+	switch f.Kind {
+	case simulation.RateLimit:
+		secs := int(f.RetryAfter.Round(time.Second) / time.Second)
+		if f.RetryAfter > 0 && secs == 0 {
+			secs = 1
+		}
+		h.Set("Retry-After", strconv.Itoa(secs))
+		h.Set("Retry-After-Ms", strconv.FormatInt(f.RetryAfter.Milliseconds(), 10))
+		// OpenAI's x-ratelimit-* headers, in its formats, describing an exhausted request budget.
+		h.Set("X-Ratelimit-Limit-Requests", "60")
+		h.Set("X-Ratelimit-Remaining-Requests", "0")
+		h.Set("X-Ratelimit-Reset-Requests", durationHeader(f.RetryAfter))
+		h.Set("X-Ratelimit-Limit-Tokens", "150000")
+		h.Set("X-Ratelimit-Remaining-Tokens", "150000")
+		h.Set("X-Ratelimit-Reset-Tokens", "0s")
+		writeError(w, r, apierr.New(apierr.SimulatedRateLimit, "", "Simulated rate limit: this mock was asked to answer 429 for this attempt. Nothing real was limited."))
+	case simulation.ServerError:
+		writeError(w, r, apierr.New(apierr.SimulatedServerError, "", "Simulated server error: this mock was asked to fail this attempt. Nothing real failed."))
+	case simulation.Unavailable:
+		h.Set("Retry-After", strconv.Itoa(max(1, int(f.RetryAfter.Round(time.Second)/time.Second))))
+		h.Set("Retry-After-Ms", strconv.FormatInt(f.RetryAfter.Milliseconds(), 10))
+		writeError(w, r, apierr.New(apierr.SimulatedUnavailable, "", "Simulated unavailability: this mock was asked to answer 503 for this attempt. Nothing real is down."))
+	case simulation.Timeout:
+		t := time.NewTimer(min(f.For, d.Config.StreamTimeout))
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			observability.RecordFrom(ctx).Status = 499 // the client gave up first, as clients do
+			return
+		case <-d.Drain.Aborted():
+		}
+		writeError(w, r, apierr.New(apierr.SimulatedTimeout, "", "Simulated timeout: this mock stalled as asked, then gave up. Nothing real timed out."))
+	case simulation.StreamError:
+		writeError(w, r, apierr.New(apierr.SimulatedStreamError, "", "Simulated mid-stream error, on a request that does not stream. Nothing real failed."))
+	}
+}
+
+// durationHeader writes a duration the way OpenAI's x-ratelimit-reset-* headers do ("1s",
+// "6m0s", "20ms").
+func durationHeader(d time.Duration) string {
+	if d < time.Second {
+		return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
+	}
+	return d.Round(time.Second).String()
+}
+
+// cutConnection drops the connection mid-response, as a failing network or gateway would: the
+// client sees an unexpected end of the body, not a clean finish.
+func cutConnection(w http.ResponseWriter) {
+	rc := http.NewResponseController(w)
+	_ = rc.Flush()
+	conn, _, err := rc.Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler) // HTTP/2: resetting the stream is the way to cut it
+	}
+	_ = conn.Close()
+}
