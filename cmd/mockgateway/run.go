@@ -147,7 +147,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 // shutdown stops accepting, lets in-flight JSON requests finish, and after the drain deadline
 // ends open streams with a shutting_down error frame and [DONE].
 func shutdown(srv *http.Server, drain *server.Drain, drainTimeout time.Duration, logger *slog.Logger, serveErr <-chan error) error {
-	logger.Info("shutting down", slog.Duration("drain_timeout", drainTimeout))
+	logger.Info("shutting down", slog.String("drain_timeout", drainTimeout.String()))
 	drain.Begin()
 	done := make(chan error, 1)
 	go func() { done <- srv.Shutdown(context.Background()) }()

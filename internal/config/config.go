@@ -185,10 +185,10 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("max_tokens", c.MaxTokens),
 		slog.Int("max_choices", c.MaxChoices),
 		slog.Int("max_concurrent", c.MaxConcurrent),
-		slog.Duration("read_header_timeout", c.ReadHeaderTimeout),
-		slog.Duration("idle_timeout", c.IdleTimeout),
-		slog.Duration("stream_timeout", c.StreamTimeout),
-		slog.Duration("drain_timeout", c.DrainTimeout),
+		slog.String("read_header_timeout", c.ReadHeaderTimeout.String()),
+		slog.String("idle_timeout", c.IdleTimeout.String()),
+		slog.String("stream_timeout", c.StreamTimeout.String()),
+		slog.String("drain_timeout", c.DrainTimeout.String()),
 		slog.Int("trace_buffer", c.TraceBuffer),
 	)
 }
