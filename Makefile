@@ -2,10 +2,24 @@
 GO ?= go
 NODE_COMPAT := internal/clientcompat/node
 
-.PHONY: test check deps run build bench
+# Fuzz targets (package:function). make test runs each briefly, by a fixed count of inputs
+# rather than a duration, so a slow machine does the same work instead of timing out.
+FUZZ_TARGETS := ./internal/protocol:FuzzDecodeChatRequest ./internal/simulation:FuzzParseFault \
+	./internal/simulation:FuzzParseLatency ./internal/server:FuzzSSEWriter ./internal/generate:FuzzSchemaInstance
+FUZZ_COUNT ?= 20000x
+
+.PHONY: test check deps fuzz run build bench
 
 test: deps check
 	$(GO) test -race -count=1 -timeout 12m ./...
+	$(MAKE) --no-print-directory fuzz
+
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; fn=$${t##*:}; \
+		echo "fuzz $$fn ($(FUZZ_COUNT))"; \
+		$(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZ_COUNT) -parallel 2 $$pkg || exit 1; \
+	done
 
 # check: formatting and vet, the mechanical part of review.
 check:

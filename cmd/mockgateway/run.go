@@ -117,9 +117,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
-		// The whole body must arrive in reasonable time too: a slow body holds a slot.
-		ReadTimeout: cfg.ReadHeaderTimeout + 30*time.Second,
-		IdleTimeout: cfg.IdleTimeout,
+		ReadTimeout:       cfg.ReadTimeout,
+		IdleTimeout:       cfg.IdleTimeout,
 		// net/http's own messages (TLS noise, accept errors) may quote what a client sent; they
 		// are reduced to a fixed line.
 		ErrorLog: log.New(fixedLine{logger}, "", 0),

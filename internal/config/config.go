@@ -34,6 +34,9 @@ type Config struct {
 	MaxChoices        int
 	MaxConcurrent     int
 	ReadHeaderTimeout time.Duration
+	// ReadTimeout bounds reading a whole request, body included: a client trickling its body
+	// must not hold a connection and a concurrency slot for ever.
+	ReadTimeout time.Duration
 	IdleTimeout       time.Duration
 	StreamTimeout     time.Duration // a stream's total duration
 	// DrainTimeout is how long shutdown lets open streams run before ending them with a
@@ -72,6 +75,7 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 		{"max-choices", "MOCKGATEWAY_MAX_CHOICES", "largest n", "128", intOf(&c.MaxChoices)},
 		{"max-concurrent", "MOCKGATEWAY_MAX_CONCURRENT", "concurrent /v1 requests before 429 server_busy", "1024", intOf(&c.MaxConcurrent)},
 		{"read-header-timeout", "MOCKGATEWAY_READ_HEADER_TIMEOUT", "time allowed to read request headers", "5s", durationOf(&c.ReadHeaderTimeout)},
+		{"read-timeout", "MOCKGATEWAY_READ_TIMEOUT", "time allowed to read a whole request, body included", "30s", durationOf(&c.ReadTimeout)},
 		{"idle-timeout", "MOCKGATEWAY_IDLE_TIMEOUT", "keep-alive idle timeout", "120s", durationOf(&c.IdleTimeout)},
 		{"stream-timeout", "MOCKGATEWAY_STREAM_TIMEOUT", "a stream's total duration before it ends with stream_timeout", "5m", durationOf(&c.StreamTimeout)},
 		{"drain-timeout", "MOCKGATEWAY_DRAIN_TIMEOUT", "on shutdown, how long open streams may go on before they end with shutting_down", "5s", durationOf(&c.DrainTimeout)},
@@ -154,6 +158,7 @@ func (c Config) validate() error {
 		{c.MaxChoices >= 1 && c.MaxChoices <= 128, "max-choices: must be from 1 to 128"},
 		{c.MaxConcurrent >= 1, "max-concurrent: must be at least 1"},
 		{c.ReadHeaderTimeout > 0, "read-header-timeout: must be positive"},
+		{c.ReadTimeout >= c.ReadHeaderTimeout, "read-timeout: must be at least read-header-timeout"},
 		{c.IdleTimeout > 0, "idle-timeout: must be positive"},
 		{c.StreamTimeout > 0, "stream-timeout: must be positive"},
 		{c.DrainTimeout >= 0, "drain-timeout: must not be negative"},
@@ -186,6 +191,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("max_choices", c.MaxChoices),
 		slog.Int("max_concurrent", c.MaxConcurrent),
 		slog.String("read_header_timeout", c.ReadHeaderTimeout.String()),
+		slog.String("read_timeout", c.ReadTimeout.String()),
 		slog.String("idle_timeout", c.IdleTimeout.String()),
 		slog.String("stream_timeout", c.StreamTimeout.String()),
 		slog.String("drain_timeout", c.DrainTimeout.String()),

@@ -130,6 +130,10 @@ func readChatRequest(w http.ResponseWriter, r *http.Request, cat *catalog.Catalo
 		}
 		return nil, nil, 0, apierr.New(apierr.InvalidJSON, "", "The request body could not be read completely.")
 	}
+	// The body is in. The server's read deadline (--read-timeout) guarded reading it; left in
+	// place it would also fire in net/http's background read during a long stream or a stall,
+	// and cancel the request as if the client had gone.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	req, aerr := protocol.DecodeChatRequest(buf.Bytes(), limits)
 	if aerr != nil {
 		return nil, nil, 0, aerr

@@ -285,8 +285,10 @@ func pause(ctx context.Context, drain *Drain, deadline time.Time, delay time.Dur
 
 // writeFailed classifies a failed write: past the deadline the client stalled (timed_out), and
 // otherwise it went away. Either way nothing more can be written.
-func writeFailed(ctx context.Context, deadline time.Time) error {
-	if !time.Now().Before(deadline) && ctx.Err() == nil {
+func writeFailed(_ context.Context, deadline time.Time) error {
+	// A write that failed at the deadline is a client that stopped reading; net/http has
+	// cancelled ctx by now too, so the deadline, not ctx, tells the two apart.
+	if !time.Now().Before(deadline) {
 		return errStreamEnded{outcome: observability.OutcomeTimedOut}
 	}
 	return errStreamEnded{outcome: observability.OutcomeClientDisconnected}

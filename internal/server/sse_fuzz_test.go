@@ -1,0 +1,102 @@
+package server
+
+import (
+	"bufio"
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"mockgateway/internal/catalog"
+	"mockgateway/internal/generate"
+	"mockgateway/internal/protocol"
+)
+
+// FuzzSSEWriter writes arbitrary content pieces and tool-argument fragments as a stream and
+// reads it back by the SSE grammar: whatever the text holds (newlines, "data:", "[DONE]",
+// invalid UTF-8), every frame is one "data: <json>" line and a blank line, every chunk is valid
+// JSON, and the deltas reassemble the text (invalid UTF-8 becoming U+FFFD, as JSON requires).
+func FuzzSSEWriter(f *testing.F) {
+	f.Add("hello", " world", "{\"a\":", "1}", true)
+	f.Add("line\nbreak", "\r\n\r\ndata: [DONE]\n\n", "", "\"", false)
+	f.Add("\xff\xfe", "<script>", "\u2028", "\x00", true)
+	f.Fuzz(func(t *testing.T, p1, p2, a1, a2 string, usage bool) {
+		model := &catalog.Model{ID: "mock-chat"}
+		res := generate.Result{Choices: []generate.Choice{
+			{Index: 0, Content: []string{p1, p2}, FinishReason: "stop"},
+			{Index: 1, ToolCalls: []generate.ToolCall{{ID: "call_x", Name: "f", Arguments: []string{a1, a2}}}, FinishReason: "tool_calls"},
+		}}
+		rr := httptest.NewRecorder()
+		s := newSSE(rr, chatCall{ID: "chatcmpl-x", Model: model, Request: &protocol.ChatRequest{IncludeUsage: usage}})
+		for _, fr := range framesOf(res) {
+			if err := s.frame(fr); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if usage {
+			if err := s.usage(protocol.NewUsage(1, 4)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.done(); err != nil {
+			t.Fatal(err)
+		}
+
+		var content, args strings.Builder
+		sc := bufio.NewScanner(strings.NewReader(rr.Body.String()))
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		frames, done := 0, false
+		for sc.Scan() {
+			line := sc.Text()
+			data, ok := strings.CutPrefix(line, "data: ")
+			if !ok || done {
+				t.Fatalf("not a data line, or data after [DONE]: %q", line)
+			}
+			if !sc.Scan() || sc.Text() != "" {
+				t.Fatalf("frame not followed by a blank line")
+			}
+			if data == "[DONE]" {
+				done = true
+				continue
+			}
+			frames++
+			var c struct {
+				Choices []struct {
+					Delta struct {
+						Content   *string `json:"content"`
+						ToolCalls []struct {
+							Function struct {
+								Arguments string `json:"arguments"`
+							} `json:"function"`
+						} `json:"tool_calls"`
+					} `json:"delta"`
+				} `json:"choices"`
+			}
+			if err := json.Unmarshal([]byte(data), &c); err != nil {
+				t.Fatalf("chunk is not JSON: %v: %q", err, data)
+			}
+			for _, ch := range c.Choices {
+				if ch.Delta.Content != nil {
+					content.WriteString(*ch.Delta.Content)
+				}
+				for _, tc := range ch.Delta.ToolCalls {
+					args.WriteString(tc.Function.Arguments)
+				}
+			}
+		}
+		if !done {
+			t.Fatal("no [DONE]")
+		}
+		// encoding/json replaces each invalid byte with U+FFFD.
+		valid := func(s string) string {
+			var b strings.Builder
+			for _, r := range s {
+				b.WriteRune(r) // ranging over a string yields utf8.RuneError per invalid byte
+			}
+			return b.String()
+		}
+		if content.String() != valid(p1)+valid(p2) || args.String() != valid(a1)+valid(a2) {
+			t.Fatalf("reassembled %q / %q", content.String(), args.String())
+		}
+	})
+}
