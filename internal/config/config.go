@@ -36,9 +36,9 @@ type Config struct {
 	ReadHeaderTimeout time.Duration
 	// ReadTimeout bounds reading a whole request, body included: a client trickling its body
 	// must not hold a connection and a concurrency slot for ever.
-	ReadTimeout time.Duration
-	IdleTimeout       time.Duration
-	StreamTimeout     time.Duration // a stream's total duration
+	ReadTimeout   time.Duration
+	IdleTimeout   time.Duration
+	StreamTimeout time.Duration // a stream's total duration
 	// DrainTimeout is how long shutdown lets open streams run before ending them with a
 	// shutting_down error frame.
 	DrainTimeout time.Duration
