@@ -207,7 +207,11 @@ func measure(next http.Handler, m *Metrics) http.Handler {
 
 // accessLog writes one line per request when it ends — for a stream, when the stream ends —
 // from the Record alone, so it can only ever contain bounded values.
+//
+// The record goes straight to the handler: slog.Logger would capture the caller's program
+// counter, a stack walk per request that the JSON line never shows.
 func accessLog(next http.Handler, logger *slog.Logger) http.Handler {
+	h := logger.Handler()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		next.ServeHTTP(w, r)
 		rec := RecordFrom(r.Context())
@@ -216,11 +220,11 @@ func accessLog(next http.Handler, logger *slog.Logger) http.Handler {
 			level = slog.LevelError
 		}
 		ctx := r.Context()
-		if !logger.Enabled(ctx, level) {
+		if !h.Enabled(ctx, level) {
 			return
 		}
-		attrs := make([]slog.Attr, 0, 14)
-		attrs = append(attrs,
+		out := slog.NewRecord(time.Now(), level, "request", 0)
+		out.AddAttrs(
 			slog.String("request_id", rec.RequestID),
 			slog.String("method", rec.Method),
 			slog.String("route", rec.Route),
@@ -229,26 +233,26 @@ func accessLog(next http.Handler, logger *slog.Logger) http.Handler {
 			slog.Float64("duration_ms", float64(time.Since(rec.Start).Microseconds())/1000),
 		)
 		if rec.Chat {
-			attrs = append(attrs,
+			out.AddAttrs(
 				slog.String("model", rec.Model),
 				slog.Bool("stream", rec.Stream),
 				slog.Int("prompt_tokens", rec.PromptTokens),
 				slog.Int("completion_tokens", rec.CompletionTokens),
 			)
 			if rec.Stream {
-				attrs = append(attrs, slog.String("stream_outcome", rec.StreamOutcome), slog.Int("chunks", rec.Chunks))
+				out.AddAttrs(slog.String("stream_outcome", rec.StreamOutcome), slog.Int("chunks", rec.Chunks))
 			}
 			if rec.Fault != "" {
-				attrs = append(attrs, slog.String("fault", rec.Fault))
+				out.AddAttrs(slog.String("fault", rec.Fault))
 			}
 			if rec.GatewayAttempts > 0 {
-				attrs = append(attrs, slog.Int("attempts", rec.GatewayAttempts), slog.String("served_by", rec.ServedBy))
+				out.AddAttrs(slog.Int("attempts", rec.GatewayAttempts), slog.String("served_by", rec.ServedBy))
 				if rec.FallbackFrom != "" {
-					attrs = append(attrs, slog.String("fallback_from", rec.FallbackFrom))
+					out.AddAttrs(slog.String("fallback_from", rec.FallbackFrom))
 				}
 			}
 		}
-		logger.LogAttrs(ctx, level, "request", attrs...)
+		_ = h.Handle(ctx, out)
 	})
 }
 
