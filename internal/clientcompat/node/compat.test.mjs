@@ -749,3 +749,83 @@ describe('Vercel AI SDK (chat mode)', { timeout: TIMEOUT * 10 }, () => {
     assert.equal(errors[0].statusCode, 404);
   });
 });
+
+// ---------------------------------------------------------------------------------------------
+// Simulation: unmodified clients with their built-in retries against simulated faults.
+
+describe('simulated faults', { timeout: TIMEOUT * 10 }, () => {
+  const hdr = (fault) => ({ headers: { 'x-mock-fault': fault } });
+  const body = { model: 'mock-echo', messages: [{ role: 'user', content: USER_TEXT }] };
+
+  // The SDK sends x-stainless-retry-count on every try; the mock reads it, so "fail the first
+  // two attempts" ends in a success on the SDK's third (default maxRetries is 2).
+  for (const fault of ['rate_limit;attempts=2;retry_after=10ms', 'unavailable;attempts=2;retry_after=10ms']) {
+    test(`openai SDK default retries recover from ${fault}`, { timeout: TIMEOUT }, async () => {
+      const res = await client.chat.completions.create(body, hdr(fault));
+      assert.equal(res.choices[0].message.content, 'echo: ' + USER_TEXT);
+    });
+  }
+
+  test('openai SDK retries exhausted: RateLimitError 429 simulated_rate_limit', { timeout: TIMEOUT }, async () => {
+    await assert.rejects(client.chat.completions.create(body, hdr('rate_limit;attempts=5;retry_after=10ms')), (err) => {
+      assert.ok(err instanceof OpenAI.RateLimitError, `got ${err?.constructor?.name}`);
+      assert.equal(err.status, 429);
+      assert.equal(err.code, 'simulated_rate_limit');
+      assert.ok(err.headers.get('retry-after'));
+      return true;
+    });
+  });
+
+  test('openai SDK stream: a mid-stream error frame ends the iteration with an APIError', { timeout: TIMEOUT }, async () => {
+    const stream = await strictClient.chat.completions.create({ ...body, stream: true }, hdr('stream_error;after=2'));
+    let chunks = 0;
+    await assert.rejects(
+      (async () => {
+        for await (const _ of stream) chunks++;
+      })(),
+      (err) => {
+        assert.ok(err instanceof APIError);
+        assert.equal(err.code, 'simulated_stream_error');
+        return true;
+      },
+    );
+    assert.equal(chunks, 2);
+  });
+
+  test('openai SDK stream: an abrupt cut ends the iteration with an error, no finish_reason', { timeout: TIMEOUT }, async () => {
+    const stream = await strictClient.chat.completions.create({ ...body, stream: true }, hdr('stream_cut;after=3'));
+    const seen = [];
+    let failed = false;
+    try {
+      for await (const c of stream) seen.push(c);
+    } catch {
+      failed = true;
+    }
+    assert.equal(seen.length, 3);
+    assert.ok(seen.every((c) => c.choices.every((ch) => ch.finish_reason == null)), 'a cut stream never finishes');
+    assert.ok(failed, 'the cut surfaces as an error (terminated)');
+  });
+
+  test('the mock-gateway policy is reported in headers; the client just gets an answer', { timeout: TIMEOUT }, async () => {
+    const { data, response } = await strictClient.chat.completions
+      .create({ model: 'mock-gateway', messages: [{ role: 'user', content: 'hi' }] })
+      .withResponse();
+    assert.equal(data.model, 'mock-chat');
+    assert.equal(response.headers.get('x-mock-gateway-attempts'), '3');
+    assert.equal(response.headers.get('x-mock-gateway-fallback-from'), 'mock-gateway');
+  });
+
+  test('Vercel AI SDK: a 503 with maxRetries 0 is an APICallError that is retryable', { timeout: TIMEOUT }, async () => {
+    // The AI SDK sends no attempt counter, so "fail the first K attempts" cannot recover for
+    // it statelessly; what it must see is a retryable error with the right status.
+    await assert.rejects(
+      generateText({ model: createOpenAI({ baseURL: BASE_URL, apiKey: API_KEY }).chat('mock-echo'), prompt: 'hi', maxRetries: 0, headers: { 'x-mock-fault': 'unavailable' } }),
+      (err) => {
+        assert.ok(APICallError.isInstance(err));
+        assert.equal(err.statusCode, 503);
+        assert.equal(err.isRetryable, true);
+        return true;
+      },
+    );
+  });
+});
