@@ -190,6 +190,8 @@ func TestCanaries(t *testing.T) {
 		call{name: "flaky", method: "POST", path: chatPath + q, body: `{"model":"mock-flaky","messages":` + messages() + `}`},
 		call{name: "malformed fault header", method: "POST", path: chatPath, body: `{"model":"mock-echo","messages":` + messages() + `}`, header: []string{"X-Mock-Fault", c.at("fault header")}},
 		call{name: "malformed latency header", method: "POST", path: chatPath, body: `{"model":"mock-echo","messages":` + messages() + `}`, header: []string{"X-Mock-Latency", "ttfc=" + c.at("latency header")}},
+		call{name: "malformed latency header name", method: "POST", path: chatPath, body: `{"model":"mock-echo","messages":` + messages() + `}`, header: []string{"X-Mock-Latency", c.at("latency parameter name") + "=1s"}},
+		call{name: "malformed fault parameter name", method: "POST", path: chatPath, body: `{"model":"mock-echo","messages":` + messages() + `}`, header: []string{"X-Mock-Fault", "rate_limit;" + c.at("fault parameter name") + "=1"}},
 		call{name: "malformed attempt header", method: "POST", path: chatPath, body: `{"model":"mock-echo","messages":` + messages() + `}`, header: []string{"X-Mock-Attempt", c.at("attempt header")}},
 	)
 	calls = append(calls, []call{

@@ -181,19 +181,23 @@ func ParseLatency(s string) (Latency, error) {
 		if !ok {
 			return l, errors.New("parameters are name=value")
 		}
+		// The name is checked before it can appear in an error: it is client text until it
+		// is one of ours.
+		name = strings.ToLower(strings.TrimSpace(name))
+		if name != "ttfc" && name != "between" && name != "jitter" {
+			return l, errors.New("the parameters are ttfc, between and jitter")
+		}
 		d, err := boundedDuration(strings.TrimSpace(value), 0, 10*time.Minute)
 		if err != nil {
-			return l, fmt.Errorf("%s: %w", strings.TrimSpace(name), err)
+			return l, fmt.Errorf("%s: %w", name, err)
 		}
-		switch strings.ToLower(strings.TrimSpace(name)) {
+		switch name {
 		case "ttfc":
 			l.FirstChunk = d
 		case "between":
 			l.BetweenChunks = d
 		case "jitter":
 			l.Jitter = d
-		default:
-			return l, errors.New("the parameters are ttfc, between and jitter")
 		}
 	}
 	return l, nil
