@@ -1,14 +1,350 @@
 // Package audit owns the redaction audit (mockgateway audit): canary traffic through every
 // client path of a running service, then a search of every telemetry source for the canaries.
+//
+// The audit is the black-box sibling of the in-process canary test (TelemetryTest in
+// internal/server): it talks to a deployed service over HTTP only, so it judges what that
+// deployment really writes — its log file, its /metrics, its trace backend, its Prometheus —
+// rather than what the code is meant to do.
 package audit
 
 import (
 	"context"
 	"errors"
+	"flag"
+	"fmt"
 	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"time"
 )
+
+// Exit codes of the audit: main maps an *ExitError to os.Exit(ExitCode()).
+const (
+	ExitClean      = 0 // every requested source was searched and no canary was found
+	ExitLeak       = 1 // a canary (or the API key) was found where it must not be
+	ExitIncomplete = 2 // the audit could not run, or a requested source could not be searched
+)
+
+// ExitError is what Run returns when the audit is not clean: Code is ExitLeak or
+// ExitIncomplete.
+type ExitError struct {
+	Code   int
+	Reason string
+}
+
+func (e *ExitError) Error() string { return "audit: " + e.Reason }
+
+// ExitCode is the process exit status the error stands for.
+func (e *ExitError) ExitCode() int { return e.Code }
+
+type config struct {
+	target     string
+	logs       string
+	metricsURL string // "" when turned off
+	traces     []string
+	prometheus string
+	wait       time.Duration
+	timeout    time.Duration
+	format     string
+	apiKey     string
+	service    string
+}
+
+type setting struct {
+	name, env, def, usage string
+}
+
+var settings = []setting{
+	{"target", "MOCKGATEWAY_AUDIT_TARGET", "http://127.0.0.1:8080", "the running service"},
+	{"logs", "MOCKGATEWAY_AUDIT_LOGS", "", "the service's log: a file it appends to (--log-file), or - for standard input; JSON or text lines"},
+	{"metrics-url", "MOCKGATEWAY_AUDIT_METRICS_URL", "", "the service's metrics, fetched as OpenMetrics so exemplars are included (default TARGET/metrics; none: skip)"},
+	{"traces", "MOCKGATEWAY_AUDIT_TRACES", "embedded", "comma-separated: embedded (TARGET/debug/traces), a Jaeger query URL (http://host:16686), otlp://HOST:PORT or otlp+grpc://HOST:PORT (a receiver the audit runs: start the service with OTEL_EXPORTER_OTLP_ENDPOINT=http://HOST:PORT), or none"},
+	{"prometheus", "MOCKGATEWAY_AUDIT_PROMETHEUS", "", "a Prometheus server that scrapes the service: every label value is searched"},
+	{"wait", "MOCKGATEWAY_AUDIT_WAIT", "15s", "the longest wait for the traffic to show in every source (polled: it ends early once all of it has)"},
+	{"timeout", "MOCKGATEWAY_AUDIT_TIMEOUT", "3m", "the longest the whole audit may take"},
+	{"format", "MOCKGATEWAY_AUDIT_FORMAT", "text", "text or json"},
+	{"api-key", "MOCKGATEWAY_AUDIT_API_KEY", "", "the service's local API key, if it requires one; it is also searched for"},
+	{"service-name", "MOCKGATEWAY_AUDIT_SERVICE_NAME", "mockgateway", "the service name to search for in Jaeger"},
+}
+
+func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
+	fs := flag.NewFlagSet("mockgateway audit", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	given := map[string]*string{}
+	for _, s := range settings {
+		given[s.name] = fs.String(s.name, "", s.usage)
+	}
+	fs.Usage = func() { usage(stderr) }
+	if err := fs.Parse(args); err != nil {
+		return config{}, err
+	}
+	if fs.NArg() > 0 {
+		return config{}, fmt.Errorf("unexpected argument %q (see --help)", fs.Arg(0))
+	}
+	explicit := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
+	val := map[string]string{}
+	from := map[string]string{}
+	for _, s := range settings {
+		v, src := s.def, "default"
+		if explicit[s.name] {
+			v, src = *given[s.name], "--"+s.name
+		} else if e := getenv(s.env); e != "" {
+			v, src = e, s.env
+		}
+		val[s.name], from[s.name] = strings.TrimSpace(v), src
+	}
+
+	var c config
+	var err error
+	if c.target, err = httpURL(val["target"]); err != nil {
+		return c, fmt.Errorf("%s: %v", from["target"], err)
+	}
+	c.logs = val["logs"]
+	switch m := val["metrics-url"]; m {
+	case "":
+		c.metricsURL = c.target + "/metrics"
+	case "none", "off":
+	default:
+		if c.metricsURL, err = httpURL(m); err != nil {
+			return c, fmt.Errorf("%s: %v", from["metrics-url"], err)
+		}
+	}
+	for _, t := range strings.Split(val["traces"], ",") {
+		t = strings.TrimSpace(t)
+		switch {
+		case t == "" || t == "none" || t == "off":
+		case t == "embedded":
+			c.traces = append(c.traces, t)
+		case strings.HasPrefix(t, "otlp://") || strings.HasPrefix(t, "otlp+grpc://"):
+			scheme, hostport, _ := strings.Cut(t, "://")
+			hostport = strings.TrimSuffix(hostport, "/")
+			if _, _, err := net.SplitHostPort(hostport); err != nil {
+				return c, fmt.Errorf("%s: %q: want %s://HOST:PORT", from["traces"], t, scheme)
+			}
+			c.traces = append(c.traces, scheme+"://"+hostport)
+		default:
+			u, err := httpURL(t)
+			if err != nil {
+				return c, fmt.Errorf("%s: %q is not embedded, none, otlp://HOST:PORT or a Jaeger URL: %v", from["traces"], t, err)
+			}
+			c.traces = append(c.traces, u)
+		}
+	}
+	if p := val["prometheus"]; p != "" {
+		if c.prometheus, err = httpURL(p); err != nil {
+			return c, fmt.Errorf("%s: %v", from["prometheus"], err)
+		}
+	}
+	if c.wait, err = time.ParseDuration(val["wait"]); err != nil || c.wait < 0 {
+		return c, fmt.Errorf("%s: want a duration such as 15s", from["wait"])
+	}
+	if c.timeout, err = time.ParseDuration(val["timeout"]); err != nil || c.timeout <= 0 {
+		return c, fmt.Errorf("%s: want a positive duration such as 3m", from["timeout"])
+	}
+	switch c.format = strings.ToLower(val["format"]); c.format {
+	case "text", "json":
+	default:
+		return c, fmt.Errorf("%s: want text or json", from["format"])
+	}
+	c.apiKey = val["api-key"]
+	c.service = val["service-name"]
+	return c, nil
+}
+
+func httpURL(s string) (string, error) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("want an http:// or https:// URL")
+	}
+	return strings.TrimSuffix(s, "/"), nil
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, `Usage: mockgateway audit [flags]
+
+Sends fresh random canaries through every path a client can use of a running mockgateway, then
+searches the service's logs, metrics, traces, Prometheus and its own error responses for them.
+Exit status: 0 clean, 1 a leak was found, 2 the audit could not run or a source could not be
+searched (never a pass).
+
+Flags (each has an environment fallback):
+`)
+	for _, s := range settings {
+		def := ""
+		if s.def != "" {
+			def = " (default " + s.def + ")"
+		}
+		fmt.Fprintf(w, "  --%-13s %s%s\n  %-15s env %s\n", s.name, s.usage, def, "", s.env)
+	}
+}
 
 // Run is the audit subcommand.
 func Run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	return errors.New("audit: not built yet")
+	return run(ctx, args, getenv, os.Stdin, stdout, stderr)
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	cfg, err := parseConfig(args, getenv, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return &ExitError{Code: ExitIncomplete, Reason: err.Error()}
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
+	defer cancel()
+
+	a, err := newAuditor(cfg, stdin, stderr)
+	if err != nil {
+		return &ExitError{Code: ExitIncomplete, Reason: err.Error()}
+	}
+	rep := a.run(ctx)
+	if err := rep.write(stdout, cfg.format); err != nil {
+		return &ExitError{Code: ExitIncomplete, Reason: "writing the report: " + err.Error()}
+	}
+	switch rep.ExitCode {
+	case ExitLeak:
+		return &ExitError{Code: ExitLeak, Reason: fmt.Sprintf("%d leak(s) found", len(rep.Leaks))}
+	case ExitIncomplete:
+		return &ExitError{Code: ExitIncomplete, Reason: "incomplete: " + strings.Join(rep.Problems, "; ")}
+	}
+	return nil
+}
+
+type auditor struct {
+	cfg     config
+	can     *Canaries
+	corr    *correlator
+	traffic *traffic
+	sources []source
+	client  *http.Client
+	stderr  io.Writer
+}
+
+func newAuditor(cfg config, stdin io.Reader, stderr io.Writer) (*auditor, error) {
+	can, err := newCanaries()
+	if err != nil {
+		return nil, err
+	}
+	corr, err := newCorrelator()
+	if err != nil {
+		return nil, err
+	}
+	client := &http.Client{
+		Transport: &http.Transport{
+			Proxy:               nil, // straight to the target: a proxy would be one more place canaries go
+			DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+			MaxIdleConnsPerHost: 4,
+			DisableCompression:  true,
+			ForceAttemptHTTP2:   false,
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	a := &auditor{cfg: cfg, can: can, corr: corr, client: client, stderr: stderr}
+	a.traffic = &traffic{base: cfg.target, can: can, corr: corr, apiKey: cfg.apiKey, client: client}
+	if cfg.apiKey != "" {
+		can.AddSecret(cfg.apiKey, "the local API key (--api-key), sent as Authorization: Bearer")
+	}
+	a.sources = append(a.sources, &responsesSource{t: a.traffic})
+	if cfg.logs != "" {
+		a.sources = append(a.sources, &logsSource{path: cfg.logs, stdin: stdin})
+	}
+	if cfg.metricsURL != "" {
+		a.sources = append(a.sources, &metricsSource{url: cfg.metricsURL, client: client})
+	}
+	for _, t := range cfg.traces {
+		switch {
+		case t == "embedded":
+			a.sources = append(a.sources, &embeddedTraces{url: cfg.target + "/debug/traces?limit=1000000", client: client})
+		case strings.HasPrefix(t, "otlp://"):
+			a.sources = append(a.sources, &otlpReceiver{addr: strings.TrimPrefix(t, "otlp://")})
+		case strings.HasPrefix(t, "otlp+grpc://"):
+			a.sources = append(a.sources, &otlpReceiver{addr: strings.TrimPrefix(t, "otlp+grpc://"), grpc: true})
+		default:
+			a.sources = append(a.sources, &jaegerTraces{base: t, service: cfg.service, client: client})
+		}
+	}
+	if cfg.prometheus != "" {
+		a.sources = append(a.sources, &prometheusSource{base: cfg.prometheus, client: client})
+	}
+	return a, nil
+}
+
+func (a *auditor) progress(format string, args ...any) {
+	fmt.Fprintf(a.stderr, "mockgateway audit: "+format+"\n", args...)
+}
+
+// outcome is one source after the wait.
+type outcome struct {
+	src source
+	col *collection
+	err error
+}
+
+func (a *auditor) run(ctx context.Context) *Report {
+	started := time.Now()
+	rep := &Report{Schema: reportSchema, Target: a.cfg.target, StartedAt: started.UTC()}
+	defer func() {
+		for _, s := range a.sources {
+			s.close()
+		}
+	}()
+
+	outcomes := make([]*outcome, len(a.sources))
+	for i, s := range a.sources {
+		outcomes[i] = &outcome{src: s}
+		if err := s.start(ctx); err != nil {
+			outcomes[i].err = err
+		}
+	}
+
+	t := a.traffic
+	if err := t.discover(ctx); err != nil {
+		rep.Problems = append(rep.Problems, err.Error())
+		rep.finish(a, outcomes, started)
+		return rep
+	}
+	t.build()
+	a.progress("sending %d requests, then two or three oversized bodies, with %d canaries to %s", len(t.probes), a.can.Count(), a.cfg.target)
+	t.sendAll(ctx)
+	t.oversized(ctx)
+	if ctx.Err() != nil {
+		rep.Problems = append(rep.Problems, "the audit ran out of time (--timeout) while sending its traffic")
+		rep.finish(a, outcomes, started)
+		return rep
+	}
+
+	exp := &expectation{corr: a.corr}
+	for _, p := range t.probes {
+		if p.Reached {
+			exp.probes = append(exp.probes, p)
+			exp.reached++
+			if p.TraceID != "" || p.RequestID != "" {
+				exp.traced = append(exp.traced, p)
+			}
+		}
+	}
+	a.progress("%d of %d requests reached the service (%.1fs); waiting up to %s for them to show in %d source(s)", exp.reached, len(t.probes), time.Since(started).Seconds(), a.cfg.wait, len(a.sources))
+	deadline := time.Now().Add(a.cfg.wait)
+	var wg sync.WaitGroup
+	for _, o := range outcomes {
+		if o.err != nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o.col, o.err = o.src.collect(ctx, deadline, exp)
+		}()
+	}
+	wg.Wait()
+	a.progress("searched the sources (%.1fs)", time.Since(started).Seconds())
+	rep.exp = exp
+	rep.finish(a, outcomes, started)
+	return rep
 }
