@@ -20,6 +20,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"mockgateway/internal/flagenv"
 )
 
 // Exit codes of the audit: main maps an *ExitError to os.Exit(ExitCode()).
@@ -54,53 +56,40 @@ type config struct {
 	service    string
 }
 
-type setting struct {
-	name, env, def, usage string
+// settings are the audit's flags; a function rather than a package variable, so nothing at
+// package level can be changed.
+func settings() []flagenv.Setting {
+	return []flagenv.Setting{
+		{Name: "target", Env: "MOCKGATEWAY_AUDIT_TARGET", Default: "http://127.0.0.1:8080", Usage: "the running service"},
+		{Name: "logs", Env: "MOCKGATEWAY_AUDIT_LOGS", Usage: "the service's log: a file it appends to (--log-file), or - for standard input; JSON or text lines"},
+		{Name: "metrics-url", Env: "MOCKGATEWAY_AUDIT_METRICS_URL", Usage: "the service's metrics, fetched as OpenMetrics so exemplars are included (default TARGET/metrics; none: skip)"},
+		{Name: "traces", Env: "MOCKGATEWAY_AUDIT_TRACES", Default: "embedded", Usage: "comma-separated: embedded (TARGET/debug/traces), a Jaeger query URL (http://host:16686), otlp://HOST:PORT or otlp+grpc://HOST:PORT (a receiver the audit runs: start the service with OTEL_EXPORTER_OTLP_ENDPOINT=http://HOST:PORT), or none"},
+		{Name: "prometheus", Env: "MOCKGATEWAY_AUDIT_PROMETHEUS", Usage: "a Prometheus server that scrapes the service: every label value is searched"},
+		{Name: "wait", Env: "MOCKGATEWAY_AUDIT_WAIT", Default: "15s", Usage: "the longest wait for the traffic to show in every source (polled: it ends early once all of it has)"},
+		{Name: "timeout", Env: "MOCKGATEWAY_AUDIT_TIMEOUT", Default: "3m", Usage: "the longest the whole audit may take"},
+		{Name: "format", Env: "MOCKGATEWAY_AUDIT_FORMAT", Default: "text", Usage: "text or json"},
+		{Name: "api-key", Env: "MOCKGATEWAY_AUDIT_API_KEY", Usage: "the service's local API key, if it requires one; it is also searched for"},
+		{Name: "service-name", Env: "MOCKGATEWAY_AUDIT_SERVICE_NAME", Default: "mockgateway", Usage: "the service name to search for in Jaeger"},
+	}
 }
 
-var settings = []setting{
-	{"target", "MOCKGATEWAY_AUDIT_TARGET", "http://127.0.0.1:8080", "the running service"},
-	{"logs", "MOCKGATEWAY_AUDIT_LOGS", "", "the service's log: a file it appends to (--log-file), or - for standard input; JSON or text lines"},
-	{"metrics-url", "MOCKGATEWAY_AUDIT_METRICS_URL", "", "the service's metrics, fetched as OpenMetrics so exemplars are included (default TARGET/metrics; none: skip)"},
-	{"traces", "MOCKGATEWAY_AUDIT_TRACES", "embedded", "comma-separated: embedded (TARGET/debug/traces), a Jaeger query URL (http://host:16686), otlp://HOST:PORT or otlp+grpc://HOST:PORT (a receiver the audit runs: start the service with OTEL_EXPORTER_OTLP_ENDPOINT=http://HOST:PORT), or none"},
-	{"prometheus", "MOCKGATEWAY_AUDIT_PROMETHEUS", "", "a Prometheus server that scrapes the service: every label value is searched"},
-	{"wait", "MOCKGATEWAY_AUDIT_WAIT", "15s", "the longest wait for the traffic to show in every source (polled: it ends early once all of it has)"},
-	{"timeout", "MOCKGATEWAY_AUDIT_TIMEOUT", "3m", "the longest the whole audit may take"},
-	{"format", "MOCKGATEWAY_AUDIT_FORMAT", "text", "text or json"},
-	{"api-key", "MOCKGATEWAY_AUDIT_API_KEY", "", "the service's local API key, if it requires one; it is also searched for"},
-	{"service-name", "MOCKGATEWAY_AUDIT_SERVICE_NAME", "mockgateway", "the service name to search for in Jaeger"},
-}
+const about = `Sends fresh random canaries through every path a client can use of a running mockgateway, then
+searches the service's logs, metrics, traces, Prometheus and its own error responses for them.
+Exit status: 0 clean, 1 a leak was found, 2 the audit could not run or a source could not be
+searched (never a pass).`
 
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
-	fs := flag.NewFlagSet("mockgateway audit", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	given := map[string]*string{}
-	for _, s := range settings {
-		given[s.name] = fs.String(s.name, "", s.usage)
-	}
-	fs.Usage = func() { usage(stderr) }
-	if err := fs.Parse(args); err != nil {
+	v, err := flagenv.Parse("mockgateway audit", about, settings(), args, getenv, stderr)
+	if err != nil {
 		return config{}, err
 	}
-	if fs.NArg() > 0 {
-		return config{}, fmt.Errorf("unexpected argument %q (see --help)", fs.Arg(0))
-	}
-	explicit := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
 	val := map[string]string{}
 	from := map[string]string{}
-	for _, s := range settings {
-		v, src := s.def, "default"
-		if explicit[s.name] {
-			v, src = *given[s.name], "--"+s.name
-		} else if e := getenv(s.env); e != "" {
-			v, src = e, s.env
-		}
-		val[s.name], from[s.name] = strings.TrimSpace(v), src
+	for _, s := range settings() {
+		val[s.Name], from[s.Name] = strings.TrimSpace(v.Get(s.Name)), v.From(s.Name)
 	}
 
 	var c config
-	var err error
 	if c.target, err = httpURL(val["target"]); err != nil {
 		return c, fmt.Errorf("%s: %v", from["target"], err)
 	}
@@ -162,25 +151,6 @@ func httpURL(s string) (string, error) {
 		return "", fmt.Errorf("want an http:// or https:// URL")
 	}
 	return strings.TrimSuffix(s, "/"), nil
-}
-
-func usage(w io.Writer) {
-	fmt.Fprintf(w, `Usage: mockgateway audit [flags]
-
-Sends fresh random canaries through every path a client can use of a running mockgateway, then
-searches the service's logs, metrics, traces, Prometheus and its own error responses for them.
-Exit status: 0 clean, 1 a leak was found, 2 the audit could not run or a source could not be
-searched (never a pass).
-
-Flags (each has an environment fallback):
-`)
-	for _, s := range settings {
-		def := ""
-		if s.def != "" {
-			def = " (default " + s.def + ")"
-		}
-		fmt.Fprintf(w, "  --%-13s %s%s\n  %-15s env %s\n", s.name, s.usage, def, "", s.env)
-	}
 }
 
 // Run is the audit subcommand.

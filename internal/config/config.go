@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"mockgateway/internal/flagenv"
 )
 
 // Config is every setting of the service.
@@ -52,10 +54,10 @@ var ErrHelp = flag.ErrHelp
 // ErrVersion is returned when --version was asked for.
 var ErrVersion = errors.New("version requested")
 
+// setting ties a flagenv.Setting to the Config field it fills.
 type setting struct {
-	name, env, usage string
-	def              string
-	set              func(string) error
+	flagenv.Setting
+	set func(string) error
 }
 
 // Parse reads args (without the program name) with getenv as the fallback for every flag not
@@ -63,71 +65,48 @@ type setting struct {
 func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config, error) {
 	var c Config
 	settings := []setting{
-		{"addr", "MOCKGATEWAY_ADDR", "listen address host:port (port 0 picks a free port)", "127.0.0.1:8080", str(&c.Addr)},
-		{"catalog", "MOCKGATEWAY_CATALOG", "YAML file replacing the built-in model catalog", "", str(&c.CatalogPath)},
-		{"api-key", "MOCKGATEWAY_API_KEY", "local key required as 'Authorization: Bearer <key>' on /v1/* (empty: no key)", "", str(&c.APIKey)},
-		{"log-level", "MOCKGATEWAY_LOG_LEVEL", "debug, info, warn or error", "info", str(&c.LogLevel)},
-		{"log-format", "MOCKGATEWAY_LOG_FORMAT", "json or text", "json", str(&c.LogFormat)},
-		{"log-file", "MOCKGATEWAY_LOG_FILE", "also append the log to this file", "", str(&c.LogFile)},
-		{"allow-simulation-headers", "MOCKGATEWAY_ALLOW_SIMULATION_HEADERS", "let x-mock-* request headers choose simulated faults and latency", "true", boolOf(&c.AllowSimulationHeaders)},
-		{"max-body-bytes", "MOCKGATEWAY_MAX_BODY_BYTES", "largest request body accepted", "1048576", int64Of(&c.MaxBodyBytes)},
-		{"max-tokens", "MOCKGATEWAY_MAX_TOKENS", "ceiling for max_tokens and max_completion_tokens", "4096", intOf(&c.MaxTokens)},
-		{"max-choices", "MOCKGATEWAY_MAX_CHOICES", "largest n", "128", intOf(&c.MaxChoices)},
-		{"max-concurrent", "MOCKGATEWAY_MAX_CONCURRENT", "concurrent /v1 requests before 429 server_busy", "1024", intOf(&c.MaxConcurrent)},
-		{"read-header-timeout", "MOCKGATEWAY_READ_HEADER_TIMEOUT", "time allowed to read request headers", "5s", durationOf(&c.ReadHeaderTimeout)},
-		{"read-timeout", "MOCKGATEWAY_READ_TIMEOUT", "time allowed to read a whole request, body included", "30s", durationOf(&c.ReadTimeout)},
-		{"idle-timeout", "MOCKGATEWAY_IDLE_TIMEOUT", "keep-alive idle timeout", "120s", durationOf(&c.IdleTimeout)},
-		{"stream-timeout", "MOCKGATEWAY_STREAM_TIMEOUT", "a stream's total duration before it ends with stream_timeout", "5m", durationOf(&c.StreamTimeout)},
-		{"drain-timeout", "MOCKGATEWAY_DRAIN_TIMEOUT", "on shutdown, how long open streams may go on before they end with shutting_down", "5s", durationOf(&c.DrainTimeout)},
-		{"trace-buffer", "MOCKGATEWAY_TRACE_BUFFER", "spans kept in memory for /debug/traces", "4096", intOf(&c.TraceBuffer)},
+		{flagenv.Setting{Name: "addr", Env: "MOCKGATEWAY_ADDR", Default: "127.0.0.1:8080", Usage: "listen address host:port (port 0 picks a free port)"}, str(&c.Addr)},
+		{flagenv.Setting{Name: "catalog", Env: "MOCKGATEWAY_CATALOG", Usage: "YAML file replacing the built-in model catalog"}, str(&c.CatalogPath)},
+		{flagenv.Setting{Name: "api-key", Env: "MOCKGATEWAY_API_KEY", Usage: "local key required as 'Authorization: Bearer <key>' on /v1/* (empty: no key)"}, str(&c.APIKey)},
+		{flagenv.Setting{Name: "log-level", Env: "MOCKGATEWAY_LOG_LEVEL", Default: "info", Usage: "debug, info, warn or error"}, str(&c.LogLevel)},
+		{flagenv.Setting{Name: "log-format", Env: "MOCKGATEWAY_LOG_FORMAT", Default: "json", Usage: "json or text"}, str(&c.LogFormat)},
+		{flagenv.Setting{Name: "log-file", Env: "MOCKGATEWAY_LOG_FILE", Usage: "also append the log to this file"}, str(&c.LogFile)},
+		{flagenv.Setting{Name: "allow-simulation-headers", Env: "MOCKGATEWAY_ALLOW_SIMULATION_HEADERS", Default: "true", Usage: "let x-mock-* request headers choose simulated faults and latency"}, boolOf(&c.AllowSimulationHeaders)},
+		{flagenv.Setting{Name: "max-body-bytes", Env: "MOCKGATEWAY_MAX_BODY_BYTES", Default: "1048576", Usage: "largest request body accepted"}, int64Of(&c.MaxBodyBytes)},
+		{flagenv.Setting{Name: "max-tokens", Env: "MOCKGATEWAY_MAX_TOKENS", Default: "4096", Usage: "ceiling for max_tokens and max_completion_tokens"}, intOf(&c.MaxTokens)},
+		{flagenv.Setting{Name: "max-choices", Env: "MOCKGATEWAY_MAX_CHOICES", Default: "128", Usage: "largest n"}, intOf(&c.MaxChoices)},
+		{flagenv.Setting{Name: "max-concurrent", Env: "MOCKGATEWAY_MAX_CONCURRENT", Default: "1024", Usage: "concurrent /v1 requests before 429 server_busy"}, intOf(&c.MaxConcurrent)},
+		{flagenv.Setting{Name: "read-header-timeout", Env: "MOCKGATEWAY_READ_HEADER_TIMEOUT", Default: "5s", Usage: "time allowed to read request headers"}, durationOf(&c.ReadHeaderTimeout)},
+		{flagenv.Setting{Name: "read-timeout", Env: "MOCKGATEWAY_READ_TIMEOUT", Default: "30s", Usage: "time allowed to read a whole request, body included"}, durationOf(&c.ReadTimeout)},
+		{flagenv.Setting{Name: "idle-timeout", Env: "MOCKGATEWAY_IDLE_TIMEOUT", Default: "120s", Usage: "keep-alive idle timeout"}, durationOf(&c.IdleTimeout)},
+		{flagenv.Setting{Name: "stream-timeout", Env: "MOCKGATEWAY_STREAM_TIMEOUT", Default: "5m", Usage: "a stream's total duration before it ends with stream_timeout"}, durationOf(&c.StreamTimeout)},
+		{flagenv.Setting{Name: "drain-timeout", Env: "MOCKGATEWAY_DRAIN_TIMEOUT", Default: "5s", Usage: "on shutdown, how long open streams may go on before they end with shutting_down"}, durationOf(&c.DrainTimeout)},
+		{flagenv.Setting{Name: "trace-buffer", Env: "MOCKGATEWAY_TRACE_BUFFER", Default: "4096", Usage: "spans kept in memory for /debug/traces"}, intOf(&c.TraceBuffer)},
 	}
-
-	fs := flag.NewFlagSet("mockgateway", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	given := map[string]*string{}
+	specs := make([]flagenv.Setting, 0, len(settings)+1)
 	for _, s := range settings {
-		given[s.name] = fs.String(s.name, "", "")
+		specs = append(specs, s.Setting)
 	}
-	version := fs.Bool("version", false, "print version and release, then exit")
-	fs.Usage = func() { usage(stderr, settings) }
-	if err := fs.Parse(args); err != nil {
+	specs = append(specs, flagenv.Setting{Name: "version", Usage: "print version and release, then exit", Switch: true})
+	about := "A local mock of an LLM gateway (OpenAI Chat Completions subset). Every flag has an\n" +
+		"environment fallback; OpenTelemetry uses the standard OTEL_* variables.\n\n" +
+		"Subcommands: healthcheck, traffic, audit (each with --help)."
+	v, err := flagenv.Parse("mockgateway", about, specs, args, getenv, stderr)
+	if err != nil {
 		return c, err // flag has already printed the problem and the usage
 	}
-	if *version {
+	if v.Get("version") != "" {
 		return c, ErrVersion
 	}
-	if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected argument %q; settings are flags (see --help)", fs.Arg(0))
-	}
-	explicit := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
 	for _, s := range settings {
-		v, from := s.def, "default"
-		if explicit[s.name] {
-			v, from = *given[s.name], "--"+s.name
-		} else if e := getenv(s.env); e != "" {
-			v, from = e, s.env
-		}
-		if err := s.set(v); err != nil {
-			if s.name == "api-key" {
-				return c, fmt.Errorf("%s: invalid", from)
+		if err := s.set(v.Get(s.Name)); err != nil {
+			if s.Name == "api-key" {
+				return c, v.Errorf(s.Name, "invalid")
 			}
-			return c, fmt.Errorf("%s: %v", from, err)
+			return c, v.Errorf(s.Name, "%v", err)
 		}
 	}
 	return c, c.validate()
-}
-
-func usage(w io.Writer, settings []setting) {
-	fmt.Fprintf(w, "Usage: mockgateway [flags]\n\nA local mock of an LLM gateway (OpenAI Chat Completions subset). Every flag has an\nenvironment fallback; OpenTelemetry uses the standard OTEL_* variables.\n\nFlags:\n")
-	for _, s := range settings {
-		def := ""
-		if s.def != "" {
-			def = " (default " + s.def + ")"
-		}
-		fmt.Fprintf(w, "  --%-20s %s%s\n  %-22s env %s\n", s.name, s.usage, def, "", s.env)
-	}
-	fmt.Fprintf(w, "  --%-20s %s\n", "version", "print version and release, then exit")
 }
 
 func (c Config) validate() error {
