@@ -12,6 +12,7 @@ FUZZ_COUNT ?= 20000x
 
 test: deps check
 	$(GO) test -race -count=1 -timeout 12m ./...
+	cd deploy/test && $(GO) test -race -count=1 -timeout 10m ./...
 	$(MAKE) --no-print-directory fuzz
 
 fuzz:
@@ -26,12 +27,15 @@ check:
 	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	cd deploy/test && $(GO) vet ./...
 
 # deps: what the tests need beyond the Go toolchain — the Node SDK and Vercel AI SDK used by the
-# client-compatibility test, installed from the lock file. A missing tool fails the test run.
+# client-compatibility test (installed from the lock file), and Debian's prometheus (server and
+# promtool) and docker-compose for deploy/test. A missing tool fails the test run.
 deps:
 	@command -v node >/dev/null || { echo "node is required for the client-compatibility tests (apt-get install nodejs npm)"; exit 1; }
 	cd $(NODE_COMPAT) && npm ci --no-audit --no-fund --loglevel=error
+	bash deploy/test/deps.sh
 
 run:
 	$(GO) run ./cmd/mockgateway

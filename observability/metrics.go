@@ -47,6 +47,8 @@ type Metrics struct {
 type BuildInfo struct {
 	Version string
 	Release string
+	// FaultKinds are the simulated fault kinds, for the fault series created up front.
+	FaultKinds []string
 }
 
 // nativeHistogram adds a native (sparse) histogram to classic buckets: Prometheus v3 scrapes
@@ -59,8 +61,9 @@ func nativeHistogram(o prometheus.HistogramOpts) prometheus.HistogramOpts {
 }
 
 // NewMetrics registers the required metrics, the build info, and the Go and process collectors
-// on reg. modelIDs is the closed set of model label values (the catalog's ids).
-func NewMetrics(reg *prometheus.Registry, modelIDs []string, info BuildInfo) *Metrics {
+// on reg. modelIDs is the closed set of model label values (the catalog's ids); executable, the
+// mock models among them, whose series are created up front.
+func NewMetrics(reg *prometheus.Registry, modelIDs, executable []string, info BuildInfo) *Metrics {
 	m := &Metrics{registry: reg, models: make(map[string]struct{}, len(modelIDs))}
 	for _, id := range modelIDs {
 		m.models[id] = struct{}{}
@@ -133,11 +136,15 @@ func NewMetrics(reg *prometheus.Registry, modelIDs []string, info BuildInfo) *Me
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
-	// Pre-create the per-model lifecycle series so that rate() has a zero to start from and
-	// dashboards show every model before its first stream.
-	for _, id := range modelIDs {
+	// Pre-create the executable models' lifecycle and fault series, so that rate() has a zero
+	// to start from and dashboards show every model before its first stream or fault.
+	// Metadata-only models never execute, so they get none.
+	for _, id := range executable {
 		for _, ev := range []string{"started", "first_chunk", OutcomeCompleted, OutcomeClientDisconnected, OutcomeAborted, OutcomeTimedOut} {
 			m.streamEvents.WithLabelValues(id, ev)
+		}
+		for _, f := range info.FaultKinds {
+			m.faults.WithLabelValues(id, f)
 		}
 	}
 	return m

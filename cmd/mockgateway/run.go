@@ -18,6 +18,7 @@ import (
 	"mockgateway/internal/catalog"
 	"mockgateway/internal/config"
 	"mockgateway/internal/server"
+	"mockgateway/internal/simulation"
 	"mockgateway/internal/traffic"
 	"mockgateway/observability"
 )
@@ -93,7 +94,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		}
 	}()
 
-	metrics := observability.NewMetrics(prometheus.NewRegistry(), cat.IDs(), observability.BuildInfo{Version: version, Release: release})
+	metrics := observability.NewMetrics(prometheus.NewRegistry(), cat.IDs(), cat.ExecutableIDs(),
+		observability.BuildInfo{Version: version, Release: release, FaultKinds: simulation.Kinds()})
 	drain := server.NewDrain()
 	handler := server.New(server.Deps{
 		Config:     cfg,

@@ -265,6 +265,15 @@ func (c *Catalog) Executable() []*Model {
 	return out
 }
 
+// ExecutableIDs lists the mock models' ids in catalog order.
+func (c *Catalog) ExecutableIDs() []string {
+	var out []string
+	for _, m := range c.Executable() {
+		out = append(out, m.ID)
+	}
+	return out
+}
+
 // Counts returns how many models execute and how many are metadata only.
 func (c *Catalog) Counts() (executable, metadataOnly int) {
 	for i := range c.models {

@@ -33,7 +33,7 @@ func benchHandler(b *testing.B, telemetry bool) *harness {
 		b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 		logger, _ := observability.NewLogger(io.Discard, "info", "json")
 		d.Tracer, d.Logger, d.Spans = tp.Tracer("bench"), logger, buffer
-		d.Metrics = observability.NewMetrics(prometheus.NewRegistry(), cat.IDs(), observability.BuildInfo{Version: "4.2.0"})
+		d.Metrics = observability.NewMetrics(prometheus.NewRegistry(), cat.IDs(), cat.ExecutableIDs(), observability.BuildInfo{Version: "4.2.0"})
 	} else {
 		d.Tracer = noop.NewTracerProvider().Tracer("")
 		d.Logger = slog.New(slog.DiscardHandler)

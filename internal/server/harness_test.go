@@ -21,6 +21,7 @@ import (
 
 	"mockgateway/internal/catalog"
 	"mockgateway/internal/config"
+	"mockgateway/internal/simulation"
 	"mockgateway/observability"
 )
 
@@ -115,7 +116,7 @@ func newHarness(t *testing.T, opts ...func(*Deps)) *harness {
 		o(&d)
 	}
 	if d.Metrics == nil {
-		d.Metrics = observability.NewMetrics(prometheus.NewRegistry(), d.Catalog.IDs(), observability.BuildInfo{Version: "4.2.0", Release: "Gateway Foundation"})
+		d.Metrics = observability.NewMetrics(prometheus.NewRegistry(), d.Catalog.IDs(), d.Catalog.ExecutableIDs(), observability.BuildInfo{Version: "4.2.0", Release: "Gateway Foundation", FaultKinds: simulation.Kinds()})
 	}
 	return &harness{t: t, handler: New(d), logs: logs, spans: spans, tp: tp, metrics: d.Metrics, drain: d.Drain, deps: d}
 }
