@@ -8,7 +8,7 @@ FUZZ_TARGETS := ./internal/protocol:FuzzDecodeChatRequest ./internal/simulation:
 	./internal/simulation:FuzzParseLatency ./internal/server:FuzzSSEWriter ./internal/generate:FuzzSchemaInstance
 FUZZ_COUNT ?= 20000x
 
-.PHONY: test check deps fuzz run build bench
+.PHONY: test check deps fuzz run build bench soak
 
 test: deps check
 	$(GO) test -race -count=1 -timeout 12m ./...
@@ -43,5 +43,15 @@ run:
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/mockgateway ./cmd/mockgateway
 
+# bench: Go benchmarks, wrk load runs of the built binary with full telemetry next to a bare
+# net/http baseline (cmd/baseline), and RSS with 10,000 open streams; one Markdown table.
+BENCH_FLAGS ?=
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	@command -v wrk >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq wrk; }
+	$(GO) run ./cmd/loadtest bench $(BENCH_FLAGS)
+
+# soak: mixed traffic for a set duration, sampled every 10s; not part of make test.
+SOAK_DURATION ?= 10m
+SOAK_RATE ?= 50
+soak:
+	$(GO) run ./cmd/loadtest soak --duration $(SOAK_DURATION) --rate $(SOAK_RATE)

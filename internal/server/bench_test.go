@@ -78,3 +78,37 @@ func BenchmarkChatStream64(b *testing.B) {
 	b.Run("telemetry=on", func(b *testing.B) { benchRequest(b, benchHandler(b, true), body) })
 	b.Run("telemetry=off", func(b *testing.B) { benchRequest(b, benchHandler(b, false), body) })
 }
+
+func benchStatus(b *testing.B, h *harness, method, path, body string, want int) {
+	b.ReportAllocs()
+	start := cpuTime()
+	defer func() { b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op") }()
+	b.ResetTimer()
+	for b.Loop() {
+		var rd io.Reader
+		if body != "" {
+			rd = strings.NewReader(body)
+		}
+		req := httptest.NewRequest(method, path, rd)
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		rr := httptest.NewRecorder()
+		h.handler.ServeHTTP(rr, req)
+		if rr.Code != want {
+			b.Fatalf("%d %s", rr.Code, rr.Body.String())
+		}
+	}
+}
+
+func BenchmarkModels(b *testing.B) {
+	b.Run("telemetry=on", func(b *testing.B) { benchStatus(b, benchHandler(b, true), "GET", "/v1/models", "", 200) })
+	b.Run("telemetry=off", func(b *testing.B) { benchStatus(b, benchHandler(b, false), "GET", "/v1/models", "", 200) })
+}
+
+// BenchmarkErrorPath: a request the strict decoder rejects (400 unknown_parameter).
+func BenchmarkErrorPath(b *testing.B) {
+	body := chatBody("mock-chat", `"tempreture":1`)
+	b.Run("telemetry=on", func(b *testing.B) { benchStatus(b, benchHandler(b, true), "POST", chatPath, body, 400) })
+	b.Run("telemetry=off", func(b *testing.B) { benchStatus(b, benchHandler(b, false), "POST", chatPath, body, 400) })
+}

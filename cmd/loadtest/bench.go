@@ -1,0 +1,328 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+)
+
+type benchConfig struct {
+	Threads     int           `json:"threads"`
+	Connections int           `json:"connections"`
+	Duration    time.Duration `json:"-"`
+	Warmup      time.Duration `json:"-"`
+	Rounds      int           `json:"rounds"`
+	Count       int           `json:"go_bench_count"`
+	Pattern     string        `json:"go_bench_pattern"`
+	Benchtime   string        `json:"go_benchtime,omitempty"`
+	Streams     int           `json:"streams"`
+	Batch       int           `json:"stream_batch"`
+
+	DurationS string `json:"duration"`
+	WarmupS   string `json:"warmup"`
+
+	wrk, src, jsonOut                 string
+	keep, strict                      bool
+	skipGoBench, skipLoad, skipMemory bool
+}
+
+// loadFigures is one kind of request (JSON or stream) against one server, over all rounds.
+type loadFigures struct {
+	Rounds   []wrkResult `json:"rounds"`
+	RPS      float64     `json:"rps"`                       // median over rounds
+	P50ms    float64     `json:"p50_ms"`                    // median over rounds
+	P99ms    float64     `json:"p99_ms"`                    // median over rounds
+	ChunksPS float64     `json:"chunks_ps"`                 // streams: RPS × chunks per stream
+	CPUus    float64     `json:"server_cpu_us_per_request"` // median over rounds
+	Errors   int64       `json:"errors"`                    // summed over rounds
+	RespB    float64     `json:"bytes_per_response"`
+}
+
+func (f *loadFigures) finish(chunksPerStream int) {
+	var rps, p50, p99, cpu []float64
+	var bytes, reqs int64
+	for _, r := range f.Rounds {
+		rps = append(rps, r.RPS())
+		p50 = append(p50, r.Latency.P50/1000)
+		p99 = append(p99, r.Latency.P99/1000)
+		cpu = append(cpu, r.CPUPerRequestUS())
+		f.Errors += r.Errors.total()
+		bytes += r.Bytes
+		reqs += r.Requests
+	}
+	f.RPS, f.P50ms, f.P99ms, f.CPUus = median(rps), median(p50), median(p99), median(cpu)
+	f.ChunksPS = f.RPS * float64(chunksPerStream)
+	if reqs > 0 {
+		f.RespB = float64(bytes) / float64(reqs)
+	}
+}
+
+type loadResult struct {
+	Probe           map[string]probeResult  `json:"probe"` // by server
+	ChunksPerStream int                     `json:"chunks_per_stream"`
+	JSON            map[string]*loadFigures `json:"json"`   // "mockgateway", "baseline"
+	Stream          map[string]*loadFigures `json:"stream"` // "mockgateway", "baseline"
+	RSSAfterLoad    int64                   `json:"mockgateway_rss_after_load_bytes"`
+	AccessLogLines  int64                   `json:"access_log_lines"`
+	SpansBuffered   int                     `json:"spans_in_buffer"`
+	Notes           []string                `json:"notes,omitempty"`
+}
+
+// report is everything a bench run measured; the Markdown table and --json-out come from it.
+type report struct {
+	Machine    machine     `json:"machine"`
+	Command    string      `json:"command"`
+	Config     benchConfig `json:"settings"`
+	Started    time.Time   `json:"started"`
+	GoBench    []goBench   `json:"go_benchmarks,omitempty"`
+	GoBenchCmd string      `json:"go_bench_command,omitempty"`
+	Load       *loadResult `json:"load,omitempty"`
+	Memory     *memResult  `json:"memory,omitempty"`
+	Targets    []target    `json:"targets"`
+	Problems   []string    `json:"problems,omitempty"`
+}
+
+func parseBenchFlags(args []string, stderr io.Writer) (benchConfig, error) {
+	var c benchConfig
+	fs := flag.NewFlagSet("loadtest bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.IntVar(&c.Threads, "threads", 2, "wrk threads (-t)")
+	fs.IntVar(&c.Connections, "connections", 64, "wrk connections (-c)")
+	fs.DurationVar(&c.Duration, "duration", 10*time.Second, "each measured wrk run (-d)")
+	fs.DurationVar(&c.Warmup, "warmup", 2*time.Second, "a discarded wrk run before each measured one")
+	fs.IntVar(&c.Rounds, "rounds", 3, "wrk rounds per server and request kind (medians are reported)")
+	fs.IntVar(&c.Count, "count", 6, "go test -count for the Go benchmarks (medians are reported)")
+	fs.StringVar(&c.Pattern, "bench", "ChatJSON|ChatStream64|Models|ErrorPath", "go test -bench pattern")
+	fs.StringVar(&c.Benchtime, "benchtime", "", "go test -benchtime (default go test's)")
+	fs.IntVar(&c.Streams, "streams", 10000, "concurrent open streams for the memory figure")
+	fs.IntVar(&c.Batch, "batch", 500, "streams opened at once")
+	fs.StringVar(&c.wrk, "wrk", "", "path of wrk (default: from PATH)")
+	fs.StringVar(&c.src, "src", "", "module root to build and benchmark (default: from go env GOMOD)")
+	fs.StringVar(&c.jsonOut, "json-out", "", "also write every figure as JSON to this file")
+	fs.BoolVar(&c.keep, "keep", false, "keep the temporary directory (binaries, scripts, access logs)")
+	fs.BoolVar(&c.strict, "strict", false, "exit non-zero when a target does not hold")
+	fs.BoolVar(&c.skipGoBench, "skip-gobench", false, "skip the Go benchmarks")
+	fs.BoolVar(&c.skipLoad, "skip-load", false, "skip the wrk load runs")
+	fs.BoolVar(&c.skipMemory, "skip-memory", false, "skip the open-streams memory run")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if c.Threads < 1 || c.Connections < c.Threads || c.Duration <= 0 || c.Rounds < 1 || c.Count < 1 || c.Streams < 0 || c.Batch < 1 {
+		return c, errors.New("threads ≥ 1, connections ≥ threads, duration > 0, rounds ≥ 1, count ≥ 1, batch ≥ 1")
+	}
+	c.DurationS, c.WarmupS = c.Duration.String(), c.Warmup.String()
+	return c, nil
+}
+
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, err := parseBenchFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	wrkBin := ""
+	if !cfg.skipLoad {
+		// Before anything is built: a missing tool fails at once with what to install.
+		if wrkBin, err = findWrk(cfg.wrk); err != nil {
+			return err
+		}
+	}
+	ws, err := newWorkspace(ctx, cfg.src, cfg.keep, stderr)
+	if err != nil {
+		return err
+	}
+	defer ws.close()
+	rep := &report{
+		Machine: describeMachine(ws.nofile), Config: cfg, Started: time.Now(),
+		Command: "go run ./cmd/loadtest bench" + argString(args),
+	}
+	if ws.nofileNote != "" {
+		rep.Problems = append(rep.Problems, ws.nofileNote)
+	}
+
+	// 1. Go benchmarks first, while nothing else runs.
+	if !cfg.skipGoBench {
+		res, goArgs, err := runGoBench(ctx, ws, cfg.Pattern, cfg.Count, cfg.Benchtime)
+		rep.GoBenchCmd = "go " + strings.Join(goArgs, " ")
+		if err != nil {
+			rep.Problems = append(rep.Problems, err.Error())
+		}
+		rep.GoBench = res
+	}
+	// 2. Load runs, mockgateway and baseline side by side.
+	if !cfg.skipLoad && ctx.Err() == nil {
+		w := &wrkRunner{bin: wrkBin, threads: cfg.Threads, connections: cfg.Connections, duration: cfg.Duration,
+			warmup: cfg.Warmup, timeout: 10 * time.Second, dir: ws.dir}
+		load, err := runLoad(ctx, ws, w, cfg.Rounds)
+		if err != nil {
+			rep.Problems = append(rep.Problems, "load: "+err.Error())
+		}
+		rep.Load = load
+	}
+	// 3. Memory with many open streams, on a fresh instance.
+	if !cfg.skipMemory && cfg.Streams > 0 && ctx.Err() == nil {
+		mem, err := runMemory(ctx, ws, cfg.Streams, cfg.Batch)
+		if err != nil {
+			rep.Problems = append(rep.Problems, "memory: "+err.Error())
+		}
+		rep.Memory = mem
+	}
+	if ctx.Err() != nil {
+		rep.Problems = append(rep.Problems, "interrupted")
+	}
+
+	rep.Targets = evaluate(rep)
+	writeMarkdown(stdout, rep)
+	if cfg.jsonOut != "" {
+		b, _ := json.MarshalIndent(rep, "", "  ")
+		if err := os.WriteFile(cfg.jsonOut, append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+		ws.logf("wrote %s", cfg.jsonOut)
+	}
+	if len(rep.Problems) > 0 {
+		return fmt.Errorf("%d problem(s) during the run (listed under the table)", len(rep.Problems))
+	}
+	if cfg.strict {
+		for _, t := range rep.Targets {
+			if t.Holds != nil && !*t.Holds {
+				return fmt.Errorf("target not met: %s", t.Name)
+			}
+		}
+	}
+	return nil
+}
+
+func argString(args []string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	return " " + strings.Join(args, " ")
+}
+
+// runLoad starts both servers and runs wrk against each in alternating order, round after round.
+func runLoad(ctx context.Context, ws *workspace, w *wrkRunner, rounds int) (*loadResult, error) {
+	res := &loadResult{
+		Probe:  map[string]probeResult{},
+		JSON:   map[string]*loadFigures{"mockgateway": {}, "baseline": {}},
+		Stream: map[string]*loadFigures{"mockgateway": {}, "baseline": {}},
+	}
+	base, err := ws.startBaseline(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer base.stop()
+	mg, err := ws.startMockgateway(ctx, "bench")
+	if err != nil {
+		return nil, err
+	}
+	defer mg.stop()
+	servers := []*server{mg, base}
+
+	for _, s := range servers {
+		p, err := probe(ctx, s)
+		res.Probe[s.name] = p
+		if err != nil {
+			return res, err
+		}
+	}
+	pm, pb := res.Probe["mockgateway"], res.Probe["baseline"]
+	if pm.Stream.Chunks != pb.Stream.Chunks {
+		return res, fmt.Errorf("streams differ: mockgateway sends %d chunks, the baseline %d", pm.Stream.Chunks, pb.Stream.Chunks)
+	}
+	res.ChunksPerStream = pm.Stream.Chunks
+	if pm.JSONBytes != pb.JSONBytes {
+		res.Notes = append(res.Notes, fmt.Sprintf("JSON bodies differ in size: mockgateway %d B, baseline %d B (update cmd/baseline)", pm.JSONBytes, pb.JSONBytes))
+	}
+	if pm.Stream.Bytes != pb.Stream.Bytes {
+		res.Notes = append(res.Notes, fmt.Sprintf("streams differ in size: mockgateway %d B, baseline %d B (update cmd/baseline)", pm.Stream.Bytes, pb.Stream.Bytes))
+	}
+
+	for round := 0; round < rounds && ctx.Err() == nil; round++ {
+		order := servers
+		if round%2 == 1 {
+			order = []*server{base, mg}
+		}
+		for _, kind := range []struct {
+			name string
+			body string
+			figs map[string]*loadFigures
+		}{{"json", jsonRequest, res.JSON}, {"stream", streamRequest, res.Stream}} {
+			for _, s := range order {
+				r, err := w.run(ctx, s.name+"-"+kind.name, s.url("/v1/chat/completions"), kind.body, nil, s.pid())
+				if err != nil {
+					return res, fmt.Errorf("%s %s: %v", s.name, kind.name, err)
+				}
+				ws.logf("round %d %-6s %-11s %9.0f req/s  p50 %6.2f ms  p99 %6.2f ms  server CPU %6.1f µs/req  errors %d",
+					round+1, kind.name, s.name, r.RPS(), r.Latency.P50/1000, r.Latency.P99/1000, r.CPUPerRequestUS(), r.Errors.total())
+				kind.figs[s.name].Rounds = append(kind.figs[s.name].Rounds, r)
+			}
+		}
+	}
+	for _, f := range res.JSON {
+		f.finish(0)
+	}
+	for _, f := range res.Stream {
+		f.finish(res.ChunksPerStream)
+	}
+	res.RSSAfterLoad, _ = rss(mg.pid())
+	res.SpansBuffered = spansBuffered(ctx, mg)
+	mg.stop() // flushes the access log
+	res.AccessLogLines = countLines(mg.log)
+	return res, nil
+}
+
+// spansBuffered asks /debug/traces how many spans the embedded buffer holds: proof that
+// tracing was on during the load.
+func spansBuffered(ctx context.Context, s *server) int {
+	client := &http.Client{Timeout: 10 * time.Second}
+	defer client.CloseIdleConnections()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.url("/debug/traces?limit=100000"), nil)
+	resp, err := client.Do(req)
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	var v struct {
+		Count int `json:"count"`
+	}
+	if json.NewDecoder(resp.Body).Decode(&v) != nil {
+		return -1
+	}
+	return v.Count
+}
+
+func countLines(path string) int64 {
+	f, err := os.Open(path)
+	if err != nil {
+		return -1
+	}
+	defer f.Close()
+	var n int64
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		n++
+	}
+	return n
+}
+
+func runMemory(ctx context.Context, ws *workspace, streams, batch int) (*memResult, error) {
+	mg, err := ws.startMockgateway(ctx, "memory", "--max-concurrent", "20000", "--stream-timeout", "15m")
+	if err != nil {
+		return nil, err
+	}
+	defer mg.stop()
+	m, err := holdStreams(ctx, ws, mg, streams, batch)
+	return &m, err
+}

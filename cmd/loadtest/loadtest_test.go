@@ -1,0 +1,244 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+const wrkOutput = `Running 10s test @ http://127.0.0.1:41103/v1/chat/completions
+  2 threads and 64 connections
+  Thread Stats   Avg      Stdev     Max   +/- Stdev
+    Latency     2.90ms    5.16ms  69.58ms   92.55%
+    Req/Sec     5.04k     1.98k   10.10k    75.00%
+  Latency Distribution
+     50%    1.47ms
+     75%    3.78ms
+     90%    6.96ms
+     99%   22.63ms
+  20236 requests in 2.04s, 13.55MB read
+  Non-2xx or 3xx responses: 12
+Requests/sec:   9941.72
+Transfer/sec:      6.66MB
+WRKJSON {"requests":20236,"duration_us":2035462,"bytes":14205675,"errors":{"connect":0,"read":1,"write":0,"status":12,"timeout":2},"latency_us":{"mean":2897.6,"stdev":5158.1,"max":69578,"p50":1474,"p90":6962,"p99":22633,"p999":61528}}
+`
+
+func TestParseWrk(t *testing.T) {
+	r, err := parseWrk(wrkOutput)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Requests != 20236 || r.DurationUS != 2035462 || r.Bytes != 14205675 {
+		t.Errorf("counts: %+v", r)
+	}
+	if r.Errors.Status != 12 || r.Errors.Read != 1 || r.Errors.Timeout != 2 || r.Errors.total() != 15 {
+		t.Errorf("errors: %+v", r.Errors)
+	}
+	if r.Latency.P50 != 1474 || r.Latency.P99 != 22633 || r.Latency.Max != 69578 {
+		t.Errorf("latency: %+v", r.Latency)
+	}
+	if r.TextRPS != 9941.72 || r.TextNon2xx != 12 {
+		t.Errorf("text figures: %v %v", r.TextRPS, r.TextNon2xx)
+	}
+	if got := r.RPS(); got < 9941 || got > 9942 {
+		t.Errorf("RPS = %v, want 20236/2.035462 s", got)
+	}
+	if _, err := parseWrk("Requests/sec: 10\n"); err == nil {
+		t.Error("output without the summary line was accepted")
+	}
+}
+
+func TestWrkScript(t *testing.T) {
+	s := wrkScript(jsonRequest, map[string]string{"x-mock-latency": "fast"})
+	for _, want := range []string{`wrk.method = "POST"`, `wrk.headers["Content-Type"] = "application/json"`, `wrk.headers["x-mock-latency"] = "fast"`, "[==[" + jsonRequest + "]==]", "latency:percentile(99)", wrkSummaryPrefix} {
+		if !strings.Contains(s, want) {
+			t.Errorf("script lacks %q:\n%s", want, s)
+		}
+	}
+	if got := wrkSeconds(1500 * time.Millisecond); got != "2s" {
+		t.Errorf("wrkSeconds(1.5s) = %q", got)
+	}
+	if got := wrkSeconds(0); got != "1s" {
+		t.Errorf("wrkSeconds(0) = %q", got)
+	}
+}
+
+const benchOutput = `goos: linux
+goarch: amd64
+pkg: mockgateway/internal/server
+cpu: AMD EPYC
+BenchmarkChatJSON/telemetry=on-2         	   23404	     51000 ns/op	   25746 B/op	     180 allocs/op
+BenchmarkChatJSON/telemetry=on-2         	   23404	     53000 ns/op	   25750 B/op	     181 allocs/op
+BenchmarkChatJSON/telemetry=on-2         	   23404	     52000 ns/op	   25748 B/op	     180 allocs/op
+BenchmarkChatJSON/telemetry=off-2        	   40000	     29562 ns/op	   18758 B/op	     147 allocs/op
+BenchmarkModels-2                        	  100000	     10000 ns/op	    5000 B/op	      40 allocs/op
+BenchmarkChatStream64/telemetry=on
+    bench_test.go:10: a log line
+BenchmarkChatStream64/telemetry=on-2     	    8000	    137177 ns/op	   76485 B/op	     276 allocs/op
+PASS
+ok  	mockgateway/internal/server	12.3s
+`
+
+func TestParseBenchOutput(t *testing.T) {
+	lines, cpu, err := parseBenchOutput(strings.NewReader(benchOutput))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cpu != "AMD EPYC" {
+		t.Errorf("cpu = %q", cpu)
+	}
+	if len(lines) != 6 {
+		t.Fatalf("%d lines, want 6: %+v", len(lines), lines)
+	}
+	s := summarize(lines)
+	if len(s) != 4 {
+		t.Fatalf("%d benchmarks, want 4: %+v", len(s), s)
+	}
+	on := findBench(s, "ChatJSON/telemetry=on")
+	if on == nil || on.Runs != 3 || on.NsOp != 52000 || on.BOp != 25748 || on.AllocsOp != 180 {
+		t.Errorf("ChatJSON on (medians): %+v", on)
+	}
+	if m := findBench(s, "Models"); m == nil || m.NsOp != 10000 {
+		t.Errorf("Models: %+v", m)
+	}
+	if trimProcs("BenchmarkX/n=64-16") != "BenchmarkX/n=64" || trimProcs("BenchmarkX/mode-a") != "BenchmarkX/mode-a" {
+		t.Error("trimProcs")
+	}
+}
+
+func TestEvaluateTargets(t *testing.T) {
+	r := &report{
+		GoBench: []goBench{
+			{Name: "BenchmarkChatJSON/telemetry=on", NsOp: 38000, AllocsOp: 180},
+			{Name: "BenchmarkChatJSON/telemetry=off", NsOp: 30000, AllocsOp: 147},
+		},
+		Load: &loadResult{
+			JSON:   map[string]*loadFigures{"mockgateway": {RPS: 20000}, "baseline": {RPS: 50000}},
+			Stream: map[string]*loadFigures{"mockgateway": {ChunksPS: 60000}, "baseline": {ChunksPS: 100000}},
+		},
+		Memory: &memResult{Streams: 10000, Opened: 10000, RSSOpen: 450_000_000},
+	}
+	got := map[string]*bool{}
+	for _, tg := range evaluate(r) {
+		got[tg.Name] = tg.Holds
+	}
+	want := map[string]bool{
+		"JSON chat req/s, full telemetry":              false, // 0.4×
+		"16-token stream chunks/s, full telemetry":     true,  // 0.6×
+		"telemetry overhead per JSON request (time)":   true,  // 8 µs
+		"telemetry overhead per JSON request (allocs)": true,  // 33
+		"10,000 concurrent streams: RSS":               false, // 450 MB
+		"10,000 concurrent streams: errors":            true,
+	}
+	for name, w := range want {
+		if got[name] == nil || *got[name] != w {
+			t.Errorf("%s: holds = %v, want %v", name, got[name], w)
+		}
+	}
+	if h := evaluate(&report{})[2].Holds; h != nil {
+		t.Error("a target without figures was judged")
+	}
+}
+
+const procStatus = `Name:	mockgateway
+Umask:	0022
+State:	S (sleeping)
+VmPeak:	 1267340 kB
+VmRSS:	   17964 kB
+RssAnon:	    8560 kB
+Threads:	7
+`
+
+func TestParseProcStatus(t *testing.T) {
+	v, err := parseProcStatus(procStatus, "VmRSS")
+	if err != nil || v != 17964*1024 {
+		t.Errorf("VmRSS = %d, %v", v, err)
+	}
+	if v, err := parseProcStatus(procStatus, "Threads"); err != nil || v != 7 {
+		t.Errorf("Threads = %d, %v", v, err)
+	}
+	cpu, err := parseProcStat("4242 (mock gateway) S 1 4242 4242 0 -1 4194560 1234 0 0 0 250 75 0 0 20 0 10 0 123 1300000000 4500 18446744073709551615\n")
+	if err != nil || cpu != 3.25 {
+		t.Errorf("parseProcStat = %v, %v; want 3.25 s (250+75 ticks)", cpu, err)
+	}
+	if _, err := parseProcStatus(procStatus, "VmSwap"); err == nil {
+		t.Error("a missing key was found")
+	}
+	if m := cpuModel("processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 7B13\n"); m != "AMD EPYC 7B13" {
+		t.Errorf("cpuModel = %q", m)
+	}
+}
+
+func TestMetricsValue(t *testing.T) {
+	text := "# HELP go_goroutines Number of goroutines.\n# TYPE go_goroutines gauge\ngo_goroutines 23\n" +
+		"go_goroutines_extra 5\nmockgateway_streams_active 10000\nmockgateway_http_requests_total{route=\"/x\"} 7\n"
+	if v, ok := metricsValue(text, "go_goroutines"); !ok || v != 23 {
+		t.Errorf("go_goroutines = %v %v", v, ok)
+	}
+	if v, ok := metricsValue(text, "mockgateway_streams_active"); !ok || v != 10000 {
+		t.Errorf("streams_active = %v %v", v, ok)
+	}
+	if v, ok := metricsValue(text, "mockgateway_http_requests_total"); !ok || v != 7 {
+		t.Errorf("labelled = %v %v", v, ok)
+	}
+	if _, ok := metricsValue(text, "go_threads"); ok {
+		t.Error("a missing metric was found")
+	}
+}
+
+func TestShapeOf(t *testing.T) {
+	body := "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n" +
+		"data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"delta\":{\"content\":\"echo:\"}}]}\n\n" +
+		"data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"delta\":{\"content\":\" hi\"}}]}\n\n" +
+		"data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n" +
+		"data: [DONE]\n\n"
+	s, err := shapeOf([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.DataFrames != 5 || s.Chunks != 4 || s.ContentTokens != 2 || !s.Done || s.ErrorFrames != 0 || s.Bytes != len(body) {
+		t.Errorf("shape: %+v", s)
+	}
+	s, err = shapeOf([]byte("data: {\"error\":{\"code\":\"x\"}}\n\ndata: [DONE]\n\n"))
+	if err != nil || s.ErrorFrames != 1 || !s.Done {
+		t.Errorf("error frame: %+v %v", s, err)
+	}
+	if _, err := shapeOf([]byte("event: x\ndata: {}\n\n")); err == nil {
+		t.Error("a non-data frame was accepted")
+	}
+}
+
+func TestJudgeSoak(t *testing.T) {
+	mk := func(rss []int64, gor float64) []soakSample {
+		var ss []soakSample
+		for i, r := range rss {
+			at := time.Duration(i+1) * 10 * time.Second
+			ss = append(ss, soakSample{At: at, RSS: r, Goroutines: gor})
+		}
+		return ss
+	}
+	idle := soakSample{Goroutines: 9, Label: "idle, before"}
+	after := soakSample{Goroutines: 12, Label: "idle, after"}
+	flat := mk([]int64{40e6, 50e6, 52e6, 53e6, 52e6, 53e6, 52e6, 53e6, 52e6, 53e6}, 40)
+	if v, failed := judgeSoak(flat, idle, after, 0, 100*time.Second); failed {
+		t.Errorf("a plateau failed: %v", v)
+	}
+	climbing := mk([]int64{40e6, 60e6, 80e6, 100e6, 120e6, 140e6, 160e6, 180e6, 200e6, 220e6}, 40)
+	if v, failed := judgeSoak(climbing, idle, after, 0, 100*time.Second); !failed {
+		t.Errorf("a climbing RSS passed: %v", v)
+	}
+	if v, failed := judgeSoak(flat, idle, soakSample{Goroutines: 200}, 0, 100*time.Second); !failed {
+		t.Errorf("leaked goroutines passed: %v", v)
+	}
+	if v, failed := judgeSoak(flat, idle, after, 1, 100*time.Second); !failed {
+		t.Errorf("an unexpected outcome passed: %v", v)
+	}
+}
+
+func TestNum(t *testing.T) {
+	for in, want := range map[float64]string{12931.4: "12,931", 9: "9", 2.5: "2.50", 15.22: "15.2", -33: "−33", 1234567: "1,234,567"} {
+		if got := num(in); got != want {
+			t.Errorf("num(%v) = %q, want %q", in, got, want)
+		}
+	}
+}

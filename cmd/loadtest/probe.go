@@ -1,0 +1,299 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The load test's requests: mock-echo with a 15-word user message answers "echo:" + 15 words,
+// 16 content tokens — as JSON, or as a stream of a role chunk, 16 content chunks and a finish
+// chunk, then [DONE].
+const userMessage = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen"
+
+var (
+	jsonRequest   = `{"model":"mock-echo","messages":[{"role":"user","content":"` + userMessage + `"}]}`
+	streamRequest = `{"model":"mock-echo","stream":true,"messages":[{"role":"user","content":"` + userMessage + `"}]}`
+)
+
+const wantContentTokens = 16
+
+// streamShape is what one stream carried.
+type streamShape struct {
+	Bytes         int  `json:"bytes"`
+	DataFrames    int  `json:"data_frames"` // every "data:" frame, [DONE] included
+	Chunks        int  `json:"chunks"`      // chat.completion.chunk frames
+	ContentTokens int  `json:"content_tokens"`
+	ErrorFrames   int  `json:"error_frames"`
+	Done          bool `json:"done"` // ended with data: [DONE]
+}
+
+// parseSSE splits an SSE body into its frames' data payloads and checks that each frame is a
+// single "data: " line.
+func parseSSE(body []byte) ([]string, error) {
+	var out []string
+	for _, fr := range strings.Split(string(body), "\n\n") {
+		if fr == "" {
+			continue
+		}
+		d, ok := strings.CutPrefix(fr, "data: ")
+		if !ok || strings.Contains(d, "\n") {
+			return out, fmt.Errorf("not a single data line: %.80q", fr)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// shapeOf counts a stream's frames, chunks and non-empty content deltas.
+func shapeOf(body []byte) (streamShape, error) {
+	s := streamShape{Bytes: len(body)}
+	frames, err := parseSSE(body)
+	if err != nil {
+		return s, err
+	}
+	for i, d := range frames {
+		s.DataFrames++
+		if d == "[DONE]" {
+			if i != len(frames)-1 {
+				return s, errors.New("[DONE] before the end of the stream")
+			}
+			s.Done = true
+			continue
+		}
+		var c struct {
+			Object  string          `json:"object"`
+			Error   json.RawMessage `json:"error"`
+			Choices []struct {
+				Delta struct {
+					Content *string `json:"content"`
+				} `json:"delta"`
+			} `json:"choices"`
+		}
+		if err := json.Unmarshal([]byte(d), &c); err != nil {
+			return s, fmt.Errorf("frame %d is not JSON: %v", i, err)
+		}
+		if c.Error != nil {
+			s.ErrorFrames++
+			continue
+		}
+		if c.Object == "chat.completion.chunk" {
+			s.Chunks++
+		}
+		for _, ch := range c.Choices {
+			if ch.Delta.Content != nil && *ch.Delta.Content != "" {
+				s.ContentTokens++
+			}
+		}
+	}
+	return s, nil
+}
+
+// probeResult is one server's answer to the load test's two requests, fetched once before the
+// load runs to check that both servers send what the comparison assumes.
+type probeResult struct {
+	JSONStatus int         `json:"json_status"`
+	JSONBytes  int         `json:"json_bytes"`
+	Stream     streamShape `json:"stream"`
+}
+
+func post(ctx context.Context, client *http.Client, url, body string, header map[string]string) (*http.Response, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp, b, err
+}
+
+func probe(ctx context.Context, s *server) (probeResult, error) {
+	var p probeResult
+	client := &http.Client{Timeout: 10 * time.Second}
+	defer client.CloseIdleConnections()
+	resp, b, err := post(ctx, client, s.url("/v1/chat/completions"), jsonRequest, nil)
+	if err != nil {
+		return p, fmt.Errorf("%s JSON probe: %v", s.name, err)
+	}
+	p.JSONStatus, p.JSONBytes = resp.StatusCode, len(b)
+	if resp.StatusCode != 200 {
+		return p, fmt.Errorf("%s JSON probe: status %d", s.name, resp.StatusCode)
+	}
+	resp, b, err = post(ctx, client, s.url("/v1/chat/completions"), streamRequest, nil)
+	if err != nil {
+		return p, fmt.Errorf("%s stream probe: %v", s.name, err)
+	}
+	if resp.StatusCode != 200 {
+		return p, fmt.Errorf("%s stream probe: status %d", s.name, resp.StatusCode)
+	}
+	if p.Stream, err = shapeOf(b); err != nil {
+		return p, fmt.Errorf("%s stream probe: %v", s.name, err)
+	}
+	if !p.Stream.Done || p.Stream.ContentTokens != wantContentTokens {
+		return p, fmt.Errorf("%s stream probe: %d content tokens, [DONE]=%v; want %d and [DONE]", s.name, p.Stream.ContentTokens, p.Stream.Done, wantContentTokens)
+	}
+	return p, nil
+}
+
+// --- 10,000 open streams ---
+
+// memResult is the RSS of mockgateway with many streams held open at once.
+type memResult struct {
+	Streams          int      `json:"streams"`
+	Opened           int      `json:"opened"`
+	Errors           int      `json:"errors"`
+	ErrorSamples     []string `json:"error_samples,omitempty"`
+	OpenSeconds      float64  `json:"open_seconds"`
+	RSSBefore        int64    `json:"rss_before_bytes"`
+	RSSOpen          int64    `json:"rss_open_bytes"`
+	RSSAfter         int64    `json:"rss_after_bytes"`
+	PerStreamBytes   float64  `json:"per_stream_bytes"`
+	StreamsActive    float64  `json:"streams_active_gauge"`
+	GoroutinesBefore float64  `json:"goroutines_before"`
+	GoroutinesOpen   float64  `json:"goroutines_open"`
+	GoroutinesAfter  float64  `json:"goroutines_after"`
+	Latency          string   `json:"latency_header"`
+}
+
+// holdLatency keeps a stream open: the role chunk comes at once, then one token every 30s, so
+// a 16-token stream lasts 8 minutes — far longer than opening and measuring takes.
+const holdLatency = "ttfc=0s;between=30s"
+
+// openStream sends the stream request on a raw connection and returns once the response
+// headers and the first frame have arrived; the connection is then left open, unread.
+func openStream(addr string, req []byte) (net.Conn, error) {
+	c, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) (net.Conn, error) { c.Close(); return nil, err }
+	_ = c.SetDeadline(time.Now().Add(60 * time.Second))
+	if _, err := c.Write(req); err != nil {
+		return fail(err)
+	}
+	br := bufio.NewReaderSize(c, 2048)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		return fail(err)
+	}
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
+		return fail(fmt.Errorf("status %d: %s", resp.StatusCode, bytes.TrimSpace(b)))
+	}
+	var got []byte
+	buf := make([]byte, 1024)
+	for !bytes.Contains(got, []byte("\n\n")) {
+		n, err := resp.Body.Read(buf)
+		got = append(got, buf[:n]...)
+		if err != nil {
+			return fail(fmt.Errorf("first frame: %v", err))
+		}
+	}
+	if !bytes.HasPrefix(got, []byte("data: {")) || bytes.Contains(got, []byte(`"error"`)) {
+		return fail(fmt.Errorf("first frame is not a chunk: %.100q", got))
+	}
+	_ = c.SetDeadline(time.Time{})
+	return c, nil
+}
+
+// holdStreams opens n streams in batches, measures RSS with all of them open, closes them and
+// measures again once the service reports no active stream.
+func holdStreams(ctx context.Context, ws *workspace, s *server, n, batch int) (memResult, error) {
+	m := memResult{Streams: n, Latency: holdLatency}
+	client := &http.Client{Timeout: 10 * time.Second}
+	defer client.CloseIdleConnections()
+	gauges := func() map[string]float64 {
+		g, _ := scrape(ctx, client, s.url("/metrics"), "go_goroutines", "mockgateway_streams_active")
+		return g
+	}
+	time.Sleep(time.Second)
+	var err error
+	if m.RSSBefore, err = rss(s.pid()); err != nil {
+		return m, err
+	}
+	m.GoroutinesBefore = gauges()["go_goroutines"]
+
+	req := []byte("POST /v1/chat/completions HTTP/1.1\r\nHost: " + s.addr + "\r\nContent-Type: application/json\r\n" +
+		"x-mock-latency: " + holdLatency + "\r\n" + fmt.Sprintf("Content-Length: %d\r\n\r\n", len(streamRequest)) + streamRequest)
+	conns := make([]net.Conn, 0, n)
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	var mu sync.Mutex
+	start := time.Now()
+	for opened := 0; opened < n && ctx.Err() == nil; {
+		k := min(batch, n-opened)
+		var wg sync.WaitGroup
+		for range k {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c, err := openStream(s.addr, req)
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					m.Errors++
+					if len(m.ErrorSamples) < 5 {
+						m.ErrorSamples = append(m.ErrorSamples, err.Error())
+					}
+					return
+				}
+				conns = append(conns, c)
+			}()
+		}
+		wg.Wait()
+		opened += k
+		if opened%2000 == 0 || opened == n {
+			ws.logf("open streams: %d/%d (%d errors)", len(conns), n, m.Errors)
+		}
+	}
+	m.OpenSeconds = time.Since(start).Seconds()
+	m.Opened = len(conns)
+	if ctx.Err() != nil {
+		return m, ctx.Err()
+	}
+	time.Sleep(2 * time.Second) // let the last batch's buffers settle
+	if m.RSSOpen, err = rss(s.pid()); err != nil {
+		return m, err
+	}
+	g := gauges()
+	m.GoroutinesOpen, m.StreamsActive = g["go_goroutines"], g["mockgateway_streams_active"]
+	if m.Opened > 0 {
+		m.PerStreamBytes = float64(m.RSSOpen-m.RSSBefore) / float64(m.Opened)
+	}
+
+	for _, c := range conns {
+		c.Close()
+	}
+	conns = conns[:0]
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if g := gauges(); g["mockgateway_streams_active"] == 0 {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	time.Sleep(2 * time.Second)
+	m.RSSAfter, _ = rss(s.pid())
+	m.GoroutinesAfter = gauges()["go_goroutines"]
+	return m, nil
+}

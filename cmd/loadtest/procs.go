@@ -1,0 +1,416 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// workspace is one run's temporary directory with the two binaries built into it.
+type workspace struct {
+	dir        string // temp dir: binaries, Lua scripts, access logs
+	src        string // the module root the binaries and benchmarks come from
+	mockgw     string
+	baseline   string
+	logf       func(format string, a ...any)
+	keep       bool
+	nofile     uint64 // RLIMIT_NOFILE after raising it
+	nofileNote string
+}
+
+// moduleRoot finds the mockgateway module root from `go env GOMOD`.
+func moduleRoot(ctx context.Context) (string, error) {
+	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %w", err)
+	}
+	mod := strings.TrimSpace(string(out))
+	if mod == "" || mod == os.DevNull {
+		return "", errors.New("not inside the mockgateway module: run from the repository root")
+	}
+	return filepath.Dir(mod), nil
+}
+
+func newWorkspace(ctx context.Context, src string, keep bool, stderr io.Writer) (*workspace, error) {
+	if src == "" {
+		var err error
+		if src, err = moduleRoot(ctx); err != nil {
+			return nil, err
+		}
+	}
+	dir, err := os.MkdirTemp("", "mockgateway-loadtest-")
+	if err != nil {
+		return nil, err
+	}
+	ws := &workspace{dir: dir, src: src, keep: keep, logf: func(format string, a ...any) {
+		fmt.Fprintf(stderr, "loadtest: "+format+"\n", a...)
+	}}
+	ws.nofile, ws.nofileNote = raiseNofile()
+	ws.mockgw = filepath.Join(dir, "mockgateway")
+	ws.baseline = filepath.Join(dir, "baseline")
+	for _, b := range []struct{ out, pkg string }{{ws.mockgw, "./cmd/mockgateway"}, {ws.baseline, "./cmd/baseline"}} {
+		ws.logf("go build -o %s %s (in %s)", b.out, b.pkg, src)
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", b.out, b.pkg)
+		cmd.Dir = src
+		if out, err := cmd.CombinedOutput(); err != nil {
+			ws.close()
+			return nil, fmt.Errorf("go build %s: %v\n%s", b.pkg, err, out)
+		}
+	}
+	return ws, nil
+}
+
+func (ws *workspace) close() {
+	if ws.keep {
+		ws.logf("kept %s", ws.dir)
+		return
+	}
+	_ = os.RemoveAll(ws.dir)
+}
+
+// raiseNofile lifts this process's soft RLIMIT_NOFILE to the hard limit; the servers started
+// from here inherit it.
+func raiseNofile() (uint64, string) {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return 0, "getrlimit: " + err.Error()
+	}
+	if lim.Cur < lim.Max {
+		lim.Cur = lim.Max
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+			return lim.Cur, "setrlimit: " + err.Error()
+		}
+	}
+	return lim.Cur, ""
+}
+
+// server is a started child process with the loopback address it listens on.
+type server struct {
+	name   string
+	cmd    *exec.Cmd
+	addr   string     // host:port
+	log    string     // mockgateway: its --log-file
+	done   chan error // receives the exit once; stop and the soak loop read exited instead
+	once   sync.Once
+	exited chan struct{}
+}
+
+func (s *server) url(path string) string { return "http://" + s.addr + path }
+func (s *server) pid() int               { return s.cmd.Process.Pid }
+
+// watch waits for the child in the background; exited closes when it has gone.
+func (s *server) watch() {
+	s.exited = make(chan struct{})
+	s.done = make(chan error, 1)
+	go func() {
+		s.done <- s.cmd.Wait()
+		close(s.exited)
+	}()
+}
+
+// stop ends the child by its pid: SIGTERM, then SIGKILL if it has not exited in time. It may be
+// called more than once.
+func (s *server) stop() {
+	if s == nil || s.cmd.Process == nil {
+		return
+	}
+	s.once.Do(func() {
+		_ = s.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-s.exited:
+		case <-time.After(20 * time.Second):
+			_ = s.cmd.Process.Kill()
+			<-s.exited
+		}
+	})
+}
+
+// mockgatewayEnv is the inherited environment without any OTEL_* or MOCKGATEWAY_* setting (so a
+// developer's exporter or config cannot change the measurement), plus the sampler at 100%:
+// every span goes into the embedded buffer.
+func mockgatewayEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "OTEL_") || strings.HasPrefix(kv, "MOCKGATEWAY_") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "OTEL_TRACES_SAMPLER=always_on")
+}
+
+// startMockgateway starts the built service with full telemetry: tracing sampled at 100% into
+// the embedded buffer, metrics, the access log at info to a file (stderr to /dev/null). It
+// listens on port 0; the chosen address is read from the "listening" record of the log file.
+func (ws *workspace) startMockgateway(ctx context.Context, name string, extra ...string) (*server, error) {
+	logFile := filepath.Join(ws.dir, name+"-access.log")
+	args := append([]string{"--addr", "127.0.0.1:0", "--log-level", "info", "--log-file", logFile}, extra...)
+	cmd := exec.Command(ws.mockgw, args...)
+	cmd.Env = mockgatewayEnv()
+	cmd.Stdout, cmd.Stderr = nil, nil // /dev/null
+	s := &server{name: "mockgateway", cmd: cmd, log: logFile}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	s.watch()
+	deadline := time.Now().Add(15 * time.Second)
+	for s.addr == "" {
+		if time.Now().After(deadline) {
+			s.stop()
+			return nil, fmt.Errorf("%s did not log its listening address within 15s", name)
+		}
+		select {
+		case <-s.exited:
+			return nil, fmt.Errorf("mockgateway %s exited at start-up: %v", name, <-s.done)
+		case <-ctx.Done():
+			s.stop()
+			return nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+		s.addr = listeningAddr(logFile)
+	}
+	if err := waitHealthy(ctx, s.url("/health")); err != nil {
+		s.stop()
+		return nil, err
+	}
+	ws.logf("mockgateway %s (pid %d) listening on %s", name, s.pid(), s.addr)
+	return s, nil
+}
+
+// listeningAddr returns the addr of the service's "listening" log record, or "".
+func listeningAddr(logFile string) string {
+	f, err := os.Open(logFile)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		var rec struct {
+			Msg  string `json:"msg"`
+			Addr string `json:"addr"`
+		}
+		if json.Unmarshal(sc.Bytes(), &rec) == nil && rec.Msg == "listening" && rec.Addr != "" {
+			return rec.Addr
+		}
+	}
+	return ""
+}
+
+// startBaseline starts the bare server on port 0 and reads its address from its first line.
+func (ws *workspace) startBaseline(ctx context.Context) (*server, error) {
+	cmd := exec.Command(ws.baseline, "--addr", "127.0.0.1:0")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	s := &server{name: "baseline", cmd: cmd}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	line := make(chan string, 1)
+	br := bufio.NewReader(out)
+	go func() {
+		l, _ := br.ReadString('\n')
+		line <- l
+	}()
+	select {
+	case l := <-line:
+		s.addr = strings.TrimSpace(strings.TrimPrefix(l, "baseline listening on "))
+	case <-time.After(15 * time.Second):
+		s.watch()
+		s.stop()
+		return nil, errors.New("baseline did not report its address within 15s")
+	}
+	// From here on nothing more is read: the baseline prints only that line, and Wait (in
+	// watch) closes the pipe once it exits.
+	s.watch()
+	if s.addr == "" {
+		s.stop()
+		return nil, errors.New("baseline exited at start-up")
+	}
+	ws.logf("baseline (pid %d) listening on %s", s.pid(), s.addr)
+	return s, nil
+}
+
+func waitHealthy(ctx context.Context, url string) error {
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("%s did not answer 200 within 15s", url)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// --- /proc and /metrics ---
+
+// parseProcStatus returns the value in bytes of a "Key:   N kB" line of /proc/PID/status.
+func parseProcStatus(status, key string) (int64, error) {
+	for _, line := range strings.Split(status, "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || k != key {
+			continue
+		}
+		f := strings.Fields(v)
+		if len(f) == 0 {
+			break
+		}
+		n, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %q is not a number", key, f[0])
+		}
+		if len(f) > 1 && strings.EqualFold(f[1], "kB") {
+			n *= 1024
+		}
+		return n, nil
+	}
+	return 0, fmt.Errorf("%s not found", key)
+}
+
+// rss is the resident set size of pid in bytes.
+func rss(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	return parseProcStatus(string(b), "VmRSS")
+}
+
+// clockTicks is USER_HZ, the unit of /proc/PID/stat times: 100 on every Linux ABI.
+const clockTicks = 100
+
+// parseProcStat returns utime+stime of a /proc/PID/stat line in seconds. The command name in
+// parentheses may contain spaces, so fields are counted after its closing parenthesis.
+func parseProcStat(stat string) (float64, error) {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, errors.New("stat: no command field")
+	}
+	f := strings.Fields(stat[i+1:])
+	if len(f) < 13 {
+		return 0, errors.New("stat: too few fields")
+	}
+	// f[0] is field 3 (state); utime is field 14, stime field 15.
+	ut, err1 := strconv.ParseUint(f[11], 10, 64)
+	st, err2 := strconv.ParseUint(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, errors.New("stat: utime/stime are not numbers")
+	}
+	return float64(ut+st) / clockTicks, nil
+}
+
+// cpuSeconds is the CPU time pid has used so far (user + system).
+func cpuSeconds(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	return parseProcStat(string(b))
+}
+
+// metricsValue returns the value of the first sample of name (with no labels, or any) in a
+// Prometheus text exposition.
+func metricsValue(text, name string) (float64, bool) {
+	for _, line := range strings.Split(text, "\n") {
+		if !strings.HasPrefix(line, name) {
+			continue
+		}
+		rest := line[len(name):]
+		if rest == "" || (rest[0] != ' ' && rest[0] != '{') {
+			continue // a longer name with this prefix
+		}
+		if rest[0] == '{' {
+			i := strings.LastIndexByte(rest, '}')
+			if i < 0 {
+				continue
+			}
+			rest = rest[i+1:]
+		}
+		f := strings.Fields(rest)
+		if len(f) == 0 {
+			continue
+		}
+		v, err := strconv.ParseFloat(f[0], 64)
+		if err != nil {
+			continue
+		}
+		return v, true
+	}
+	return 0, false
+}
+
+// scrape fetches /metrics and returns the named gauges (missing ones are absent).
+func scrape(ctx context.Context, client *http.Client, url string, names ...string) (map[string]float64, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	for _, n := range names {
+		if v, ok := metricsValue(string(b), n); ok {
+			out[n] = v
+		}
+	}
+	return out, nil
+}
+
+// machine describes where the run happened.
+type machine struct {
+	NProc     int    `json:"nproc"`
+	CPUModel  string `json:"cpu_model"`
+	GoVersion string `json:"go_version"`
+	Kernel    string `json:"kernel,omitempty"`
+	NoFile    uint64 `json:"rlimit_nofile"`
+}
+
+func describeMachine(nofile uint64) machine {
+	m := machine{NProc: runtime.NumCPU(), GoVersion: runtime.Version(), NoFile: nofile}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		m.CPUModel = cpuModel(string(b))
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.Kernel = strings.TrimSpace(string(b))
+	}
+	return m
+}
+
+// cpuModel returns the first "model name" of /proc/cpuinfo.
+func cpuModel(cpuinfo string) string {
+	for _, line := range strings.Split(cpuinfo, "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
+}

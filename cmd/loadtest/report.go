@@ -1,0 +1,258 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// target is one of the issue's performance targets and whether this run shows it holding.
+type target struct {
+	Name  string  `json:"name"`
+	Want  string  `json:"want"`
+	Got   string  `json:"got"`
+	Value float64 `json:"value"`
+	Holds *bool   `json:"holds"` // nil: not measured in this run
+}
+
+const (
+	minRatio           = 0.5
+	maxOverheadNs      = 10_000
+	maxOverheadAllocs  = 40
+	maxStreamsRSS      = 400_000_000 // 400 MB (10^6 bytes)
+	targetStreams      = 10_000
+	telemetryOnSuffix  = "/telemetry=on"
+	telemetryOffSuffix = "/telemetry=off"
+)
+
+func holds(b bool) *bool { return &b }
+
+func findBench(bs []goBench, name string) *goBench {
+	for i := range bs {
+		if bs[i].Name == name || bs[i].Name == "Benchmark"+name {
+			return &bs[i]
+		}
+	}
+	return nil
+}
+
+// evaluate decides each target from the figures; a target whose figures are missing stays
+// "not measured".
+func evaluate(r *report) []target {
+	var ts []target
+	ratioTarget := func(name string, mg, base float64, unit string) target {
+		t := target{Name: name, Want: fmt.Sprintf("≥ %.1f× baseline", minRatio)}
+		if base > 0 && mg > 0 {
+			t.Value = mg / base
+			t.Got = fmt.Sprintf("%.2f× (%s vs %s %s)", t.Value, num(mg), num(base), unit)
+			t.Holds = holds(t.Value >= minRatio)
+		} else {
+			t.Got = "not measured"
+		}
+		return t
+	}
+	if l := r.Load; l != nil && l.JSON["mockgateway"] != nil {
+		ts = append(ts,
+			ratioTarget("JSON chat req/s, full telemetry", l.JSON["mockgateway"].RPS, l.JSON["baseline"].RPS, "req/s"),
+			ratioTarget("16-token stream chunks/s, full telemetry", l.Stream["mockgateway"].ChunksPS, l.Stream["baseline"].ChunksPS, "chunks/s"))
+	} else {
+		ts = append(ts, target{Name: "JSON chat req/s, full telemetry", Want: "≥ 0.5× baseline", Got: "not measured"},
+			target{Name: "16-token stream chunks/s, full telemetry", Want: "≥ 0.5× baseline", Got: "not measured"})
+	}
+
+	on, off := findBench(r.GoBench, "ChatJSON"+telemetryOnSuffix), findBench(r.GoBench, "ChatJSON"+telemetryOffSuffix)
+	ns := target{Name: "telemetry overhead per JSON request (time)", Want: "≤ 10 µs", Got: "not measured"}
+	allocs := target{Name: "telemetry overhead per JSON request (allocs)", Want: "≤ 40 allocs", Got: "not measured"}
+	if on != nil && off != nil {
+		ns.Value = on.NsOp - off.NsOp
+		ns.Got = fmt.Sprintf("%.1f µs (%s − %s ns/op)", ns.Value/1000, num(on.NsOp), num(off.NsOp))
+		ns.Holds = holds(ns.Value <= maxOverheadNs)
+		allocs.Value = on.AllocsOp - off.AllocsOp
+		allocs.Got = fmt.Sprintf("%s allocs (%s − %s allocs/op)", num(allocs.Value), num(on.AllocsOp), num(off.AllocsOp))
+		allocs.Holds = holds(allocs.Value <= maxOverheadAllocs)
+	}
+	ts = append(ts, ns, allocs)
+
+	mrss := target{Name: "10,000 concurrent streams: RSS", Want: "≤ 400 MB", Got: "not measured"}
+	merr := target{Name: "10,000 concurrent streams: errors", Want: "0", Got: "not measured"}
+	if m := r.Memory; m != nil && m.RSSOpen > 0 {
+		mrss.Value = float64(m.RSSOpen)
+		mrss.Got = fmt.Sprintf("%s MB with %s open", mb(m.RSSOpen), num(float64(m.Opened)))
+		merr.Value = float64(m.Errors)
+		merr.Got = fmt.Sprintf("%d of %s", m.Errors, num(float64(m.Streams)))
+		if m.Streams >= targetStreams {
+			mrss.Holds = holds(m.RSSOpen <= maxStreamsRSS && m.Opened == m.Streams)
+			merr.Holds = holds(m.Errors == 0 && m.Opened == m.Streams)
+		} else {
+			mrss.Got += fmt.Sprintf(" (only %d streams asked for: not judged)", m.Streams)
+			merr.Got += " (not judged)"
+		}
+	}
+	return append(ts, mrss, merr)
+}
+
+// num prints a figure with thousands separators and no more precision than it deserves.
+func num(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "—"
+	}
+	neg := v < 0
+	if neg {
+		v = -v
+	}
+	var s string
+	switch {
+	case v >= 100 || v == math.Trunc(v):
+		s = group(strconv.FormatFloat(math.Round(v), 'f', 0, 64))
+	case v >= 10:
+		s = strconv.FormatFloat(v, 'f', 1, 64)
+	default:
+		s = strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	if neg {
+		return "−" + s
+	}
+	return s
+}
+
+func group(digits string) string {
+	var b strings.Builder
+	for i, c := range digits {
+		if i > 0 && (len(digits)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+func mb(bytes int64) string { return strconv.FormatFloat(float64(bytes)/1e6, 'f', 1, 64) }
+
+func ratio(a, b float64) string {
+	if b == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.2f×", a/b)
+}
+
+func yesNo(h *bool) string {
+	switch {
+	case h == nil:
+		return "not measured"
+	case *h:
+		return "**yes**"
+	default:
+		return "**no**"
+	}
+}
+
+// writeMarkdown prints the one table of every figure, with the machine and the command.
+func writeMarkdown(w io.Writer, r *report) {
+	c := r.Config
+	m := r.Machine
+	fmt.Fprintf(w, "\n## mockgateway performance\n\n")
+	fmt.Fprintf(w, "- Machine: %d cores (nproc), %s; %s; Linux %s; RLIMIT_NOFILE %d\n", m.NProc, m.CPUModel, m.GoVersion, m.Kernel, m.NoFile)
+	fmt.Fprintf(w, "- Command: `%s` (run %s)\n", r.Command, r.Started.UTC().Format("2006-01-02 15:04 UTC"))
+	fmt.Fprintf(w, "- Load: wrk -t%d -c%d -d%s after a %s warm-up, median of %d rounds, servers alternating; mockgateway with full telemetry (OTEL_TRACES_SAMPLER=always_on into the embedded span buffer, metrics, `--log-level info --log-file`, stderr to /dev/null); baseline: cmd/baseline, a bare net/http handler with fixed bytes\n",
+		c.Threads, c.Connections, c.DurationS, c.WarmupS, c.Rounds)
+	fmt.Fprintf(w, "- Requests: mock-echo with a 15-word user message (\"echo:\" + 15 words = 16 content tokens); the stream is a role chunk, 16 content chunks, a finish chunk, then [DONE]\n")
+	if r.GoBenchCmd != "" {
+		fmt.Fprintf(w, "- Go benchmarks: `%s` (medians)\n", r.GoBenchCmd)
+	}
+	fmt.Fprintf(w, "\n| figure | mockgateway | baseline / telemetry off | ratio / difference | target | holds |\n|---|---:|---:|---:|---|---|\n")
+	row := func(fig, a, b, rat, want, ok string) {
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", fig, a, b, rat, want, ok)
+	}
+	tgt := func(name string) (string, string) {
+		for _, t := range r.Targets {
+			if t.Name == name {
+				return t.Want, yesNo(t.Holds)
+			}
+		}
+		return "", ""
+	}
+
+	if l := r.Load; l != nil {
+		pm, pb := l.Probe["mockgateway"], l.Probe["baseline"]
+		row("response size: JSON body / whole stream (bytes)", fmt.Sprintf("%d / %d", pm.JSONBytes, pm.Stream.Bytes), fmt.Sprintf("%d / %d", pb.JSONBytes, pb.Stream.Bytes), "", "", "")
+		jm, jb := l.JSON["mockgateway"], l.JSON["baseline"]
+		sm, sb := l.Stream["mockgateway"], l.Stream["baseline"]
+		if jm != nil && jb != nil && len(jm.Rounds) > 0 {
+			want, ok := tgt("JSON chat req/s, full telemetry")
+			row("**JSON chat requests/s**", num(jm.RPS), num(jb.RPS), ratio(jm.RPS, jb.RPS), want, ok)
+			row("server CPU per JSON request (µs, user+sys)", num(jm.CPUus), num(jb.CPUus), ratio(jm.CPUus, jb.CPUus), "", "")
+			row("JSON chat latency p50 (ms)", num(jm.P50ms), num(jb.P50ms), ratio(jm.P50ms, jb.P50ms), "", "")
+			row("JSON chat latency p99 (ms)", num(jm.P99ms), num(jb.P99ms), ratio(jm.P99ms, jb.P99ms), "", "")
+			row("JSON chat wrk errors (all rounds)", strconv.FormatInt(jm.Errors, 10), strconv.FormatInt(jb.Errors, 10), "", "", "")
+		}
+		if sm != nil && sb != nil && len(sm.Rounds) > 0 {
+			row("16-token stream requests/s", num(sm.RPS), num(sb.RPS), ratio(sm.RPS, sb.RPS), "", "")
+			want, ok := tgt("16-token stream chunks/s, full telemetry")
+			row(fmt.Sprintf("**16-token stream chunks/s** (%d chunks per stream)", l.ChunksPerStream), num(sm.ChunksPS), num(sb.ChunksPS), ratio(sm.ChunksPS, sb.ChunksPS), want, ok)
+			row("server CPU per stream (µs, user+sys)", num(sm.CPUus), num(sb.CPUus), ratio(sm.CPUus, sb.CPUus), "", "")
+			row("stream latency p50 (ms, whole stream)", num(sm.P50ms), num(sb.P50ms), ratio(sm.P50ms, sb.P50ms), "", "")
+			row("stream latency p99 (ms, whole stream)", num(sm.P99ms), num(sb.P99ms), ratio(sm.P99ms, sb.P99ms), "", "")
+			row("stream wrk errors (all rounds)", strconv.FormatInt(sm.Errors, 10), strconv.FormatInt(sb.Errors, 10), "", "", "")
+		}
+		row("mockgateway after the load: RSS (MB) / access-log lines / spans in buffer", fmt.Sprintf("%s / %s / %d", mb(l.RSSAfterLoad), num(float64(l.AccessLogLines)), l.SpansBuffered), "", "", "", "")
+	}
+
+	for _, b := range r.GoBench {
+		if !strings.HasSuffix(b.Name, telemetryOnSuffix) {
+			if !strings.HasSuffix(b.Name, telemetryOffSuffix) {
+				row(fmt.Sprintf("Go %s: ns/op · B/op · allocs/op", b.Name), fmt.Sprintf("%s · %s · %s", num(b.NsOp), num(b.BOp), num(b.AllocsOp)), "", "", "", "")
+			}
+			continue
+		}
+		base := strings.TrimSuffix(b.Name, telemetryOnSuffix)
+		off := findBench(r.GoBench, base+telemetryOffSuffix)
+		label := strings.TrimPrefix(base, "Benchmark")
+		if off == nil {
+			row(fmt.Sprintf("Go %s (telemetry on): ns/op · B/op · allocs/op", label), fmt.Sprintf("%s · %s · %s", num(b.NsOp), num(b.BOp), num(b.AllocsOp)), "", "", "", "")
+			continue
+		}
+		nsWant, nsOK, alWant, alOK := "", "", "", ""
+		if label == "ChatJSON" {
+			nsWant, nsOK = tgt("telemetry overhead per JSON request (time)")
+			alWant, alOK = tgt("telemetry overhead per JSON request (allocs)")
+		}
+		row(fmt.Sprintf("Go %s ns/op (on · off)", label), num(b.NsOp), num(off.NsOp), fmt.Sprintf("+%s µs", num((b.NsOp-off.NsOp)/1000)), nsWant, nsOK)
+		row(fmt.Sprintf("Go %s B/op", label), num(b.BOp), num(off.BOp), "+"+num(b.BOp-off.BOp)+" B", "", "")
+		row(fmt.Sprintf("Go %s allocs/op", label), num(b.AllocsOp), num(off.AllocsOp), "+"+num(b.AllocsOp-off.AllocsOp), alWant, alOK)
+	}
+
+	if mm := r.Memory; mm != nil {
+		row("RSS idle, before the streams (MB)", mb(mm.RSSBefore), "", "", "", "")
+		want, ok := tgt("10,000 concurrent streams: RSS")
+		row(fmt.Sprintf("**RSS with %s concurrent open streams (MB)** (x-mock-latency: %s)", num(float64(mm.Opened)), mm.Latency), mb(mm.RSSOpen), "", "", want, ok)
+		row("per open stream (bytes of RSS)", num(mm.PerStreamBytes), "", "", "", "")
+		want, ok = tgt("10,000 concurrent streams: errors")
+		row("**stream errors while opening**", fmt.Sprintf("%d (of %s; %s active by the gauge)", mm.Errors, num(float64(mm.Streams)), num(mm.StreamsActive)), "", "", want, ok)
+		row("time to open them (s)", num(mm.OpenSeconds), "", "", "", "")
+		row("goroutines: idle / with the streams open / after closing", fmt.Sprintf("%s / %s / %s", num(mm.GoroutinesBefore), num(mm.GoroutinesOpen), num(mm.GoroutinesAfter)), "", "", "", "")
+		row("RSS after closing them (MB)", mb(mm.RSSAfter), "", "", "", "")
+	}
+
+	fmt.Fprintf(w, "\nTargets:\n\n")
+	for _, t := range r.Targets {
+		fmt.Fprintf(w, "- %s %s: %s — %s\n", t.Name, t.Want, t.Got, strings.Trim(yesNo(t.Holds), "*"))
+	}
+	var notes []string
+	if r.Load != nil {
+		notes = append(notes, r.Load.Notes...)
+	}
+	if r.Memory != nil {
+		for _, e := range r.Memory.ErrorSamples {
+			notes = append(notes, "stream error: "+e)
+		}
+	}
+	notes = append(notes, r.Problems...)
+	if len(notes) > 0 {
+		fmt.Fprintf(w, "\nProblems and notes:\n\n")
+		for _, n := range notes {
+			fmt.Fprintf(w, "- %s\n", strings.ReplaceAll(strings.TrimSpace(n), "\n", "\n  "))
+		}
+	}
+}
