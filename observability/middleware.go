@@ -256,33 +256,10 @@ func accessLog(next http.Handler, logger *slog.Logger) http.Handler {
 	})
 }
 
-// recoverHandler turns a handler panic into the contract's 500 internal_error while the outer
-// layers can still see it. The panic value is not logged: it may hold request data. Its type and
-// the location it was raised at are enough to find the bug.
-func recoverHandler(next http.Handler, c ChainConfig) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		defer func() {
-			p := recover()
-			if p == nil {
-				return
-			}
-			if p == http.ErrAbortHandler {
-				panic(p) // net/http's own signal to drop the connection quietly
-			}
-			rec := RecordFrom(r.Context())
-			logPanic(r, c.Logger, p)
-			rec.SetError("internal_error")
-			if rec.Status == 0 {
-				c.WriteInternalError(w, r)
-			}
-		}()
-		next.ServeHTTP(w, r)
-	})
-}
-
-// recoverChain is the last line: a panic in the middleware itself. It cannot rely on the
-// Record, so it makes sure the response still carries a request id.
-func recoverChain(next http.Handler, c ChainConfig) http.Handler {
+// recovering recovers a panic below it, logs it by type and location, and lets answer write the
+// response. http.ErrAbortHandler is net/http's own signal to drop the connection quietly, so it
+// is passed on.
+func recovering(next http.Handler, logger *slog.Logger, answer func(http.ResponseWriter, *http.Request)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {
 			p := recover()
@@ -292,13 +269,34 @@ func recoverChain(next http.Handler, c ChainConfig) http.Handler {
 			if p == http.ErrAbortHandler {
 				panic(p)
 			}
-			logPanic(r, c.Logger, p)
-			if w.Header().Get(RequestIDHeader) == "" {
-				w.Header().Set(RequestIDHeader, newRequestID())
-			}
-			c.WriteInternalError(w, r)
+			logPanic(r, logger, p)
+			answer(w, r)
 		}()
 		next.ServeHTTP(w, r)
+	})
+}
+
+// recoverHandler turns a handler panic into the contract's 500 internal_error while the outer
+// layers can still see it. The panic value is not logged: it may hold request data. Its type and
+// the location it was raised at are enough to find the bug.
+func recoverHandler(next http.Handler, c ChainConfig) http.Handler {
+	return recovering(next, c.Logger, func(w http.ResponseWriter, r *http.Request) {
+		rec := RecordFrom(r.Context())
+		rec.SetError("internal_error")
+		if rec.Status == 0 { // nothing sent yet: the 500 can still be answered
+			c.WriteInternalError(w, r)
+		}
+	})
+}
+
+// recoverChain is the last line: a panic in the middleware itself. It cannot rely on the
+// Record, so it makes sure the response still carries a request id.
+func recoverChain(next http.Handler, c ChainConfig) http.Handler {
+	return recovering(next, c.Logger, func(w http.ResponseWriter, r *http.Request) {
+		if w.Header().Get(RequestIDHeader) == "" {
+			w.Header().Set(RequestIDHeader, newRequestID())
+		}
+		c.WriteInternalError(w, r)
 	})
 }
 

@@ -50,19 +50,7 @@ func cpuTime() time.Duration {
 }
 
 func benchRequest(b *testing.B, h *harness, body string) {
-	b.ReportAllocs()
-	start := cpuTime()
-	defer func() { b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op") }()
-	b.ResetTimer()
-	for b.Loop() {
-		req := httptest.NewRequest("POST", chatPath, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		rr := httptest.NewRecorder()
-		h.handler.ServeHTTP(rr, req)
-		if rr.Code != 200 {
-			b.Fatalf("%d %s", rr.Code, rr.Body.String())
-		}
-	}
+	benchStatus(b, h, "POST", chatPath, body, 200)
 }
 
 // BenchmarkChatJSON and BenchmarkChatStream64 compare the full chain with telemetry on and
