@@ -100,6 +100,28 @@ func (b *SpanBuffer) ExportSpans(_ context.Context, spans []sdktrace.ReadOnlySpa
 	return nil
 }
 
+// OnStart is part of sdktrace.SpanProcessor: nothing to do until a span ends.
+func (b *SpanBuffer) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
+
+// OnEnd keeps an ended, sampled span. As a processor the buffer sees spans before any redaction:
+// Query redacts every span it hands out, so nothing leaves it unfiltered.
+func (b *SpanBuffer) OnEnd(s sdktrace.ReadOnlySpan) {
+	if !s.SpanContext().IsSampled() {
+		return
+	}
+	b.mu.Lock()
+	b.seq++
+	b.ring[b.next] = bufferedSpan{seq: b.seq, span: s}
+	b.next = (b.next + 1) % len(b.ring)
+	if b.count < len(b.ring) {
+		b.count++
+	}
+	b.mu.Unlock()
+}
+
+// ForceFlush is part of sdktrace.SpanProcessor: the buffer holds nothing back.
+func (b *SpanBuffer) ForceFlush(context.Context) error { return nil }
+
 // Shutdown does nothing: the buffer holds no resources, and it stays queryable after the
 // provider shut down so a test or a final /debug/traces request can still read it.
 func (b *SpanBuffer) Shutdown(context.Context) error { return nil }
@@ -187,7 +209,7 @@ func (b *SpanBuffer) Query(f SpanFilter) []SpanRecord {
 
 	out := make([]SpanRecord, len(matched))
 	for i, e := range matched {
-		out[i] = newSpanRecord(e.span)
+		out[i] = newSpanRecord(redactSpan(e.span))
 	}
 	return out
 }

@@ -97,7 +97,10 @@ func NewTracing(ctx context.Context, getenv func(string) string, cfg TracingConf
 		// Explicit limits: without them the SDK reads OTEL_SPAN_* from the process environment.
 		sdktrace.WithRawSpanLimits(defaultSpanLimits()),
 		// Synchronous, so a span is visible at /debug/traces the moment it ends.
-		sdktrace.WithSpanProcessor(sdktrace.NewSimpleSpanProcessor(NewRedactingExporter(t.Buffer))),
+		// The buffer is its own processor: it keeps each ended span under a short lock and
+		// redacts when /debug/traces reads it, instead of a simple processor's global lock and a
+		// redacting copy on every request.
+		sdktrace.WithSpanProcessor(t.Buffer),
 	}
 
 	// Parsed before the exporter exists so a bad value cannot leave a client behind.

@@ -68,7 +68,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		defer f.Close()
 		logOut = io.MultiWriter(stderr, f)
 	}
-	logger, err := observability.NewLogger(logOut, cfg.LogLevel, cfg.LogFormat)
+	// Requests hand their log lines to one writer goroutine instead of each making the write
+	// calls under slog's lock; Close (deferred first, so it runs last) writes the final lines.
+	logWriter := observability.NewLogWriter(logOut)
+	defer logWriter.Close()
+	logger, err := observability.NewLogger(logWriter, cfg.LogLevel, cfg.LogFormat)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -14,15 +15,28 @@ import (
 )
 
 // chatAttempts counts the access-log lines of chat requests: one per attempt the client made.
+// Lines are written after the response, by the log's own goroutine, so it waits until the count
+// has been steady for a moment.
 func chatAttempts(t *testing.T, in *instance) int {
 	t.Helper()
-	n := 0
-	for _, rec := range in.Logs.Records(t) {
-		if rec["msg"] == "request" && rec["route"] == chatRoute {
-			n++
+	count := func() int {
+		n := 0
+		for _, rec := range in.Logs.Records(t) {
+			if rec["msg"] == "request" && rec["route"] == chatRoute {
+				n++
+			}
+		}
+		return n
+	}
+	last, steady := -1, 0
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && steady < 5; time.Sleep(20 * time.Millisecond) {
+		if n := count(); n == last {
+			steady++
+		} else {
+			last, steady = n, 0
 		}
 	}
-	return n
+	return last
 }
 
 // TestSDKRetriesAgainstSimulatedFaults: the official Go SDK with its default retries (2) against
@@ -103,6 +117,7 @@ func TestSDKMidStreamFaults(t *testing.T) {
 	stream.Close()
 
 	outcomes := map[string]int{}
+	chatAttempts(t, in) // waits for both access lines
 	for _, rec := range in.Logs.Records(t) {
 		if rec["msg"] == "request" && rec["route"] == chatRoute {
 			outcomes[rec["fault"].(string)+":"+rec["stream_outcome"].(string)]++

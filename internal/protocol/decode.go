@@ -277,7 +277,7 @@ func (d *chatDecoder) messages(v json.RawMessage) *apierr.Error {
 	}
 	msgs := make([]Message, 0, len(items))
 	for i, it := range items {
-		m, e := decodeMessage(fmt.Sprintf("messages[%d]", i), it)
+		m, e := decodeMessage(indexPath("messages", i), it)
 		if e != nil {
 			return e
 		}
@@ -382,7 +382,7 @@ func decodeContent(path, role string, v json.RawMessage) (string, *apierr.Error)
 		}
 		texts := make([]string, 0, len(items))
 		for j, it := range items {
-			t, e := decodeContentPart(fmt.Sprintf("%s[%d]", path, j), role, it)
+			t, e := decodeContentPart(indexPath(path, j), role, it)
 			if e != nil {
 				return "", e
 			}
@@ -503,7 +503,7 @@ func decodeToolCalls(path string, v json.RawMessage) ([]ToolCall, *apierr.Error)
 	}
 	var calls []ToolCall
 	for i, it := range items {
-		c, e := decodeToolCall(fmt.Sprintf("%s[%d]", path, i), it)
+		c, e := decodeToolCall(indexPath(path, i), it)
 		if e != nil {
 			return nil, e
 		}
@@ -614,7 +614,7 @@ func decodeTools(v json.RawMessage) ([]Tool, *apierr.Error) {
 	}
 	var out []Tool // an empty array is the same as no tools
 	for i, it := range items {
-		t, e := decodeTool(fmt.Sprintf("tools[%d]", i), it)
+		t, e := decodeTool(indexPath("tools", i), it)
 		if e != nil {
 			return nil, e
 		}
@@ -871,7 +871,7 @@ func decodeStop(v json.RawMessage) ([]string, *apierr.Error) {
 		return nil, errValue(path, fmt.Sprintf("must contain at most %d sequences", maxStopSequences))
 	}
 	for i, it := range items {
-		s, e := asString(fmt.Sprintf("%s[%d]", path, i), it)
+		s, e := asString(indexPath(path, i), it)
 		if e != nil {
 			return nil, e
 		}
@@ -955,7 +955,7 @@ func checkModalities(v json.RawMessage) *apierr.Error {
 		return e
 	}
 	for i, it := range items {
-		p := fmt.Sprintf("%s[%d]", path, i)
+		p := indexPath(path, i)
 		s, e := asString(p, it)
 		if e != nil {
 			return e
@@ -1207,7 +1207,33 @@ func parseInteger(s string) (int64, intStatus) {
 
 // joinPath appends a key to a path. Keys are cut to 64 characters and non-printable characters
 // become '?', since an unknown key is the client's text.
+// plainKey reports a key that is short printable ASCII, which joinPath can use as it is.
+func plainKey(key string) bool {
+	if key == "" || len(key) > maxKeyCharsInPath {
+		return false
+	}
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; c < 0x20 || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// indexPath names an array element: path[i]. It runs for every element of every request, so it
+// avoids fmt.
+func indexPath(path string, i int) string {
+	return path + "[" + strconv.Itoa(i) + "]"
+}
+
 func joinPath(path, key string) string {
+	if plainKey(key) {
+		// The common case, a protocol field name: nothing to cut or replace.
+		if path == "" {
+			return key
+		}
+		return path + "." + key
+	}
 	var b strings.Builder
 	n := 0
 	for _, r := range key {

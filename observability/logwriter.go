@@ -1,0 +1,95 @@
+package observability
+
+import (
+	"io"
+	"sync"
+)
+
+// maxPendingLog bounds what the LogWriter holds before writers wait: a log that cannot keep up
+// slows requests down rather than growing without bound or dropping lines.
+const maxPendingLog = 1 << 20
+
+// LogWriter takes the log's write syscalls off the request path. slog's handlers hold a lock
+// while they write each record, so with the log going to stderr and a file every request
+// queued behind two syscalls; here a Write only copies the line, and one goroutine writes
+// whatever has gathered with one call per batch.
+type LogWriter struct {
+	w       io.Writer
+	mu      sync.Mutex
+	room    *sync.Cond // signalled when pending has been taken
+	pending []byte
+	spare   []byte
+	closed  bool
+	wake    chan struct{}
+	done    chan struct{}
+	stopped chan struct{}
+}
+
+// NewLogWriter starts the writer goroutine; Close flushes and stops it.
+func NewLogWriter(w io.Writer) *LogWriter {
+	l := &LogWriter{w: w, wake: make(chan struct{}, 1), done: make(chan struct{}), stopped: make(chan struct{})}
+	l.room = sync.NewCond(&l.mu)
+	go l.loop()
+	return l
+}
+
+// Write queues p, which slog hands over as exactly one record.
+func (l *LogWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	for len(l.pending) >= maxPendingLog && !l.closed {
+		l.room.Wait()
+	}
+	if l.closed {
+		l.mu.Unlock()
+		return l.w.Write(p) // after Close: straight through, so nothing is lost
+	}
+	l.pending = append(l.pending, p...)
+	l.mu.Unlock()
+	select {
+	case l.wake <- struct{}{}:
+	default: // already woken; this line goes with the batch
+	}
+	return len(p), nil
+}
+
+func (l *LogWriter) loop() {
+	defer close(l.stopped)
+	for {
+		select {
+		case <-l.wake:
+			l.flush()
+		case <-l.done:
+			l.flush()
+			return
+		}
+	}
+}
+
+func (l *LogWriter) flush() {
+	l.mu.Lock()
+	batch := l.pending
+	l.pending = l.spare[:0]
+	l.room.Broadcast()
+	l.mu.Unlock()
+	if len(batch) > 0 {
+		_, _ = l.w.Write(batch) // a log that cannot be written has nowhere to report it
+	}
+	l.mu.Lock()
+	l.spare = batch[:0]
+	l.mu.Unlock()
+}
+
+// Close writes what is pending and stops the goroutine; later writes go straight through.
+func (l *LogWriter) Close() error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return nil
+	}
+	l.closed = true
+	l.room.Broadcast()
+	l.mu.Unlock()
+	close(l.done)
+	<-l.stopped
+	return nil
+}
