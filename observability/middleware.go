@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -23,12 +22,22 @@ import (
 // RequestIDHeader carries the request id on every response.
 const RequestIDHeader = "X-Request-Id"
 
-// validRequestID is the contract's rule for keeping a client's x-request-id: anything else is
-// replaced, never echoed, because it would otherwise flow into every signal.
-var validRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
-
-// ValidRequestID reports whether id may be kept as a request id.
-func ValidRequestID(id string) bool { return validRequestID.MatchString(id) }
+// ValidRequestID reports whether id may be kept as a request id: the contract's
+// ^[A-Za-z0-9._:-]{1,128}$. Anything else is replaced, never echoed, because it would otherwise
+// flow into every signal. (A byte loop: it runs on every request.)
+func ValidRequestID(id string) bool {
+	if len(id) == 0 || len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '_', c == ':', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // ChainConfig is what the middleware chain needs; run builds it and passes it in.
 type ChainConfig struct {
@@ -80,7 +89,7 @@ func newRequestID() string {
 func requestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &Record{Start: time.Now(), Method: normalizeMethod(r.Method), Route: RouteUnmatched}
-		if id := r.Header.Get(RequestIDHeader); validRequestID.MatchString(id) {
+		if id := r.Header.Get(RequestIDHeader); ValidRequestID(id) {
 			rec.RequestID = id
 		} else {
 			rec.RequestID = newRequestID()
@@ -119,7 +128,12 @@ func (w *statusWriter) FlushError() error {
 	if w.rec.Status == 0 {
 		w.rec.Status = http.StatusOK
 	}
-	return http.NewResponseController(w.ResponseWriter).Flush()
+	switch f := w.ResponseWriter.(type) {
+	case interface{ FlushError() error }: // net/http's own writer: no controller per chunk
+		return f.FlushError()
+	default:
+		return http.NewResponseController(w.ResponseWriter).Flush()
+	}
 }
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
