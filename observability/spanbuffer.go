@@ -1,12 +1,18 @@
 package observability
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/hex"
+	"encoding/json"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -70,9 +76,17 @@ type SpanBuffer struct {
 	seq   uint64 // insertion counter: orders spans and traces by recency
 }
 
+// bufferedSpan is one span as the buffer keeps it: the few fields a query filters and sorts on,
+// and the span already redacted and encoded as the JSON /debug/traces serves. A byte slice holds
+// no pointers, so thousands of buffered spans cost the garbage collector almost nothing to scan,
+// where the SDK's snapshots (strings, attribute slices, events) cost it on every cycle of every
+// request.
 type bufferedSpan struct {
-	seq  uint64
-	span sdktrace.ReadOnlySpan
+	seq       uint64
+	traceID   trace.TraceID
+	start     int64 // unix nanoseconds, for ordering a trace's spans
+	requestID string
+	record    []byte
 }
 
 // NewSpanBuffer returns a buffer holding the size most recent spans (4096 when size < 1).
@@ -83,19 +97,10 @@ func NewSpanBuffer(size int) *SpanBuffer {
 	return &SpanBuffer{ring: make([]bufferedSpan, size)}
 }
 
-// ExportSpans keeps the spans, overwriting the oldest ones once the ring is full. The SDK hands
-// over immutable snapshots, so they are stored as they are and turned into SpanRecords only
-// when someone asks: exporting is on every request's path, querying is rare.
+// ExportSpans keeps the spans, overwriting the oldest ones once the ring is full.
 func (b *SpanBuffer) ExportSpans(_ context.Context, spans []sdktrace.ReadOnlySpan) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	for _, s := range spans {
-		b.seq++
-		b.ring[b.next] = bufferedSpan{seq: b.seq, span: s}
-		b.next = (b.next + 1) % len(b.ring)
-		if b.count < len(b.ring) {
-			b.count++
-		}
+		b.add(s)
 	}
 	return nil
 }
@@ -103,24 +108,35 @@ func (b *SpanBuffer) ExportSpans(_ context.Context, spans []sdktrace.ReadOnlySpa
 // OnStart is part of sdktrace.SpanProcessor: nothing to do until a span ends.
 func (b *SpanBuffer) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
 
-// OnEnd keeps an ended, sampled span. As a processor the buffer sees spans before any redaction:
-// Query redacts every span it hands out, so nothing leaves it unfiltered.
+// OnEnd keeps an ended, sampled span. As a processor the buffer sees spans before any exporter:
+// add encodes only allowlisted attributes, so nothing unfiltered is kept, let alone served.
 func (b *SpanBuffer) OnEnd(s sdktrace.ReadOnlySpan) {
-	if !s.SpanContext().IsSampled() {
-		return
+	if s.SpanContext().IsSampled() {
+		b.add(s)
+	}
+}
+
+// ForceFlush is part of sdktrace.SpanProcessor: the buffer holds nothing back.
+func (b *SpanBuffer) ForceFlush(context.Context) error { return nil }
+
+// add encodes the span outside the lock, then stores it.
+func (b *SpanBuffer) add(s sdktrace.ReadOnlySpan) {
+	e := bufferedSpan{traceID: s.SpanContext().TraceID(), start: s.StartTime().UnixNano(), record: encodeSpan(s)}
+	for _, kv := range s.Attributes() {
+		if string(kv.Key) == requestIDAttribute {
+			e.requestID = kv.Value.AsString()
+		}
 	}
 	b.mu.Lock()
 	b.seq++
-	b.ring[b.next] = bufferedSpan{seq: b.seq, span: s}
+	e.seq = b.seq
+	b.ring[b.next] = e
 	b.next = (b.next + 1) % len(b.ring)
 	if b.count < len(b.ring) {
 		b.count++
 	}
 	b.mu.Unlock()
 }
-
-// ForceFlush is part of sdktrace.SpanProcessor: the buffer holds nothing back.
-func (b *SpanBuffer) ForceFlush(context.Context) error { return nil }
 
 // Shutdown does nothing: the buffer holds no resources, and it stays queryable after the
 // provider shut down so a test or a final /debug/traces request can still read it.
@@ -157,11 +173,8 @@ func (b *SpanBuffer) Query(f SpanFilter) []SpanRecord {
 	if f.RequestID != "" {
 		traces = make(map[trace.TraceID]struct{})
 		for i := range b.count {
-			s := b.ring[i].span
-			for _, kv := range s.Attributes() {
-				if string(kv.Key) == requestIDAttribute && kv.Value.AsString() == f.RequestID {
-					traces[s.SpanContext().TraceID()] = struct{}{}
-				}
+			if e := &b.ring[i]; e.requestID == f.RequestID {
+				traces[e.traceID] = struct{}{}
 			}
 		}
 	}
@@ -172,12 +185,11 @@ func (b *SpanBuffer) Query(f SpanFilter) []SpanRecord {
 		if f.Limit > 0 && len(matched) == f.Limit {
 			break
 		}
-		tid := e.span.SpanContext().TraceID()
-		if wantTrace.IsValid() && tid != wantTrace {
+		if wantTrace.IsValid() && e.traceID != wantTrace {
 			continue
 		}
 		if traces != nil {
-			if _, ok := traces[tid]; !ok {
+			if _, ok := traces[e.traceID]; !ok {
 				continue
 			}
 		}
@@ -192,75 +204,236 @@ func (b *SpanBuffer) Query(f SpanFilter) []SpanRecord {
 	// matched is newest first, so the first time a trace appears gives its recency rank.
 	rank := make(map[trace.TraceID]int)
 	for _, e := range matched {
-		if _, ok := rank[e.span.SpanContext().TraceID()]; !ok {
-			rank[e.span.SpanContext().TraceID()] = len(rank)
+		if _, ok := rank[e.traceID]; !ok {
+			rank[e.traceID] = len(rank)
 		}
 	}
 	slices.SortFunc(matched, func(a, c bufferedSpan) int {
-		at, ct := a.span.SpanContext().TraceID(), c.span.SpanContext().TraceID()
-		if at != ct {
-			return cmp.Compare(rank[at], rank[ct])
+		if a.traceID != c.traceID {
+			return cmp.Compare(rank[a.traceID], rank[c.traceID])
 		}
-		if d := a.span.StartTime().Compare(c.span.StartTime()); d != 0 {
+		if d := cmp.Compare(a.start, c.start); d != 0 {
 			return d
 		}
 		return cmp.Compare(a.seq, c.seq)
 	})
 
-	out := make([]SpanRecord, len(matched))
-	for i, e := range matched {
-		out[i] = newSpanRecord(redactSpan(e.span))
+	out := make([]SpanRecord, 0, len(matched))
+	for _, e := range matched {
+		if r, err := decodeSpanRecord(e.record); err == nil {
+			out = append(out, r)
+		}
 	}
 	return out
 }
 
-func newSpanRecord(s sdktrace.ReadOnlySpan) SpanRecord {
-	sc := s.SpanContext()
-	start, end := s.StartTime(), s.EndTime()
-	r := SpanRecord{
-		TraceID:    sc.TraceID().String(),
-		SpanID:     sc.SpanID().String(),
-		Name:       s.Name(),
-		Kind:       s.SpanKind().String(),
-		StartTime:  start,
-		EndTime:    end,
-		DurationMS: float64(end.Sub(start)) / float64(time.Millisecond),
-		Status:     spanStatus(s.Status()),
-		Attributes: attributeMap(s.Attributes()),
+// decodeSpanRecord turns a stored span back into a SpanRecord, with integer attributes as
+// int64 as the SDK had them (JSON alone would make every number a float64).
+func decodeSpanRecord(raw []byte) (SpanRecord, error) {
+	var r SpanRecord
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&r); err != nil {
+		return r, err
 	}
-	if p := s.Parent(); p.SpanID().IsValid() {
-		r.ParentSpanID = p.SpanID().String()
+	numbers(r.Attributes)
+	for i := range r.Events {
+		numbers(r.Events[i].Attributes)
 	}
-	if events := s.Events(); len(events) > 0 {
-		r.Events = make([]SpanEvent, len(events))
-		for i, ev := range events {
-			r.Events[i] = SpanEvent{Name: ev.Name, Time: ev.Time}
-			if len(ev.Attributes) > 0 {
-				r.Events[i].Attributes = attributeMap(ev.Attributes)
-			}
+	return r, nil
+}
+
+func numbers(m map[string]any) {
+	for k, v := range m {
+		m[k] = number(v)
+	}
+}
+
+func number(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		f, _ := x.Float64()
+		return f
+	case []any:
+		for i := range x {
+			x[i] = number(x[i])
 		}
 	}
-	return r
+	return v
 }
 
-func spanStatus(s sdktrace.Status) SpanStatus {
-	switch s.Code {
+// encodeSpan writes the span as /debug/traces serves it (the SpanRecord shape), keeping only
+// allowlisted attributes and a status description that is a bare code: the same rules as the
+// redacting exporter. Hand-written appends, because this runs for every span of every request.
+func encodeSpan(s sdktrace.ReadOnlySpan) []byte {
+	buf := make([]byte, 0, 768)
+	sc := s.SpanContext()
+	start, end := s.StartTime(), s.EndTime()
+	buf = append(buf, `{"trace_id":"`...)
+	tid := sc.TraceID()
+	buf = hex.AppendEncode(buf, tid[:])
+	buf = append(buf, `","span_id":"`...)
+	sid := sc.SpanID()
+	buf = hex.AppendEncode(buf, sid[:])
+	buf = append(buf, '"')
+	if p := s.Parent(); p.SpanID().IsValid() {
+		buf = append(buf, `,"parent_span_id":"`...)
+		pid := p.SpanID()
+		buf = hex.AppendEncode(buf, pid[:])
+		buf = append(buf, '"')
+	}
+	buf = append(buf, `,"name":`...)
+	buf = appendJSONString(buf, s.Name())
+	buf = append(buf, `,"kind":`...)
+	buf = appendJSONString(buf, s.SpanKind().String())
+	buf = append(buf, `,"start_time":"`...)
+	buf = start.UTC().AppendFormat(buf, time.RFC3339Nano)
+	buf = append(buf, `","end_time":"`...)
+	buf = end.UTC().AppendFormat(buf, time.RFC3339Nano)
+	buf = append(buf, `","duration_ms":`...)
+	buf = appendFloat(buf, float64(end.Sub(start))/float64(time.Millisecond))
+	st := s.Status()
+	buf = append(buf, `,"status":{"code":`...)
+	switch st.Code {
 	case codes.Ok:
-		return SpanStatus{Code: "ok"}
+		buf = append(buf, `"ok"`...)
 	case codes.Error:
-		return SpanStatus{Code: "error", Description: s.Description}
+		buf = append(buf, `"error"`...)
+		if st.Description != "" && statusDescriptionAllowed(st.Description) {
+			buf = append(buf, `,"description":`...)
+			buf = appendJSONString(buf, st.Description)
+		}
 	default:
-		return SpanStatus{Code: "unset"}
+		buf = append(buf, `"unset"`...)
 	}
+	buf = append(buf, `},"attributes":`...)
+	buf = appendAttributes(buf, s.Attributes())
+	if events := s.Events(); len(events) > 0 {
+		buf = append(buf, `,"events":[`...)
+		for i, ev := range events {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = append(buf, `{"name":`...)
+			buf = appendJSONString(buf, ev.Name)
+			buf = append(buf, `,"time":"`...)
+			buf = ev.Time.UTC().AppendFormat(buf, time.RFC3339Nano)
+			buf = append(buf, '"')
+			if len(ev.Attributes) > 0 {
+				buf = append(buf, `,"attributes":`...)
+				buf = appendAttributes(buf, ev.Attributes)
+			}
+			buf = append(buf, '}')
+		}
+		buf = append(buf, ']')
+	}
+	buf = append(buf, '}')
+	return slices.Clip(buf)
 }
 
-// attributeMap always returns a non-nil map so the JSON shows {} rather than null.
-func attributeMap(kvs []attribute.KeyValue) map[string]any {
-	m := make(map[string]any, len(kvs))
+func appendAttributes(buf []byte, kvs []attribute.KeyValue) []byte {
+	buf = append(buf, '{')
+	first := true
 	for _, kv := range kvs {
-		// AsInterface yields string, bool, int64, float64 or a slice of those, all of which
-		// encode to JSON directly.
-		m[string(kv.Key)] = kv.Value.AsInterface()
+		if !SpanAttributeAllowed(string(kv.Key)) {
+			continue
+		}
+		if !first {
+			buf = append(buf, ',')
+		}
+		first = false
+		buf = appendJSONString(buf, string(kv.Key))
+		buf = append(buf, ':')
+		buf = appendValue(buf, kv.Value)
 	}
-	return m
+	return append(buf, '}')
+}
+
+func appendValue(buf []byte, v attribute.Value) []byte {
+	switch v.Type() {
+	case attribute.BOOL:
+		return strconv.AppendBool(buf, v.AsBool())
+	case attribute.INT64:
+		return strconv.AppendInt(buf, v.AsInt64(), 10)
+	case attribute.FLOAT64:
+		return appendFloat(buf, v.AsFloat64())
+	case attribute.STRING:
+		return appendJSONString(buf, v.AsString())
+	case attribute.BOOLSLICE:
+		return appendSlice(buf, v.AsBoolSlice(), strconv.AppendBool)
+	case attribute.INT64SLICE:
+		return appendSlice(buf, v.AsInt64Slice(), func(b []byte, i int64) []byte { return strconv.AppendInt(b, i, 10) })
+	case attribute.FLOAT64SLICE:
+		return appendSlice(buf, v.AsFloat64Slice(), appendFloat)
+	case attribute.STRINGSLICE:
+		return appendSlice(buf, v.AsStringSlice(), appendJSONString)
+	}
+	return append(buf, "null"...)
+}
+
+func appendSlice[T any](buf []byte, xs []T, f func([]byte, T) []byte) []byte {
+	buf = append(buf, '[')
+	for i, x := range xs {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = f(buf, x)
+	}
+	return append(buf, ']')
+}
+
+// appendFloat writes a JSON number; NaN and infinities, which JSON cannot hold, become null.
+func appendFloat(buf []byte, f float64) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(buf, "null"...)
+	}
+	return strconv.AppendFloat(buf, f, 'g', -1, 64)
+}
+
+// appendJSONString writes s as a JSON string: quotes, backslashes and control characters
+// escaped, and invalid UTF-8 replaced by U+FFFD, as encoding/json does.
+func appendJSONString(buf []byte, s string) []byte {
+	const hexDigits = "0123456789abcdef"
+	buf = append(buf, '"')
+	// Most values (ids, routes, model names) need no escaping: copy them in one go.
+	plain := 0
+	for plain < len(s) {
+		if c := s[plain]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			break
+		}
+		plain++
+	}
+	buf = append(buf, s[:plain]...)
+	for i := plain; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				buf = append(buf, '\\', c)
+			case c == '\n':
+				buf = append(buf, '\\', 'n')
+			case c == '\r':
+				buf = append(buf, '\\', 'r')
+			case c == '\t':
+				buf = append(buf, '\\', 't')
+			case c < 0x20:
+				buf = append(buf, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			default:
+				buf = append(buf, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			buf = append(buf, "\\ufffd"...)
+		} else {
+			buf = append(buf, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(buf, '"')
 }
