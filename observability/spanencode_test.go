@@ -55,4 +55,6 @@ func TestProcessorPathRedacts(t *testing.T) {
 	}
 }
 
-func sdktraceEventAttrs(kv ...attribute.KeyValue) trace.EventOption { return trace.WithAttributes(kv...) }
+func sdktraceEventAttrs(kv ...attribute.KeyValue) trace.EventOption {
+	return trace.WithAttributes(kv...)
+}
