@@ -86,6 +86,3 @@ func (s *StreamLifecycle) End(outcome string) bool {
 	}
 	return true
 }
-
-// Ended reports whether the terminal outcome has been recorded.
-func (s *StreamLifecycle) Ended() bool { return s.ended }

@@ -268,20 +268,12 @@ func (d *chatDecoder) streamOptions(v json.RawMessage) *apierr.Error {
 }
 
 func (d *chatDecoder) messages(v json.RawMessage) *apierr.Error {
-	items, e := asArray("messages", v)
+	msgs, e := decodeEach("messages", v, decodeMessage)
 	if e != nil {
 		return e
 	}
-	if len(items) == 0 {
+	if len(msgs) == 0 {
 		return errValue("messages", "must contain at least one message")
-	}
-	msgs := make([]Message, 0, len(items))
-	for i, it := range items {
-		m, e := decodeMessage(indexPath("messages", i), it)
-		if e != nil {
-			return e
-		}
-		msgs = append(msgs, m)
 	}
 	d.req.Messages = msgs
 	return nil
@@ -376,17 +368,11 @@ func decodeContent(path, role string, v json.RawMessage) (string, *apierr.Error)
 	case '"':
 		return asString(path, v)
 	case '[':
-		items, e := asArray(path, v)
+		texts, e := decodeEach(path, v, func(p string, it json.RawMessage) (string, *apierr.Error) {
+			return decodeContentPart(p, role, it)
+		})
 		if e != nil {
 			return "", e
-		}
-		texts := make([]string, 0, len(items))
-		for j, it := range items {
-			t, e := decodeContentPart(indexPath(path, j), role, it)
-			if e != nil {
-				return "", e
-			}
-			texts = append(texts, t)
 		}
 		return strings.Join(texts, ""), nil
 	default:
@@ -497,19 +483,7 @@ func decodeAssistantAudio(path string, v json.RawMessage) *apierr.Error {
 }
 
 func decodeToolCalls(path string, v json.RawMessage) ([]ToolCall, *apierr.Error) {
-	items, e := asArray(path, v)
-	if e != nil {
-		return nil, e
-	}
-	var calls []ToolCall
-	for i, it := range items {
-		c, e := decodeToolCall(indexPath(path, i), it)
-		if e != nil {
-			return nil, e
-		}
-		calls = append(calls, c)
-	}
-	return calls, nil
+	return decodeEach(path, v, decodeToolCall)
 }
 
 func decodeToolCall(path string, v json.RawMessage) (ToolCall, *apierr.Error) {
@@ -608,17 +582,23 @@ func checkFunctionType(path string, o map[string]json.RawMessage) *apierr.Error 
 }
 
 func decodeTools(v json.RawMessage) ([]Tool, *apierr.Error) {
-	items, e := asArray("tools", v)
-	if e != nil {
+	return decodeEach("tools", v, decodeTool) // an empty array is the same as no tools
+}
+
+// decodeEach decodes every element of an array at path with decode, naming each path[i]. An
+// empty array gives nil, the same as an absent field.
+func decodeEach[T any](path string, v json.RawMessage, decode func(string, json.RawMessage) (T, *apierr.Error)) ([]T, *apierr.Error) {
+	items, e := asArray(path, v)
+	if e != nil || len(items) == 0 {
 		return nil, e
 	}
-	var out []Tool // an empty array is the same as no tools
+	out := make([]T, 0, len(items))
 	for i, it := range items {
-		t, e := decodeTool(indexPath("tools", i), it)
+		x, e := decode(indexPath(path, i), it)
 		if e != nil {
 			return nil, e
 		}
-		out = append(out, t)
+		out = append(out, x)
 	}
 	return out, nil
 }

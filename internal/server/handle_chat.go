@@ -295,7 +295,5 @@ func setChatResponseAttributes(span trace.Span, c chatCall, rec *observability.R
 		attribute.Int("gen_ai.usage.input_tokens", rec.PromptTokens),
 		attribute.Int("gen_ai.usage.output_tokens", rec.CompletionTokens),
 	)
-	if rec.ErrorCode != "" {
-		span.SetAttributes(attribute.String("error.type", rec.ErrorCode))
-	}
+	setErrorType(span, rec)
 }

@@ -197,7 +197,7 @@ func streamChat(ctx context.Context, w http.ResponseWriter, r *http.Request, c c
 				return err
 			}
 			if err := s.frame(f); err != nil {
-				return writeFailed(ctx, deadline)
+				return writeFailed(deadline)
 			}
 			life.Chunk()
 			if f.token {
@@ -209,12 +209,12 @@ func streamChat(ctx context.Context, w http.ResponseWriter, r *http.Request, c c
 		}
 		if c.Request.IncludeUsage {
 			if err := s.usage(protocol.NewUsage(c.Result.PromptTokens, c.Result.CompletionTokens)); err != nil {
-				return writeFailed(ctx, deadline)
+				return writeFailed(deadline)
 			}
 			life.Chunk()
 		}
 		if err := s.done(); err != nil {
-			return writeFailed(ctx, deadline)
+			return writeFailed(deadline)
 		}
 		return nil
 	}()
@@ -285,7 +285,7 @@ func pause(ctx context.Context, drain *Drain, deadline time.Time, delay time.Dur
 
 // writeFailed classifies a failed write: past the deadline the client stalled (timed_out), and
 // otherwise it went away. Either way nothing more can be written.
-func writeFailed(_ context.Context, deadline time.Time) error {
+func writeFailed(deadline time.Time) error {
 	// A write that failed at the deadline is a client that stopped reading; net/http has
 	// cancelled ctx by now too, so the deadline, not ctx, tells the two apart.
 	if !time.Now().Before(deadline) {
