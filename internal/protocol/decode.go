@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -67,18 +66,17 @@ func DecodeChatRequest(body []byte, lim Limits) (*ChatRequest, *apierr.Error) {
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return nil, errInvalidJSON()
 	}
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(body, &top); err != nil {
+	if !json.Valid(body) {
 		return nil, errInvalidJSON()
 	}
-	dropNullFields(top)
+	top, _ := splitObject(body) // a valid body starting with '{' is an object
 
 	d := &chatDecoder{
 		lim: lim.withDefaults(),
 		req: &ChatRequest{N: 1, ParallelToolCalls: true},
 	}
-	for _, k := range sortedFieldKeys(top) {
-		if e := d.topField(k, top[k]); e != nil {
+	for k, v := range top.all() {
+		if e := d.topField(k, v); e != nil {
 			return nil, e
 		}
 	}
@@ -250,13 +248,13 @@ func (d *chatDecoder) streamOptions(v json.RawMessage) *apierr.Error {
 	if e != nil {
 		return e
 	}
-	for _, k := range sortedFieldKeys(o) {
+	for k, raw := range o.all() {
 		p := joinPath(path, k)
 		switch k {
 		case "include_usage":
-			d.req.IncludeUsage, e = asBool(p, o[k])
+			d.req.IncludeUsage, e = asBool(p, raw)
 		case "include_obfuscation":
-			_, e = asBool(p, o[k]) // accepted, no effect: the mock never obfuscates
+			_, e = asBool(p, raw) // accepted, no effect: the mock never obfuscates
 		default:
 			e = errUnknown(p)
 		}
@@ -295,7 +293,7 @@ func decodeMessage(path string, v json.RawMessage) (Message, *apierr.Error) {
 		return m, e
 	}
 	rolePath := joinPath(path, "role")
-	rawRole, ok := o["role"]
+	rawRole, ok := o.get("role")
 	if !ok {
 		return m, errMissing(rolePath)
 	}
@@ -313,8 +311,8 @@ func decodeMessage(path string, v json.RawMessage) (Message, *apierr.Error) {
 	m.Role = role
 
 	var hasContent, hasToolCallID, hasRefusal, hasAudio bool
-	for _, k := range sortedFieldKeys(o) {
-		p, raw := joinPath(path, k), o[k]
+	for k, raw := range o.all() {
+		p := joinPath(path, k)
 		assistant := role == roleAssistant
 		switch {
 		case k == "role":
@@ -386,7 +384,7 @@ func decodeContentPart(path, role string, v json.RawMessage) (string, *apierr.Er
 		return "", e
 	}
 	typePath := joinPath(path, "type")
-	rawType, ok := o["type"]
+	rawType, ok := o.get("type")
 	if !ok {
 		return "", errMissing(typePath)
 	}
@@ -411,8 +409,8 @@ func decodeContentPart(path, role string, v json.RawMessage) (string, *apierr.Er
 
 	var text string
 	var hasText bool
-	for _, k := range sortedFieldKeys(o) {
-		p, raw := joinPath(path, k), o[k]
+	for k, raw := range o.all() {
+		p := joinPath(path, k)
 		switch {
 		case k == "type":
 		case typ == "text" && k == "text", typ == "refusal" && k == "refusal":
@@ -440,13 +438,13 @@ func decodePromptCacheBreakpoint(path string, v json.RawMessage) *apierr.Error {
 	if e != nil {
 		return e
 	}
-	for _, k := range sortedFieldKeys(o) {
+	for k, raw := range o.all() {
 		p := joinPath(path, k)
 		switch k {
 		case "mode":
-			_, e = asEnum(p, o[k], "explicit")
+			_, e = asEnum(p, raw, "explicit")
 		case "ttl":
-			_, e = asEnum(p, o[k], "30m", "12h")
+			_, e = asEnum(p, raw, "30m", "12h")
 		default:
 			e = errUnknown(p)
 		}
@@ -463,11 +461,11 @@ func decodeAssistantAudio(path string, v json.RawMessage) *apierr.Error {
 		return e
 	}
 	var hasID bool
-	for _, k := range sortedFieldKeys(o) {
+	for k, raw := range o.all() {
 		p := joinPath(path, k)
 		switch k {
 		case "id":
-			_, e = asString(p, o[k])
+			_, e = asString(p, raw)
 			hasID = true
 		default:
 			e = errUnknown(p)
@@ -496,8 +494,8 @@ func decodeToolCall(path string, v json.RawMessage) (ToolCall, *apierr.Error) {
 		return c, e
 	}
 	var hasID, hasFunction bool
-	for _, k := range sortedFieldKeys(o) {
-		p, raw := joinPath(path, k), o[k]
+	for k, raw := range o.all() {
+		p := joinPath(path, k)
 		switch k {
 		case "type":
 		case "id":
@@ -531,8 +529,8 @@ func decodeToolCallFunction(path string, v json.RawMessage) (name, args string, 
 		return "", "", e
 	}
 	var hasName, hasArgs bool
-	for _, k := range sortedFieldKeys(o) {
-		p, raw := joinPath(path, k), o[k]
+	for k, raw := range o.all() {
+		p := joinPath(path, k)
 		switch k {
 		case "name":
 			name, e = asString(p, raw)
@@ -561,9 +559,9 @@ func decodeToolCallFunction(path string, v json.RawMessage) (name, args string, 
 
 // checkFunctionType checks the "type" discriminator of a tool or a tool call: "function" is
 // supported, "custom" is known but unsupported.
-func checkFunctionType(path string, o map[string]json.RawMessage) *apierr.Error {
+func checkFunctionType(path string, o object) *apierr.Error {
 	p := joinPath(path, "type")
-	raw, ok := o["type"]
+	raw, ok := o.get("type")
 	if !ok {
 		return errMissing(p)
 	}
@@ -613,12 +611,12 @@ func decodeTool(path string, v json.RawMessage) (Tool, *apierr.Error) {
 		return t, e
 	}
 	var hasFunction bool
-	for _, k := range sortedFieldKeys(o) {
+	for k, raw := range o.all() {
 		p := joinPath(path, k)
 		switch k {
 		case "type":
 		case "function":
-			t, e = decodeFunctionDefinition(p, o[k])
+			t, e = decodeFunctionDefinition(p, raw)
 			hasFunction = true
 		default:
 			e = errUnknown(p)
@@ -640,8 +638,8 @@ func decodeFunctionDefinition(path string, v json.RawMessage) (Tool, *apierr.Err
 		return t, e
 	}
 	var hasName bool
-	for _, k := range sortedFieldKeys(o) {
-		p, raw := joinPath(path, k), o[k]
+	for k, raw := range o.all() {
+		p := joinPath(path, k)
 		switch k {
 		case "name":
 			t.Name, e = asName(p, raw)
@@ -689,7 +687,7 @@ func decodeToolChoice(v json.RawMessage) (ToolChoice, *apierr.Error) {
 		return tc, e
 	}
 	typePath := joinPath(path, "type")
-	rawType, ok := o["type"]
+	rawType, ok := o.get("type")
 	if !ok {
 		return tc, errMissing(typePath)
 	}
@@ -705,12 +703,12 @@ func decodeToolChoice(v json.RawMessage) (ToolChoice, *apierr.Error) {
 		return tc, errValue(typePath, "must be function")
 	}
 	var hasFunction bool
-	for _, k := range sortedFieldKeys(o) {
+	for k, raw := range o.all() {
 		p := joinPath(path, k)
 		switch k {
 		case "type":
 		case "function":
-			tc.Function, e = decodeNamedFunction(p, o[k])
+			tc.Function, e = decodeNamedFunction(p, raw)
 			hasFunction = true
 		default:
 			e = errUnknown(p)
@@ -733,11 +731,11 @@ func decodeNamedFunction(path string, v json.RawMessage) (string, *apierr.Error)
 	}
 	var name string
 	var hasName bool
-	for _, k := range sortedFieldKeys(o) {
+	for k, raw := range o.all() {
 		p := joinPath(path, k)
 		switch k {
 		case "name":
-			name, e = asString(p, o[k])
+			name, e = asString(p, raw)
 			hasName = true
 		default:
 			e = errUnknown(p)
@@ -760,7 +758,7 @@ func decodeResponseFormat(v json.RawMessage) (ResponseFormat, *apierr.Error) {
 		return rf, e
 	}
 	typePath := joinPath(path, "type")
-	rawType, ok := o["type"]
+	rawType, ok := o.get("type")
 	if !ok {
 		return rf, errMissing(typePath)
 	}
@@ -775,12 +773,12 @@ func decodeResponseFormat(v json.RawMessage) (ResponseFormat, *apierr.Error) {
 	}
 	rf.Type = typ
 	var hasSchema bool
-	for _, k := range sortedFieldKeys(o) {
+	for k, raw := range o.all() {
 		p := joinPath(path, k)
 		switch {
 		case k == "type":
 		case k == "json_schema" && typ == FormatJSONSchema:
-			rf.Name, rf.Schema, e = decodeJSONSchema(p, o[k])
+			rf.Name, rf.Schema, e = decodeJSONSchema(p, raw)
 			hasSchema = true
 		default:
 			e = errUnknown(p)
@@ -801,8 +799,8 @@ func decodeJSONSchema(path string, v json.RawMessage) (name string, schema json.
 		return "", nil, e
 	}
 	var hasName bool
-	for _, k := range sortedFieldKeys(o) {
-		p, raw := joinPath(path, k), o[k]
+	for k, raw := range o.all() {
+		p := joinPath(path, k)
 		switch k {
 		case "name":
 			name, e = asName(p, raw)
@@ -869,8 +867,8 @@ func checkLogitBias(v json.RawMessage) *apierr.Error {
 		return e
 	}
 	// Keys are token ids chosen by the client: they never go into a param or a message.
-	for _, k := range sortedFieldKeys(o) {
-		if _, e := asRangedNumber(path, o[k], -100, 100); e != nil {
+	for _, raw := range o.all() {
+		if _, e := asRangedNumber(path, raw, -100, 100); e != nil {
 			return e
 		}
 	}
@@ -887,14 +885,14 @@ func checkMetadata(v json.RawMessage) *apierr.Error {
 		return errValue(path, fmt.Sprintf("must have at most %d key-value pairs", maxMetadataPairs))
 	}
 	// Keys and values are the client's: they never go into a param or a message.
-	for _, k := range sortedFieldKeys(o) {
+	for k, raw := range o.all() {
 		if utf8.RuneCountInString(k) > maxMetadataKeyChars {
 			return errValue(path, fmt.Sprintf("keys must be at most %d characters long", maxMetadataKeyChars))
 		}
-		if jsonKind(o[k]) != '"' {
+		if jsonKind(raw) != '"' {
 			return errType(path, "an object whose values are strings")
 		}
-		s, e := asString(path, o[k])
+		s, e := asString(path, raw)
 		if e != nil {
 			return e
 		}
@@ -911,13 +909,13 @@ func checkPromptCacheOptions(v json.RawMessage) *apierr.Error {
 	if e != nil {
 		return e
 	}
-	for _, k := range sortedFieldKeys(o) {
+	for k, raw := range o.all() {
 		p := joinPath(path, k)
 		switch k {
 		case "mode":
-			_, e = asEnum(p, o[k], "implicit", "explicit")
+			_, e = asEnum(p, raw, "implicit", "explicit")
 		case "ttl":
-			_, e = asEnum(p, o[k], "30m")
+			_, e = asEnum(p, raw, "30m")
 		default:
 			e = errUnknown(p)
 		}
@@ -967,34 +965,25 @@ func isNumberKind(c byte) bool { return c == '-' || (c >= '0' && c <= '9') }
 
 func isJSONNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null" }
 
-func dropNullFields(o map[string]json.RawMessage) {
-	maps.DeleteFunc(o, func(_ string, v json.RawMessage) bool { return isJSONNull(v) })
-}
-
-func sortedFieldKeys(o map[string]json.RawMessage) []string {
-	return slices.Sorted(maps.Keys(o))
-}
-
-func asObject(path string, v json.RawMessage) (map[string]json.RawMessage, *apierr.Error) {
-	var o map[string]json.RawMessage
-	if jsonKind(v) != '{' || json.Unmarshal(v, &o) != nil {
+func asObject(path string, v json.RawMessage) (object, *apierr.Error) {
+	o, ok := splitObject(v)
+	if !ok {
 		return nil, errType(path, "an object")
 	}
-	dropNullFields(o)
 	return o, nil
 }
 
 func asArray(path string, v json.RawMessage) ([]json.RawMessage, *apierr.Error) {
-	var a []json.RawMessage
-	if jsonKind(v) != '[' || json.Unmarshal(v, &a) != nil {
+	a, ok := splitArray(v)
+	if !ok {
 		return nil, errType(path, "an array")
 	}
 	return a, nil
 }
 
 func asString(path string, v json.RawMessage) (string, *apierr.Error) {
-	var s string
-	if jsonKind(v) != '"' || json.Unmarshal(v, &s) != nil {
+	s, ok := unquote(bytes.TrimSpace(v))
+	if !ok {
 		return "", errType(path, "a string")
 	}
 	return s, nil
