@@ -1,6 +1,7 @@
 package observability
 
 import (
+	"context"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
@@ -51,21 +52,109 @@ type ChainConfig struct {
 }
 
 // Chain wraps the whole router, so that every response — 404, 405, 413 and recovered panics
-// included — is traced, counted and logged. The order, outermost first:
+// included — is traced, counted and logged. What it does, in order:
 //
 //	recovery → request id → tracing → metrics → access log → handler recovery → router
 //
 // The outer recovery guards the chain itself. Handler panics are recovered innermost, where they
-// can still become a 500 that the tracing, metrics and access-log layers see like any response.
+// can still become a 500 that tracing, metrics and the access log see like any response.
+//
+// The layers are one handler rather than six nested ones. A stream parks its goroutine for as
+// long as it lasts, with every frame below it on the stack: six closures, each wrapped in
+// http.HandlerFunc and each holding its after-work's locals (an slog.Record, the span's
+// attributes), kept a parked stream's stack above 8 KB, so every open stream cost a 16 KB stack.
+// Here the after-work runs in its own calls, off the parked stack, and the request is copied
+// once for its context instead of at each layer.
 func Chain(next http.Handler, c ChainConfig) http.Handler {
-	h := recoverHandler(next, c)
-	h = accessLog(h, c.Logger)
-	if c.Metrics != nil {
-		h = measure(h, c.Metrics)
+	return &observer{next: next, c: c, log: c.Logger.Handler()}
+}
+
+type observer struct {
+	next http.Handler
+	c    ChainConfig
+	log  slog.Handler // the record goes straight to the handler (see writeAccessLog)
+}
+
+func (o *observer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer o.recoverChain(w, r)
+	rec := &Record{Start: time.Now(), Method: normalizeMethod(r.Method), Route: RouteUnmatched}
+	if id := r.Header.Get(RequestIDHeader); ValidRequestID(id) {
+		rec.RequestID = id
+	} else {
+		rec.RequestID = newRequestID()
 	}
-	h = traceRequests(h, c.Tracer, c.Propagator)
-	h = requestID(h)
-	return recoverChain(h, c)
+	// Set before anything else can write the response.
+	w.Header().Set(RequestIDHeader, rec.RequestID)
+
+	ctx := o.c.Propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+	ctx, span := o.c.Tracer.Start(ctx, rec.Method, trace.WithSpanKind(trace.SpanKindServer))
+	r = r.WithContext(withRecord(ctx, rec))
+	if o.c.Metrics != nil {
+		o.c.Metrics.inFlight.Inc()
+	}
+	abort := o.serve(&statusWriter{ResponseWriter: w, rec: rec}, r)
+	if o.c.Metrics != nil {
+		o.c.Metrics.inFlight.Dec()
+	}
+	o.finish(r, rec, span)
+	if abort != nil {
+		panic(abort) // net/http's own signal, passed on once the request is accounted for
+	}
+}
+
+// serve runs the router, turning a handler panic into the contract's 500 internal_error while
+// tracing, metrics and the access log can still see it. The panic value is not logged: it may
+// hold request data; its type and location are enough to find the bug. http.ErrAbortHandler is
+// net/http's signal to drop the connection quietly: it is returned, to be raised again.
+func (o *observer) serve(w http.ResponseWriter, r *http.Request) (abort any) {
+	defer func() {
+		p := recover()
+		if p == nil {
+			return
+		}
+		if p == http.ErrAbortHandler {
+			abort = p
+			return
+		}
+		logPanic(r, o.c.Logger, p)
+		rec := RecordFrom(r.Context())
+		rec.SetError("internal_error")
+		if rec.Status == 0 { // nothing sent yet: the 500 can still be answered
+			o.c.WriteInternalError(w, r)
+		}
+	}()
+	o.next.ServeHTTP(w, r)
+	return nil
+}
+
+// recoverChain is the last line: a panic in the chain itself. It cannot rely on the Record, so
+// it makes sure the response still carries a request id.
+func (o *observer) recoverChain(w http.ResponseWriter, r *http.Request) {
+	p := recover()
+	if p == nil {
+		return
+	}
+	if p == http.ErrAbortHandler {
+		panic(p)
+	}
+	logPanic(r, o.c.Logger, p)
+	if w.Header().Get(RequestIDHeader) == "" {
+		w.Header().Set(RequestIDHeader, newRequestID())
+	}
+	o.c.WriteInternalError(w, r)
+}
+
+// finish accounts for the ended request from its Record: the access log line, the metrics, then
+// the server span's attributes and its end.
+//
+//go:noinline
+func (o *observer) finish(r *http.Request, rec *Record, span trace.Span) {
+	ctx := r.Context()
+	writeAccessLog(ctx, o.log, rec)
+	if m := o.c.Metrics; m != nil {
+		m.observeRequest(ctx, rec)
+	}
+	endServerSpan(span, r, rec)
 }
 
 // newRequestID makes "req_" + 32 hex digits. Request ids need to be unique, not secret, so the
@@ -82,21 +171,6 @@ func newRequestID() string {
 	copy(out[:], "req_")
 	hex.Encode(out[4:], b[:])
 	return string(out[:])
-}
-
-// requestID creates the Record, keeps a valid incoming x-request-id or makes one, and sets the
-// header before anything else can write the response.
-func requestID(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := &Record{Start: time.Now(), Method: normalizeMethod(r.Method), Route: RouteUnmatched}
-		if id := r.Header.Get(RequestIDHeader); ValidRequestID(id) {
-			rec.RequestID = id
-		} else {
-			rec.RequestID = newRequestID()
-		}
-		w.Header().Set(RequestIDHeader, rec.RequestID)
-		next.ServeHTTP(&statusWriter{ResponseWriter: w, rec: rec}, r.WithContext(withRecord(r.Context(), rec)))
-	})
 }
 
 // statusWriter notes the status in the Record. It keeps Flush and Unwrap so that streams and
@@ -140,49 +214,43 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 const maxUserAgent = 128
 
-// traceRequests makes the SERVER span. It is written here rather than taken from an
-// instrumentation library because those record the raw path, query and host a client sent; this
-// one records only the allowlisted, bounded attributes of TELEMETRY.md.
-func traceRequests(next http.Handler, tracer trace.Tracer, prop propagation.TextMapPropagator) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := RecordFrom(r.Context())
-		ctx := prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
-		ctx, span := tracer.Start(ctx, rec.Method, trace.WithSpanKind(trace.SpanKindServer))
-		defer span.End()
-		next.ServeHTTP(w, r.WithContext(ctx))
-		if !span.IsRecording() {
-			return
+// endServerSpan completes the SERVER span that the chain started. The chain makes it rather
+// than an instrumentation library because those record the raw path, query and host a client
+// sent; this one records only the allowlisted, bounded attributes of TELEMETRY.md.
+func endServerSpan(span trace.Span, r *http.Request, rec *Record) {
+	defer span.End()
+	if !span.IsRecording() {
+		return
+	}
+	var buf [12]attribute.KeyValue
+	attrs := append(buf[:0],
+		attribute.String("http.request.method", rec.Method),
+		attribute.Int("http.response.status_code", rec.Status),
+		attribute.String("mockgateway.request_id", rec.RequestID),
+		attribute.String("url.scheme", scheme(r)),
+		attribute.String("network.protocol.version", protocolVersion(r)),
+	)
+	if rec.Route != RouteUnmatched {
+		span.SetName(rec.Method + " " + rec.Route)
+		attrs = append(attrs, attribute.String("http.route", rec.Route), attribute.String("url.path", rec.Route))
+	}
+	if host, port, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		attrs = append(attrs, attribute.String("client.address", host))
+		if p, err := strconv.Atoi(port); err == nil {
+			attrs = append(attrs, attribute.Int("client.port", p))
 		}
-		attrs := make([]attribute.KeyValue, 0, 12)
-		attrs = append(attrs,
-			attribute.String("http.request.method", rec.Method),
-			attribute.Int("http.response.status_code", rec.Status),
-			attribute.String("mockgateway.request_id", rec.RequestID),
-			attribute.String("url.scheme", scheme(r)),
-			attribute.String("network.protocol.version", protocolVersion(r)),
-		)
-		if rec.Route != RouteUnmatched {
-			span.SetName(rec.Method + " " + rec.Route)
-			attrs = append(attrs, attribute.String("http.route", rec.Route), attribute.String("url.path", rec.Route))
-		}
-		if host, port, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-			attrs = append(attrs, attribute.String("client.address", host))
-			if p, err := strconv.Atoi(port); err == nil {
-				attrs = append(attrs, attribute.Int("client.port", p))
-			}
-		}
-		if ua := r.UserAgent(); ua != "" {
-			attrs = append(attrs, attribute.String("user_agent.original", Sanitize(ua, maxUserAgent)))
-		}
-		if rec.ErrorCode != "" {
-			attrs = append(attrs, attribute.String("error.type", rec.ErrorCode))
-		}
-		span.SetAttributes(attrs...)
-		if rec.Status >= 500 {
-			// The description is the normalized code: a Go error string could carry anything.
-			span.SetStatus(codes.Error, rec.ErrorLabel())
-		}
-	})
+	}
+	if ua := r.UserAgent(); ua != "" {
+		attrs = append(attrs, attribute.String("user_agent.original", Sanitize(ua, maxUserAgent)))
+	}
+	if rec.ErrorCode != "" {
+		attrs = append(attrs, attribute.String("error.type", rec.ErrorCode))
+	}
+	span.SetAttributes(attrs...)
+	if rec.Status >= 500 {
+		// The description is the normalized code: a Go error string could carry anything.
+		span.SetStatus(codes.Error, rec.ErrorLabel())
+	}
 }
 
 func scheme(r *http.Request) string {
@@ -202,116 +270,59 @@ func protocolVersion(r *http.Request) string {
 	return "1.1"
 }
 
-// measure counts the request and observes its duration, with the trace id as exemplar.
-func measure(next http.Handler, m *Metrics) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		m.inFlight.Inc()
-		defer m.inFlight.Dec()
-		next.ServeHTTP(w, r)
-		rec := RecordFrom(r.Context())
-		ctx := r.Context()
-		status := strconv.Itoa(rec.Status)
-		addWithExemplar(ctx, &m.gates.requests, m.requests.WithLabelValues(rec.Route, rec.Method, status, rec.ErrorLabel()), 1)
-		observeWithExemplar(ctx, &m.gates.duration, m.duration.WithLabelValues(rec.Route, rec.Method, status), time.Since(rec.Start).Seconds())
-		if rec.Chat {
-			m.ObserveChat(ctx, rec)
-		}
-	})
+// observeRequest counts the request and observes its duration, with the trace id as exemplar.
+func (m *Metrics) observeRequest(ctx context.Context, rec *Record) {
+	status := strconv.Itoa(rec.Status)
+	addWithExemplar(ctx, &m.gates.requests, m.requests.WithLabelValues(rec.Route, rec.Method, status, rec.ErrorLabel()), 1)
+	observeWithExemplar(ctx, &m.gates.duration, m.duration.WithLabelValues(rec.Route, rec.Method, status), time.Since(rec.Start).Seconds())
+	if rec.Chat {
+		m.ObserveChat(ctx, rec)
+	}
 }
 
-// accessLog writes one line per request when it ends — for a stream, when the stream ends —
+// writeAccessLog writes one line per request when it ends — for a stream, when the stream ends —
 // from the Record alone, so it can only ever contain bounded values.
 //
 // The record goes straight to the handler: slog.Logger would capture the caller's program
 // counter, a stack walk per request that the JSON line never shows.
-func accessLog(next http.Handler, logger *slog.Logger) http.Handler {
-	h := logger.Handler()
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		next.ServeHTTP(w, r)
-		rec := RecordFrom(r.Context())
-		level := slog.LevelInfo
-		if rec.Status >= 500 {
-			level = slog.LevelError
-		}
-		ctx := r.Context()
-		if !h.Enabled(ctx, level) {
-			return
-		}
-		out := slog.NewRecord(time.Now(), level, "request", 0)
+func writeAccessLog(ctx context.Context, h slog.Handler, rec *Record) {
+	level := slog.LevelInfo
+	if rec.Status >= 500 {
+		level = slog.LevelError
+	}
+	if !h.Enabled(ctx, level) {
+		return
+	}
+	out := slog.NewRecord(time.Now(), level, "request", 0)
+	out.AddAttrs(
+		slog.String("request_id", rec.RequestID),
+		slog.String("method", rec.Method),
+		slog.String("route", rec.Route),
+		slog.Int("status", rec.Status),
+		slog.String("error_code", rec.ErrorLabel()),
+		slog.Float64("duration_ms", float64(time.Since(rec.Start).Microseconds())/1000),
+	)
+	if rec.Chat {
 		out.AddAttrs(
-			slog.String("request_id", rec.RequestID),
-			slog.String("method", rec.Method),
-			slog.String("route", rec.Route),
-			slog.Int("status", rec.Status),
-			slog.String("error_code", rec.ErrorLabel()),
-			slog.Float64("duration_ms", float64(time.Since(rec.Start).Microseconds())/1000),
+			slog.String("model", rec.Model),
+			slog.Bool("stream", rec.Stream),
+			slog.Int("prompt_tokens", rec.PromptTokens),
+			slog.Int("completion_tokens", rec.CompletionTokens),
 		)
-		if rec.Chat {
-			out.AddAttrs(
-				slog.String("model", rec.Model),
-				slog.Bool("stream", rec.Stream),
-				slog.Int("prompt_tokens", rec.PromptTokens),
-				slog.Int("completion_tokens", rec.CompletionTokens),
-			)
-			if rec.Stream {
-				out.AddAttrs(slog.String("stream_outcome", rec.StreamOutcome), slog.Int("chunks", rec.Chunks))
-			}
-			if rec.Fault != "" {
-				out.AddAttrs(slog.String("fault", rec.Fault))
-			}
-			if rec.GatewayAttempts > 0 {
-				out.AddAttrs(slog.Int("attempts", rec.GatewayAttempts), slog.String("served_by", rec.ServedBy))
-				if rec.FallbackFrom != "" {
-					out.AddAttrs(slog.String("fallback_from", rec.FallbackFrom))
-				}
+		if rec.Stream {
+			out.AddAttrs(slog.String("stream_outcome", rec.StreamOutcome), slog.Int("chunks", rec.Chunks))
+		}
+		if rec.Fault != "" {
+			out.AddAttrs(slog.String("fault", rec.Fault))
+		}
+		if rec.GatewayAttempts > 0 {
+			out.AddAttrs(slog.Int("attempts", rec.GatewayAttempts), slog.String("served_by", rec.ServedBy))
+			if rec.FallbackFrom != "" {
+				out.AddAttrs(slog.String("fallback_from", rec.FallbackFrom))
 			}
 		}
-		_ = h.Handle(ctx, out)
-	})
-}
-
-// recovering recovers a panic below it, logs it by type and location, and lets answer write the
-// response. http.ErrAbortHandler is net/http's own signal to drop the connection quietly, so it
-// is passed on.
-func recovering(next http.Handler, logger *slog.Logger, answer func(http.ResponseWriter, *http.Request)) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		defer func() {
-			p := recover()
-			if p == nil {
-				return
-			}
-			if p == http.ErrAbortHandler {
-				panic(p)
-			}
-			logPanic(r, logger, p)
-			answer(w, r)
-		}()
-		next.ServeHTTP(w, r)
-	})
-}
-
-// recoverHandler turns a handler panic into the contract's 500 internal_error while the outer
-// layers can still see it. The panic value is not logged: it may hold request data. Its type and
-// the location it was raised at are enough to find the bug.
-func recoverHandler(next http.Handler, c ChainConfig) http.Handler {
-	return recovering(next, c.Logger, func(w http.ResponseWriter, r *http.Request) {
-		rec := RecordFrom(r.Context())
-		rec.SetError("internal_error")
-		if rec.Status == 0 { // nothing sent yet: the 500 can still be answered
-			c.WriteInternalError(w, r)
-		}
-	})
-}
-
-// recoverChain is the last line: a panic in the middleware itself. It cannot rely on the
-// Record, so it makes sure the response still carries a request id.
-func recoverChain(next http.Handler, c ChainConfig) http.Handler {
-	return recovering(next, c.Logger, func(w http.ResponseWriter, r *http.Request) {
-		if w.Header().Get(RequestIDHeader) == "" {
-			w.Header().Set(RequestIDHeader, newRequestID())
-		}
-		c.WriteInternalError(w, r)
-	})
+	}
+	_ = h.Handle(ctx, out)
 }
 
 func logPanic(r *http.Request, logger *slog.Logger, p any) {
