@@ -10,12 +10,23 @@ import (
 
 var bufferPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
+// jsonAppender is a body that encodes itself by appending, without reflection: the chat
+// completion, sent by every successful JSON chat request (protocol.Completion.AppendJSON).
+type jsonAppender interface{ AppendJSON([]byte) []byte }
+
 // encodeJSON is the one place responses are encoded. It encodes into a buffer first, so a value
 // that fails to encode becomes a clean 500 instead of half a 200.
 func encodeJSON(w http.ResponseWriter, status int, v any) {
 	buf := bufferPool.Get().(*bytes.Buffer)
 	buf.Reset()
 	defer bufferPool.Put(buf)
+	if a, ok := v.(jsonAppender); ok {
+		// The same bytes as the Encoder below would write, trailing newline included.
+		b := a.AppendJSON(buf.AvailableBuffer())
+		buf.Write(append(b, '\n'))
+		writeJSONBytes(w, status, buf.Bytes())
+		return
+	}
 	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {

@@ -27,13 +27,17 @@ import (
 
 // handleChat serves POST /v1/chat/completions: decode strictly, resolve the model, generate
 // deterministically, then answer as one JSON body or as an SSE stream (stream.go).
+//
+// A stream parks this goroutine for its whole length with every frame below it on the stack, and
+// the stack must stay within 8 KB at its deepest or each open stream holds 16 KB. So the frames
+// here are kept small, and the deep work runs in calls of its own: decoding in readChatRequest,
+// the rest up to the answer in startChat, whose locals are gone by the time the stream parks.
 func handleChat(d Deps) http.Handler {
 	limits := protocol.Limits{MaxTokensCeiling: d.Config.MaxTokens, MaxChoices: d.Config.MaxChoices}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := observability.RecordFrom(r.Context())
 		rec.Chat = true
 		rec.Model = observability.ModelOther
-
 		req, model, seed, err := readChatRequest(w, r, d.Catalog, limits, d.Config.MaxBodyBytes)
 		if model != nil {
 			rec.Model = model.ID // a catalog id: a bounded label even when the request fails
@@ -42,58 +46,72 @@ func handleChat(d Deps) http.Handler {
 			writeError(w, r, err)
 			return
 		}
-		rec.Stream = req.Stream
-		sim, serr := simulate(r, d, model)
-		if serr != nil {
-			writeError(w, r, serr)
-			return
+		ctx, c := startChat(w, r, d, req, model, seed)
+		if c == nil {
+			return // answered already: an error, a fault, or a client that left
 		}
-
-		ctx, span := d.Tracer.Start(r.Context(), "chat "+model.ID, trace.WithAttributes(chatRequestAttributes(model, req)...))
-		defer span.End()
-		w.Header().Set("Openai-Version", "2020-10-01")
-
-		plan := sim.plan
-		reportPlan(ctx, w, span, d, model.ID, sim)
-		if plan.Sleep && plan.Wait > 0 && !pauseJSON(ctx, d, plan.Wait) {
-			return
-		}
-		if f := plan.Fault; f != nil && f.BeforeOutput() {
-			recordFault(ctx, span, d, model.ID, f.Kind)
-			serveFault(ctx, w, r, d, f)
-			setErrorType(span, rec)
-			return
-		}
-		served := model
-		if plan.ServedBy != model.ID {
-			served, _ = d.Catalog.Lookup(plan.ServedBy)
-		}
-
-		res := generate.Generate(generate.Input{
-			Model: served.ID, Behavior: served.Behavior, DefaultTokens: served.DefaultTokens, Request: req,
-		})
-		rec.PromptTokens = res.PromptTokens
-		rec.CompletionTokens = res.CompletionTokens
-		rec.FinishReason = res.Choices[0].FinishReason
-
-		c := chatCall{
-			ID:      newCompletionID(),
-			Created: time.Now().Unix(),
-			Model:   served,
-			Request: req,
-			Result:  res,
-			Timings: simulation.NewTimings(sim.latency, seed),
-			Fault:   plan.Fault, // nil, or a fault that strikes mid-stream
-			Span:    span,
-			Deps:    d,
-		}
-		if req.Stream {
-			streamChat(ctx, w, r, c)
+		defer c.Span.End()
+		if c.Request.Stream {
+			streamChat(ctx, w, c)
 		} else {
 			respondChat(ctx, w, r, c)
 		}
-		setChatResponseAttributes(span, c, rec)
+		setChatResponseAttributes(c.Span, c, rec)
 	})
+}
+
+// startChat does everything between a valid request and its answer: it applies the simulation,
+// starts the chat span and generates. It returns nil once it has answered the request itself.
+//
+//go:noinline
+func startChat(w http.ResponseWriter, r *http.Request, d Deps, req *protocol.ChatRequest, model *catalog.Model, seed uint64) (context.Context, *chatCall) {
+	rec := observability.RecordFrom(r.Context())
+	rec.Stream = req.Stream
+	sim, serr := simulate(r, d, model)
+	if serr != nil {
+		writeError(w, r, serr)
+		return nil, nil
+	}
+
+	ctx, span := d.Tracer.Start(r.Context(), "chat "+model.ID, trace.WithAttributes(chatRequestAttributes(model, req)...))
+	w.Header().Set("Openai-Version", "2020-10-01")
+
+	plan := sim.plan
+	reportPlan(ctx, w, span, d, model.ID, sim)
+	if plan.Sleep && plan.Wait > 0 && !pauseJSON(ctx, d, plan.Wait) {
+		span.End()
+		return nil, nil
+	}
+	if f := plan.Fault; f != nil && f.BeforeOutput() {
+		recordFault(ctx, span, d, model.ID, f.Kind)
+		serveFault(ctx, w, r, d, f)
+		setErrorType(span, rec)
+		span.End()
+		return nil, nil
+	}
+	served := model
+	if plan.ServedBy != model.ID {
+		served, _ = d.Catalog.Lookup(plan.ServedBy)
+	}
+
+	res := generate.Generate(generate.Input{
+		Model: served.ID, Behavior: served.Behavior, DefaultTokens: served.DefaultTokens, Request: req,
+	})
+	rec.PromptTokens = res.PromptTokens
+	rec.CompletionTokens = res.CompletionTokens
+	rec.FinishReason = res.Choices[0].FinishReason
+
+	return ctx, &chatCall{
+		ID:      newCompletionID(),
+		Created: time.Now().Unix(),
+		Model:   served,
+		Request: req,
+		Result:  res,
+		Timings: simulation.NewTimings(sim.latency, seed),
+		Fault:   plan.Fault, // nil, or a fault that strikes mid-stream
+		Span:    span,
+		Deps:    d,
+	}
 }
 
 // chatCall is one executed chat completion: the request, what the generator made of it, and the
@@ -112,6 +130,8 @@ type chatCall struct {
 
 // readChatRequest applies the checks in the contract's order: media type, size, JSON and fields,
 // then the model and what it supports. The model is returned whenever the id is in the catalog.
+//
+//go:noinline
 func readChatRequest(w http.ResponseWriter, r *http.Request, cat *catalog.Catalog, limits protocol.Limits, maxBody int64) (*protocol.ChatRequest, *catalog.Model, uint64, error) {
 	if !jsonContentType(r.Header.Get("Content-Type")) {
 		return nil, nil, 0, apierr.New(apierr.UnsupportedMediaType, "", "Send the request body as JSON with 'Content-Type: application/json'.")
@@ -130,7 +150,10 @@ func readChatRequest(w http.ResponseWriter, r *http.Request, cat *catalog.Catalo
 		}
 		return nil, nil, 0, apierr.New(apierr.InvalidJSON, "", "The request body could not be read completely.")
 	}
-	// The body is in. The server's read deadline (--read-timeout) guarded reading it; left in
+	// The body is in. Closed now, net/http does not go on to drain it when the response starts
+	// (an 8 KB pooled copy, on a stream from deep in the stack a parked stream keeps).
+	_ = r.Body.Close()
+	// The server's read deadline (--read-timeout) guarded reading it; left in
 	// place it would also fire in net/http's background read during a long stream or a stall,
 	// and cancel the request as if the client had gone.
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
@@ -180,7 +203,7 @@ func newCompletionID() string {
 }
 
 // respondChat writes the JSON response after the model's simulated latency.
-func respondChat(ctx context.Context, w http.ResponseWriter, r *http.Request, c chatCall) {
+func respondChat(ctx context.Context, w http.ResponseWriter, r *http.Request, c *chatCall) {
 	rec := observability.RecordFrom(ctx)
 	if !pauseJSON(ctx, c.Deps, c.Timings.Total(c.Result.CompletionTokens)) {
 		return
@@ -219,7 +242,7 @@ func respondChat(ctx context.Context, w http.ResponseWriter, r *http.Request, c 
 		cutJSON(w, body)
 		return
 	}
-	encodeJSON(w, http.StatusOK, body)
+	encodeJSON(w, http.StatusOK, &body)
 }
 
 // cutJSON sends the headers and half of the body, then drops the connection.
@@ -280,7 +303,8 @@ func chatRequestAttributes(m *catalog.Model, req *protocol.ChatRequest) []attrib
 	return attrs
 }
 
-func setChatResponseAttributes(span trace.Span, c chatCall, rec *observability.Record) {
+//go:noinline
+func setChatResponseAttributes(span trace.Span, c *chatCall, rec *observability.Record) {
 	if !span.IsRecording() {
 		return
 	}

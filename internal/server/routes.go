@@ -20,46 +20,45 @@ var unsupportedSurfaces = []string{
 
 // addRoutes is the one list of every endpoint.
 func addRoutes(r *mux.Router, d Deps) {
-	r.Use(recordRoute)
+	handle := func(path string, h http.Handler) *mux.Route { return r.Handle(path, &routed{path, h}) }
 
-	r.Handle("/health", handleHealth(d)).Methods(http.MethodGet)
+	handle("/health", handleHealth(d)).Methods(http.MethodGet)
 	if d.Metrics != nil {
-		r.Handle("/metrics", d.Metrics.Handler()).Methods(http.MethodGet)
+		handle("/metrics", d.Metrics.Handler()).Methods(http.MethodGet)
 	}
 	if d.Spans != nil {
-		r.Handle("/debug/traces", handleDebugTraces(d.Spans)).Methods(http.MethodGet)
+		handle("/debug/traces", handleDebugTraces(d.Spans)).Methods(http.MethodGet)
 	}
 
 	// /v1: the local key (401 before any other error), then the drain and concurrency guards.
 	limit := newConcurrencyLimit(d.Config.MaxConcurrent) // one budget shared by every /v1 route
 	v1 := func(h http.Handler) http.Handler {
-		return requireKey(d.Config.APIKey, rejectWhileDraining(d.Drain, limit.wrap(h)))
+		return &v1Guard{key: d.Config.APIKey, drain: d.Drain, limit: limit, next: h}
 	}
-	r.Handle("/v1/models", v1(handleListModels(d.Catalog))).Methods(http.MethodGet)
-	r.Handle("/v1/models/{model}", v1(handleGetModel(d.Catalog))).Methods(http.MethodGet)
-	r.Handle("/v1/chat/completions", v1(handleChat(d))).Methods(http.MethodPost)
+	handle("/v1/models", v1(handleListModels(d.Catalog))).Methods(http.MethodGet)
+	handle("/v1/models/{model}", v1(handleGetModel(d.Catalog))).Methods(http.MethodGet)
+	handle("/v1/chat/completions", v1(handleChat(d))).Methods(http.MethodPost)
 
 	for _, s := range unsupportedSurfaces {
 		h := handleUnsupportedSurface(s)
-		r.Handle(s, h)
-		r.PathPrefix(s + "/").Handler(h)
+		handle(s, h)
+		r.PathPrefix(s + "/").Handler(h) // h names its route itself
 	}
 
 	r.NotFoundHandler = handleNotFound()
 	r.MethodNotAllowedHandler = handleMethodNotAllowed(r, d.Config.APIKey)
 }
 
-// recordRoute gives the Record the matched route's template, the only form of the path that
-// reaches telemetry.
-func recordRoute(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if route := mux.CurrentRoute(r); route != nil {
-			if tpl, err := route.GetPathTemplate(); err == nil {
-				observability.RecordFrom(r.Context()).SetRoute(tpl)
-			}
-		}
-		next.ServeHTTP(w, r)
-	})
+// routed gives the Record the matched route's template, the only form of the path that reaches
+// telemetry. It is set per route when the routes are added, rather than looked up per request.
+type routed struct {
+	template string
+	next     http.Handler
+}
+
+func (h *routed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	observability.RecordFrom(r.Context()).SetRoute(h.template)
+	h.next.ServeHTTP(w, r)
 }
 
 func handleNotFound() http.Handler {

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -75,19 +74,22 @@ func framesOf(res generate.Result) []frame {
 
 var jsonNull = json.RawMessage("null")
 
-// sse writes Server-Sent Events frames: only "data: <json>\n\n", each flushed at once.
+// sse writes Server-Sent Events frames: only "data: <json>\n\n", each flushed at once. Chunks
+// are encoded by appending into one buffer that the stream reuses (protocol.Chunk.AppendJSON).
 type sse struct {
 	w     http.ResponseWriter
-	rc    *http.ResponseController
-	buf   bytes.Buffer
-	enc   *json.Encoder
+	rc    *http.ResponseController // for the write deadline
+	flush func() error             // the writer's own FlushError: one frame less than rc.Flush
+	buf   []byte
 	chunk protocol.Chunk
 }
 
-func newSSE(w http.ResponseWriter, c chatCall) *sse {
+func newSSE(w http.ResponseWriter, c *chatCall) *sse {
 	s := &sse{w: w, rc: http.NewResponseController(w)}
-	s.enc = json.NewEncoder(&s.buf)
-	s.enc.SetEscapeHTML(false)
+	s.flush = s.rc.Flush
+	if f, ok := w.(interface{ FlushError() error }); ok {
+		s.flush = f.FlushError
+	}
 	s.chunk = protocol.Chunk{
 		ID: c.ID, Object: "chat.completion.chunk", Created: c.Created, Model: c.Model.ID,
 		SystemFingerprint: protocol.SystemFingerprint, ServiceTier: protocol.ServiceTier,
@@ -99,42 +101,42 @@ func newSSE(w http.ResponseWriter, c chatCall) *sse {
 	return s
 }
 
-// data encodes v as one frame and flushes it.
-func (s *sse) data(v any) error {
-	s.buf.Reset()
-	s.buf.WriteString("data: ")
-	if err := s.enc.Encode(v); err != nil { // Encode ends the JSON with "\n"
+// send writes one frame holding the JSON that encode appends, and flushes it.
+func (s *sse) send(encode func([]byte) []byte) error {
+	s.buf = append(s.buf[:0], "data: "...)
+	s.buf = encode(s.buf)
+	s.buf = append(s.buf, "\n\n"...)
+	if _, err := s.w.Write(s.buf); err != nil {
 		return err
 	}
-	s.buf.WriteByte('\n')
-	if _, err := s.w.Write(s.buf.Bytes()); err != nil {
-		return err
-	}
-	return s.rc.Flush()
+	return s.flush()
 }
 
 func (s *sse) frame(f frame) error {
 	s.chunk.Choices[0] = protocol.ChunkChoice{Index: f.choice, Delta: f.delta, FinishReason: f.finish}
-	return s.data(&s.chunk)
+	return s.send(s.chunk.AppendJSON)
 }
 
 func (s *sse) usage(u protocol.Usage) error {
-	b, err := json.Marshal(u)
+	s.chunk.Choices = s.chunk.Choices[:0]
+	s.chunk.Usage = u.AppendJSON(nil)
+	return s.send(s.chunk.AppendJSON)
+}
+
+// errorFrame is rare (one per failed stream): encoding/json is fine for it.
+func (s *sse) errorFrame(e *apierr.Error) error {
+	b, err := json.Marshal(envelopeOf(e))
 	if err != nil {
 		return err
 	}
-	s.chunk.Choices = s.chunk.Choices[:0]
-	s.chunk.Usage = b
-	return s.data(&s.chunk)
+	return s.send(func(buf []byte) []byte { return append(buf, b...) })
 }
-
-func (s *sse) errorFrame(e *apierr.Error) error { return s.data(envelopeOf(e)) }
 
 func (s *sse) done() error {
 	if _, err := s.w.Write([]byte("data: [DONE]\n\n")); err != nil {
 		return err
 	}
-	return s.rc.Flush()
+	return s.flush()
 }
 
 // errStreamEnded is why the stream stopped before completing, and what the client is told.
@@ -150,83 +152,118 @@ func (e errStreamEnded) Error() string { return "stream ended: " + e.outcome }
 // client_disconnected (the client went away: generation stops at once), timed_out (the stream
 // ran past --stream-timeout: an error frame then [DONE]), or aborted (shutdown's drain deadline
 // passed — a shutting_down error frame then [DONE] — or a simulated mid-stream fault struck).
-func streamChat(ctx context.Context, w http.ResponseWriter, r *http.Request, c chatCall) {
-	d := c.Deps
+//
+// The goroutine parks here between chunks for as long as the stream lasts, so the work is split
+// into calls whose frames are gone while it waits: openStream, the chunk loop, endStream.
+func streamChat(ctx context.Context, w http.ResponseWriter, c *chatCall) {
+	st := openStream(ctx, w, c)
+	w.WriteHeader(http.StatusOK)
+	_ = st.flush() // the headers go now, from this short stack; a client already gone shows at the first chunk
+	err := st.run(ctx, c)
+	st.rec.CompletionTokens = st.sent
+	if err == nil {
+		st.life.End(observability.OutcomeCompleted)
+		return
+	}
+	st.end(w, err)
+}
+
+// stream is one SSE response in progress.
+type stream struct {
+	*sse
+	rec      *observability.Record
+	life     *observability.StreamLifecycle
+	deadline time.Time
+	fired    bool // the mid-stream fault has struck
+	sent     int  // completion tokens actually delivered, for the access log of a cut stream
+}
+
+// openStream prepares the stream and its headers. streamChat sends them at once: net/http
+// writes them from a call with a frame of almost 3 KB, and the fewer frames below it the better.
+//
+//go:noinline
+func openStream(ctx context.Context, w http.ResponseWriter, c *chatCall) *stream {
 	rec := observability.RecordFrom(ctx)
-	life := observability.StartStream(ctx, d.Metrics, c.Span, rec.Model, rec.Start)
-	deadline := rec.Start.Add(d.Config.StreamTimeout)
-	s := newSSE(w, c)
+	st := &stream{
+		sse:      newSSE(w, c),
+		rec:      rec,
+		life:     observability.StartStream(ctx, c.Deps.Metrics, c.Span, rec.Model, rec.Start),
+		deadline: rec.Start.Add(c.Deps.Config.StreamTimeout),
+	}
 	// A client that stops reading must not hold the stream past its deadline.
-	_ = s.rc.SetWriteDeadline(deadline)
+	_ = st.rc.SetWriteDeadline(st.deadline)
 
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	setProcessingMS(w, rec)
-	w.WriteHeader(http.StatusOK)
+	return st
+}
 
-	// strike fires the simulated mid-stream fault, if any, once its chunk count is reached.
-	fired := false
-	strike := func(force bool) error {
-		f := c.Fault
-		if f == nil || fired || (!force && life.Chunks() < f.After) {
-			return nil
-		}
-		fired = true
-		recordFault(ctx, c.Span, d, rec.Model, f.Kind)
-		if f.Kind == simulation.StreamCut {
-			return errStreamEnded{outcome: observability.OutcomeAborted, cut: true}
-		}
-		return errStreamEnded{outcome: observability.OutcomeAborted, frame: apierr.New(apierr.SimulatedStreamError, "",
-			"Simulated mid-stream error: this mock was asked to fail this stream after some chunks. Nothing real failed.")}
+// run writes the chunks, the usage chunk and [DONE], pausing as the timings say. It returns nil
+// when the stream completed, or why it stopped.
+func (st *stream) run(ctx context.Context, c *chatCall) error {
+	d := c.Deps
+	if err := pause(ctx, d.Drain, st.deadline, c.Timings.First()); err != nil {
+		return err
 	}
-
-	sent := 0 // completion tokens actually delivered, for the access log of a cut stream
-	err := func() error {
-		if err := pause(ctx, d.Drain, deadline, c.Timings.First()); err != nil {
-			return err
-		}
-		for i, f := range framesOf(c.Result) {
-			if f.token && i > 0 {
-				if err := pause(ctx, d.Drain, deadline, c.Timings.Next()); err != nil {
-					return err
-				}
-			}
-			if err := strike(false); err != nil {
+	for i, f := range framesOf(c.Result) {
+		if f.token && i > 0 {
+			if err := pause(ctx, d.Drain, st.deadline, c.Timings.Next()); err != nil {
 				return err
 			}
-			if err := s.frame(f); err != nil {
-				return writeFailed(deadline)
-			}
-			life.Chunk()
-			if f.token {
-				sent++
-			}
 		}
-		if err := strike(true); err != nil { // a stream shorter than after= fails at its end
+		if err := st.strike(ctx, c, false); err != nil {
 			return err
 		}
-		if c.Request.IncludeUsage {
-			if err := s.usage(protocol.NewUsage(c.Result.PromptTokens, c.Result.CompletionTokens)); err != nil {
-				return writeFailed(deadline)
-			}
-			life.Chunk()
+		if err := st.frame(f); err != nil {
+			return writeFailed(st.deadline)
 		}
-		if err := s.done(); err != nil {
-			return writeFailed(deadline)
+		st.life.Chunk()
+		if f.token {
+			st.sent++
 		}
-		return nil
-	}()
-	rec.CompletionTokens = sent
+	}
+	if err := st.strike(ctx, c, true); err != nil { // a stream shorter than after= fails at its end
+		return err
+	}
+	if c.Request.IncludeUsage {
+		if err := st.usage(protocol.NewUsage(c.Result.PromptTokens, c.Result.CompletionTokens)); err != nil {
+			return writeFailed(st.deadline)
+		}
+		st.life.Chunk()
+	}
+	if err := st.done(); err != nil {
+		return writeFailed(st.deadline)
+	}
+	return nil
+}
 
+// strike fires the simulated mid-stream fault, if any, once its chunk count is reached (or at
+// the end, when force is set).
+func (st *stream) strike(ctx context.Context, c *chatCall, force bool) error {
+	f := c.Fault
+	if f == nil || st.fired || (!force && st.life.Chunks() < f.After) {
+		return nil
+	}
+	st.fired = true
+	recordFault(ctx, c.Span, c.Deps, st.rec.Model, f.Kind)
+	if f.Kind == simulation.StreamCut {
+		return errStreamEnded{outcome: observability.OutcomeAborted, cut: true}
+	}
+	return errStreamEnded{outcome: observability.OutcomeAborted, frame: apierr.New(apierr.SimulatedStreamError, "",
+		"Simulated mid-stream error: this mock was asked to fail this stream after some chunks. Nothing real failed.")}
+}
+
+// end finishes a stream that stopped before completing: the error frame and [DONE] when the
+// client is still there, a dropped connection for a simulated cut, and the terminal outcome.
+//
+//go:noinline
+func (st *stream) end(w http.ResponseWriter, err error) {
 	var ended errStreamEnded
-	switch {
-	case err == nil:
-		life.End(observability.OutcomeCompleted)
-		return
-	case !errors.As(err, &ended):
-		life.End(observability.OutcomeAborted)
+	if !errors.As(err, &ended) {
+		st.life.End(observability.OutcomeAborted)
 		return
 	}
 	switch {
@@ -238,15 +275,15 @@ func streamChat(ctx context.Context, w http.ResponseWriter, r *http.Request, c c
 		ended.frame = apierr.New(apierr.ShuttingDown, "", "The mock gateway is shutting down; this stream was ended before it completed.")
 	}
 	if ended.frame != nil {
-		rec.SetError(string(ended.frame.Code))
+		st.rec.SetError(string(ended.frame.Code))
 		// The client is still there: give it the error frame and [DONE], with a little time of
 		// its own, since the stream deadline may be what ended it.
-		_ = s.rc.SetWriteDeadline(time.Now().Add(5 * time.Second))
-		if s.errorFrame(ended.frame) == nil {
-			_ = s.done()
+		_ = st.rc.SetWriteDeadline(time.Now().Add(5 * time.Second))
+		if st.errorFrame(ended.frame) == nil {
+			_ = st.done()
 		}
 	}
-	life.End(ended.outcome)
+	st.life.End(ended.outcome)
 }
 
 // pause waits for a simulated delay, returning early with the outcome that interrupted it.

@@ -1,0 +1,86 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+// stdJSON is what encoding/json writes for v with SetEscapeHTML(false), as the server's
+// encoders did before the hand-written appends, without the Encoder's trailing newline.
+func stdJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// encodeSamples builds chunks and completions of every shape the server sends — role, content,
+// tool-call header and fragment, finish and usage chunks; text, tool-call and multi-choice
+// completions — with s (and t) wherever the server puts text it did not choose.
+func encodeSamples(s, t string, n int64) []any {
+	usage, _ := json.Marshal(NewUsage(int(n), 7))
+	reason := "stop"
+	empty := ""
+	chunk := func(d Delta, finish *string, u json.RawMessage) *Chunk {
+		return &Chunk{ID: "chatcmpl-" + t, Object: "chat.completion.chunk", Created: n, Model: s,
+			SystemFingerprint: SystemFingerprint, ServiceTier: ServiceTier,
+			Choices: []ChunkChoice{{Index: int(n % 3), Delta: d, FinishReason: finish}}, Usage: u}
+	}
+	return []any{
+		chunk(Delta{Role: "assistant", Content: &empty}, nil, nil),
+		chunk(Delta{Content: &s}, nil, json.RawMessage("null")),
+		chunk(Delta{ToolCalls: []ToolCallDelta{{Index: 1, ID: t, Type: "function", Function: FunctionDelta{Name: s}}}}, nil, nil),
+		chunk(Delta{ToolCalls: []ToolCallDelta{{Function: FunctionDelta{Arguments: s}}}}, nil, nil),
+		chunk(Delta{}, &reason, nil),
+		chunk(Delta{Role: "assistant"}, &t, nil),
+		&Chunk{ID: s, Object: "chat.completion.chunk", Choices: []ChunkChoice{}, Usage: usage},
+		&Chunk{ID: s},
+		&Chunk{Choices: []ChunkChoice{{Logprobs: &struct{}{}}}},
+		&Completion{ID: s, Object: "chat.completion", Created: -n, Model: t, Usage: NewUsage(1, int(n)),
+			SystemFingerprint: SystemFingerprint, ServiceTier: ServiceTier,
+			Choices: []CompletionChoice{
+				{Index: 0, Message: AssistantMessage{Role: "assistant", Content: &s, Annotations: []struct{}{}}, FinishReason: "length"},
+				{Index: 1, Message: AssistantMessage{Role: "assistant", Refusal: &t, ToolCalls: []ToolCallJSON{
+					{ID: t, Type: "function", Function: FunctionCall{Name: s, Arguments: t}},
+					{ID: s, Type: "function", Function: FunctionCall{Name: t, Arguments: s}},
+				}, Annotations: []struct{}{{}, {}}}, Logprobs: &struct{}{}, FinishReason: "tool_calls"},
+				{Message: AssistantMessage{}},
+			}},
+		&Completion{},
+	}
+}
+
+type appender interface{ AppendJSON([]byte) []byte }
+
+func checkAppendMatches(t *testing.T, s, u string, n int64) {
+	t.Helper()
+	for i, v := range encodeSamples(s, u, n) {
+		got := v.(appender).AppendJSON(nil)
+		if want := stdJSON(t, v); !bytes.Equal(got, want) {
+			t.Fatalf("sample %d (%q, %q):\n got %s\nwant %s", i, s, u, got, want)
+		}
+	}
+}
+
+func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
+	for _, s := range []string{"", "hello world", `quote " and \ backslash`, "tab\tnl\ncr\rbs\bff\f", "\x00\x01\x1f\x7f",
+		"<script>&amp;</script>", "café ☕ 😀", "bad \xff\xfe utf8 \xe2\x82", "line\u2028para\u2029", "\ud7ff\ue000\U0010ffff"} {
+		checkAppendMatches(t, s, "x", 1700000000)
+	}
+}
+
+// FuzzAppendMatchesEncodingJSON: whatever text ends up in a chunk or a completion, the
+// hand-written encoding is encoding/json's, byte for byte.
+func FuzzAppendMatchesEncodingJSON(f *testing.F) {
+	f.Add("hello", "world", int64(0))
+	f.Add("\"\\\n\x00<>&", "\u2028\xff", int64(-1))
+	f.Add("é😀", "", int64(1<<62))
+	f.Fuzz(func(t *testing.T, s, u string, n int64) {
+		checkAppendMatches(t, s, u, n)
+	})
+}
