@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"mockgateway/internal/catalog"
@@ -28,11 +27,18 @@ func benchHandler(b *testing.B, telemetry bool) *harness {
 	}
 	d := Deps{Config: testConfig(), Catalog: cat, Drain: NewDrain(), Version: "4.2.0", Release: "Gateway Foundation", Started: time.Now(), Propagator: observability.Propagator()}
 	if telemetry {
-		buffer := observability.NewSpanBuffer(4096)
-		tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithSyncer(observability.NewRedactingExporter(buffer)))
-		b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-		logger, _ := observability.NewLogger(io.Discard, "info", "json")
-		d.Tracer, d.Logger, d.Spans = tp.Tracer("bench"), logger, buffer
+		// Built as run builds them: the provider from the environment (sampled at 100% into the
+		// embedded buffer), the JSON log through the LogWriter.
+		env := map[string]string{"OTEL_TRACES_SAMPLER": "always_on"}
+		tracing, err := observability.NewTracing(context.Background(), func(k string) string { return env[k] }, observability.TracingConfig{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = tracing.Shutdown(context.Background()) })
+		lw := observability.NewLogWriter(io.Discard)
+		b.Cleanup(func() { _ = lw.Close() })
+		logger, _ := observability.NewLogger(lw, "info", "json")
+		d.Tracer, d.Logger, d.Spans = tracing.Provider.Tracer("mockgateway"), logger, tracing.Buffer
 		d.Metrics = observability.NewMetrics(prometheus.NewRegistry(), cat.IDs(), cat.ExecutableIDs(), observability.BuildInfo{Version: "4.2.0"})
 	} else {
 		d.Tracer = noop.NewTracerProvider().Tracer("")
