@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"runtime"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -36,6 +37,12 @@ type Metrics struct {
 	faults         *prometheus.CounterVec
 	retries        *prometheus.CounterVec
 	fallbacks      *prometheus.CounterVec
+
+	// The children every request touches, memoized by label values (see children).
+	requestsBy children[requestLabels, prometheus.Counter]
+	durationBy children[durationLabels, prometheus.Observer]
+	chatsBy    children[chatLabels, prometheus.Counter]
+	tokensBy   children[[2]string, prometheus.Counter]
 
 	// One gate per metric family: see exemplarGate.
 	gates struct {
@@ -136,6 +143,17 @@ func NewMetrics(reg *prometheus.Registry, modelIDs, executable []string, info Bu
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
+	m.requestsBy.make = func(k requestLabels) prometheus.Counter {
+		return m.requests.WithLabelValues(k.route, k.method, strconv.Itoa(k.status), k.code)
+	}
+	m.durationBy.make = func(k durationLabels) prometheus.Observer {
+		return m.duration.WithLabelValues(k.route, k.method, strconv.Itoa(k.status))
+	}
+	m.chatsBy.make = func(k chatLabels) prometheus.Counter {
+		return m.chats.WithLabelValues(k.model, strconv.FormatBool(k.stream), k.finish, k.code)
+	}
+	m.tokensBy.make = func(k [2]string) prometheus.Counter { return m.tokens.WithLabelValues(k[0], k[1]) }
+
 	// Pre-create the executable models' lifecycle and fault series, so that rate() has a zero
 	// to start from and dashboards show every model before its first stream or fault.
 	// Metadata-only models never execute, so they get none.
@@ -180,12 +198,12 @@ func (m *Metrics) ObserveChat(ctx context.Context, rec *Record) {
 	if finish == "" {
 		finish = "none"
 	}
-	addWithExemplar(ctx, &m.gates.chats, m.chats.WithLabelValues(model, strconv.FormatBool(rec.Stream), finish, rec.ErrorLabel()), 1)
+	addWithExemplar(ctx, &m.gates.chats, m.chatsBy.get(chatLabels{model, rec.Stream, finish, rec.ErrorLabel()}), 1)
 	if rec.PromptTokens > 0 {
-		addWithExemplar(ctx, &m.gates.tokens, m.tokens.WithLabelValues(model, "input"), float64(rec.PromptTokens))
+		addWithExemplar(ctx, &m.gates.tokens, m.tokensBy.get([2]string{model, "input"}), float64(rec.PromptTokens))
 	}
 	if rec.CompletionTokens > 0 {
-		addWithExemplar(ctx, &m.gates.tokens, m.tokens.WithLabelValues(model, "output"), float64(rec.CompletionTokens))
+		addWithExemplar(ctx, &m.gates.tokens, m.tokensBy.get([2]string{model, "output"}), float64(rec.CompletionTokens))
 	}
 }
 
@@ -224,7 +242,7 @@ func exemplarLabels(ctx context.Context) prometheus.Labels {
 	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() && sc.IsSampled() {
 		labels = prometheus.Labels{"trace_id": sc.TraceID().String()}
 	}
-	if rec != nil && labels != nil {
+	if rec != nil {
 		rec.exemplar, rec.exemplarChecked = labels, true
 	}
 	return labels
@@ -238,14 +256,30 @@ type exemplarGate struct{ last atomic.Int64 }
 
 const exemplarInterval = int64(100 * time.Millisecond)
 
+// due reports whether the interval has passed, without taking the slot: the common answer,
+// "no", costs one atomic load and no clock read of its own.
+func (g *exemplarGate) due(now int64) bool { return now-g.last.Load() >= exemplarInterval }
+
 func (g *exemplarGate) open() bool {
 	now := time.Now().UnixNano()
 	last := g.last.Load()
 	return now-last >= exemplarInterval && g.last.CompareAndSwap(last, now)
 }
 
-func addWithExemplar(ctx context.Context, g *exemplarGate, c prometheus.Counter, v float64) {
+// exemplarFor returns the exemplar to attach now, or nil: the gate is looked at before the
+// trace id is, so most observations under load cost neither a context walk nor labels.
+func exemplarFor(ctx context.Context, g *exemplarGate) prometheus.Labels {
+	if !g.due(time.Now().UnixNano()) {
+		return nil
+	}
 	if ex := exemplarLabels(ctx); ex != nil && g.open() {
+		return ex
+	}
+	return nil
+}
+
+func addWithExemplar(ctx context.Context, g *exemplarGate, c prometheus.Counter, v float64) {
+	if ex := exemplarFor(ctx, g); ex != nil {
 		if ea, ok := c.(prometheus.ExemplarAdder); ok {
 			ea.AddWithExemplar(v, ex)
 			return
@@ -255,11 +289,56 @@ func addWithExemplar(ctx context.Context, g *exemplarGate, c prometheus.Counter,
 }
 
 func observeWithExemplar(ctx context.Context, g *exemplarGate, o prometheus.Observer, v float64) {
-	if ex := exemplarLabels(ctx); ex != nil && g.open() {
+	if ex := exemplarFor(ctx, g); ex != nil {
 		if eo, ok := o.(prometheus.ExemplarObserver); ok {
 			eo.ObserveWithExemplar(v, ex)
 			return
 		}
 	}
 	o.Observe(v)
+}
+
+// children memoizes a vector's children by their label values. WithLabelValues hashes and
+// checks every value and takes the vector's lock on each call, for each of the four or five
+// series a request touches; the label values are closed sets (TELEMETRY.md), so each
+// combination is made once and then found under a read lock.
+type children[K comparable, M any] struct {
+	mu   sync.RWMutex
+	m    map[K]M
+	make func(K) M
+}
+
+func (c *children[K, M]) get(k K) M {
+	c.mu.RLock()
+	v, ok := c.m[k]
+	c.mu.RUnlock()
+	if ok {
+		return v
+	}
+	v = c.make(k)
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = make(map[K]M)
+	}
+	c.m[k] = v
+	c.mu.Unlock()
+	return v
+}
+
+type requestLabels struct {
+	route, method string
+	status        int
+	code          string
+}
+
+type durationLabels struct {
+	route, method string
+	status        int
+}
+
+type chatLabels struct {
+	model  string
+	stream bool
+	finish string
+	code   string
 }
