@@ -38,15 +38,21 @@ func NewLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	}
 	opts := &slog.HandlerOptions{Level: lvl}
 	var h slog.Handler
+	var jsonOut io.Writer
 	switch strings.ToLower(strings.TrimSpace(format)) {
 	case "json":
 		h = slog.NewJSONHandler(w, opts)
+		if lw, ok := w.(*LogWriter); ok {
+			// Safe to write to beside the handler: a LogWriter takes each Write whole, under
+			// its own lock. Any other writer is left to the handler, which serializes writes.
+			jsonOut = lw
+		}
 	case "text":
 		h = slog.NewTextHandler(w, opts)
 	default:
 		return nil, fmt.Errorf("invalid --log-format %q: want json or text", format)
 	}
-	return slog.New(&logHandler{base: h}), nil
+	return slog.New(&logHandler{base: h, jsonOut: jsonOut}), nil
 }
 
 // logHandler filters attributes through the allowlist and adds the trace ids.
@@ -57,8 +63,11 @@ func NewLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 // inside them) and nests them itself when a record is handled. Top-level WithAttrs, the common
 // case, is passed down so the wrapped handler pre-formats those attributes once.
 type logHandler struct {
-	base   slog.Handler // the wrapped handler with top-level attributes applied; never grouped
-	groups []logGroup   // open groups, outermost first
+	base slog.Handler // the wrapped handler with top-level attributes applied; never grouped
+	// jsonOut is the LogWriter the root JSON handler writes to, for the access log's own
+	// encoder (see accessLine); nil for the text format, other writers and derived handlers.
+	jsonOut io.Writer
+	groups  []logGroup // open groups, outermost first
 	// drop is set once a group with a non-allowlisted key is open: everything logged below it
 	// would be inside that group, so it is all dropped.
 	drop bool

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/trace"
 )
@@ -231,5 +232,45 @@ func BenchmarkLoggerAccessRecord(b *testing.B) {
 			slog.String("error_code", "none"),
 			slog.Float64("duration_ms", 1.25),
 		)
+	}
+}
+
+// TestAccessLineMatchesSlog: the access log's own JSON encoder writes exactly the line slog's
+// JSON handler (behind logHandler) writes for the same record, in every shape a request leaves:
+// plain, chat, stream, fault, gateway, a 5xx at error level, with and without a span, and with
+// values that need escaping.
+func TestAccessLineMatchesSlog(t *testing.T) {
+	start := time.Date(2026, 11, 22, 19, 20, 0, 123456789, time.UTC)
+	now := start.Add(1234567 * time.Nanosecond)
+	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{1, 2, 3, 0xfe}, SpanID: trace.SpanID{9, 8, 0xab}, TraceFlags: trace.FlagsSampled})
+	withSpan := trace.ContextWithSpanContext(context.Background(), sc)
+	recs := []*Record{
+		{Start: start, RequestID: "req_1", Method: "GET", Route: "/health", Status: 200},
+		{Start: start, RequestID: `odd"\` + "\x01\u2028é\xff", Method: "_OTHER", Route: RouteUnmatched, Status: 404, ErrorCode: "not_found"},
+		{Start: start, RequestID: "r", Method: "POST", Route: "/v1/chat/completions", Status: 200, Chat: true, Model: "mock-echo", PromptTokens: 18, CompletionTokens: 16},
+		{Start: start, RequestID: "r", Method: "POST", Route: "/v1/chat/completions", Status: 200, Chat: true, Model: "mock-chat", Stream: true, StreamOutcome: OutcomeCompleted, Chunks: 18},
+		{Start: start, RequestID: "r", Method: "POST", Route: "/v1/chat/completions", Status: 500, ErrorCode: "simulated_server_error", Chat: true, Model: "mock-flaky", Fault: "server_error", GatewayAttempts: 3, ServedBy: "mock-chat", FallbackFrom: "mock-gateway"},
+		{Start: now.Add(-5 * time.Microsecond), RequestID: "tiny", Method: "GET", Route: "/metrics", Status: 200},
+		{Start: now.Add(-100 * time.Hour), RequestID: "long", Method: "GET", Route: "/metrics", Status: 200},
+	}
+	for i, rec := range recs {
+		for _, ctx := range []context.Context{context.Background(), withSpan} {
+			var viaSlog bytes.Buffer
+			logger, err := NewLogger(&viaSlog, "debug", "json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			level := slog.LevelInfo
+			if rec.Status >= 500 {
+				level = slog.LevelError
+			}
+			if err := logger.Handler().Handle(ctx, accessRecord(now, level, rec)); err != nil {
+				t.Fatal(err)
+			}
+			got := accessLine(nil, ctx, now, level, rec)
+			if string(got) != viaSlog.String() {
+				t.Errorf("record %d:\n got %s\nwant %s", i, got, viaSlog.String())
+			}
+		}
 	}
 }

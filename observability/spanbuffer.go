@@ -393,8 +393,9 @@ func appendFloat(buf []byte, f float64) []byte {
 	return strconv.AppendFloat(buf, f, 'g', -1, 64)
 }
 
-// appendJSONString writes s as a JSON string: quotes, backslashes and control characters
-// escaped, and invalid UTF-8 replaced by U+FFFD, as encoding/json does.
+// appendJSONString writes s as a JSON string as slog's JSON handler does: quotes, backslashes
+// and control characters escaped (\n \r \t short, the rest \u00XX), invalid UTF-8 replaced by
+// U+FFFD, and U+2028 and U+2029 escaped.
 func appendJSONString(buf []byte, s string) []byte {
 	const hexDigits = "0123456789abcdef"
 	buf = append(buf, '"')
@@ -430,6 +431,10 @@ func appendJSONString(buf []byte, s string) []byte {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
 			buf = append(buf, "\\ufffd"...)
+		} else if r == '\u2028' || r == '\u2029' {
+			// Valid JSON either way, but JavaScript line terminators: escaped, as slog and
+			// encoding/json escape them.
+			buf = append(buf, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
 		} else {
 			buf = append(buf, s[i:i+size]...)
 		}

@@ -256,3 +256,31 @@ func TestSpanBufferBehindTracerProvider(t *testing.T) {
 		t.Errorf("Query = %v", names(got))
 	}
 }
+
+// BenchmarkSpanBufferSpan is one request's worth of spans as the service makes them — a SERVER
+// span with its HTTP attributes and a chat span with GenAI attributes — started, ended and kept
+// by the buffer as its processor.
+func BenchmarkSpanBufferSpan(b *testing.B) {
+	buf := NewSpanBuffer(4096)
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithSpanProcessor(buf))
+	tr := tp.Tracer("bench")
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		sctx, server := tr.Start(ctx, "POST", trace.WithSpanKind(trace.SpanKindServer))
+		_, chat := tr.Start(sctx, "chat mock-echo", trace.WithAttributes(
+			attribute.String("gen_ai.operation.name", "chat"), attribute.String("gen_ai.provider.name", "mockgateway"),
+			attribute.String("gen_ai.request.model", "mock-echo"), attribute.Bool("gen_ai.request.stream", false)))
+		chat.SetAttributes(attribute.String("gen_ai.response.id", "chatcmpl-0123456789abcdef01234567"),
+			attribute.String("gen_ai.response.model", "mock-echo"), attribute.StringSlice("gen_ai.response.finish_reasons", []string{"stop"}),
+			attribute.Int("gen_ai.usage.input_tokens", 18), attribute.Int("gen_ai.usage.output_tokens", 16))
+		chat.End()
+		server.SetName("POST /v1/chat/completions")
+		server.SetAttributes(attribute.String("http.request.method", "POST"), attribute.Int("http.response.status_code", 200),
+			attribute.String("mockgateway.request_id", "req_0123456789abcdef0123456789abcdef"), attribute.String("url.scheme", "http"),
+			attribute.String("network.protocol.version", "1.1"), attribute.String("http.route", "/v1/chat/completions"),
+			attribute.String("url.path", "/v1/chat/completions"), attribute.String("client.address", "127.0.0.1"),
+			attribute.Int("client.port", 54321), attribute.String("user_agent.original", "OpenAI/Go 3.96.0"))
+		server.End()
+	}
+}
