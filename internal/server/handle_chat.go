@@ -136,9 +136,11 @@ func readChatRequest(w http.ResponseWriter, r *http.Request, cat *catalog.Catalo
 	if !jsonContentType(r.Header.Get("Content-Type")) {
 		return nil, nil, 0, apierr.New(apierr.UnsupportedMediaType, "", "Send the request body as JSON with 'Content-Type: application/json'.")
 	}
-	tooLarge := apierr.New(apierr.RequestTooLarge, "", "The request body is larger than this mock accepts ("+strconv.FormatInt(maxBody, 10)+" bytes).")
+	tooLarge := func() error {
+		return apierr.New(apierr.RequestTooLarge, "", "The request body is larger than this mock accepts ("+strconv.FormatInt(maxBody, 10)+" bytes).")
+	}
 	if r.ContentLength > maxBody {
-		return nil, nil, 0, tooLarge
+		return nil, nil, 0, tooLarge()
 	}
 	buf := bufferPool.Get().(*bytes.Buffer)
 	buf.Reset()
@@ -146,7 +148,7 @@ func readChatRequest(w http.ResponseWriter, r *http.Request, cat *catalog.Catalo
 	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, maxBody)); err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return nil, nil, 0, tooLarge
+			return nil, nil, 0, tooLarge()
 		}
 		return nil, nil, 0, apierr.New(apierr.InvalidJSON, "", "The request body could not be read completely.")
 	}
@@ -184,7 +186,7 @@ func readChatRequest(w http.ResponseWriter, r *http.Request, cat *catalog.Catalo
 // jsonContentType accepts application/json and application/*+json with any parameters, and a
 // missing Content-Type (read as JSON, as the contract says).
 func jsonContentType(ct string) bool {
-	if ct == "" {
+	if ct == "" || ct == "application/json" { // what clients send: no parameters to parse
 		return true
 	}
 	mt, _, err := mime.ParseMediaType(ct)
