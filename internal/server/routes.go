@@ -22,6 +22,17 @@ var unsupportedSurfaces = []string{
 func addRoutes(r *mux.Router, d Deps) {
 	handle := func(path string, h http.Handler) *mux.Route { return r.Handle(path, &routed{path, h}) }
 
+	// /v1: the local key (401 before any other error), then the drain and concurrency guards.
+	// The router tries routes in order, each with its own regexp, and no two paths overlap, so
+	// the busiest route comes first.
+	limit := newConcurrencyLimit(d.Config.MaxConcurrent) // one budget shared by every /v1 route
+	v1 := func(h http.Handler) http.Handler {
+		return &v1Guard{key: d.Config.APIKey, drain: d.Drain, limit: limit, next: h}
+	}
+	handle("/v1/chat/completions", v1(handleChat(d))).Methods(http.MethodPost)
+	handle("/v1/models", v1(handleListModels(d.Catalog))).Methods(http.MethodGet)
+	handle("/v1/models/{model}", v1(handleGetModel(d.Catalog))).Methods(http.MethodGet)
+
 	handle("/health", handleHealth(d)).Methods(http.MethodGet)
 	if d.Metrics != nil {
 		handle("/metrics", d.Metrics.Handler()).Methods(http.MethodGet)
@@ -29,15 +40,6 @@ func addRoutes(r *mux.Router, d Deps) {
 	if d.Spans != nil {
 		handle("/debug/traces", handleDebugTraces(d.Spans)).Methods(http.MethodGet)
 	}
-
-	// /v1: the local key (401 before any other error), then the drain and concurrency guards.
-	limit := newConcurrencyLimit(d.Config.MaxConcurrent) // one budget shared by every /v1 route
-	v1 := func(h http.Handler) http.Handler {
-		return &v1Guard{key: d.Config.APIKey, drain: d.Drain, limit: limit, next: h}
-	}
-	handle("/v1/models", v1(handleListModels(d.Catalog))).Methods(http.MethodGet)
-	handle("/v1/models/{model}", v1(handleGetModel(d.Catalog))).Methods(http.MethodGet)
-	handle("/v1/chat/completions", v1(handleChat(d))).Methods(http.MethodPost)
 
 	for _, s := range unsupportedSurfaces {
 		h := handleUnsupportedSurface(s)
