@@ -46,12 +46,12 @@ func handleChat(d Deps) http.Handler {
 			writeError(w, r, err)
 			return
 		}
-		ctx, c := startChat(w, r, d, req, model, seed)
+		ctx, c := startChat(w, r, &d, req, model, seed)
 		if c == nil {
 			return // answered already: an error, a fault, or a client that left
 		}
 		defer c.Span.End()
-		if c.Request.Stream {
+		if c.Stream {
 			streamChat(ctx, w, c)
 		} else {
 			respondChat(ctx, w, r, c)
@@ -64,7 +64,8 @@ func handleChat(d Deps) http.Handler {
 // starts the chat span and generates. It returns nil once it has answered the request itself.
 //
 //go:noinline
-func startChat(w http.ResponseWriter, r *http.Request, d Deps, req *protocol.ChatRequest, model *catalog.Model, seed uint64) (context.Context, *chatCall) {
+func startChat(w http.ResponseWriter, r *http.Request, dp *Deps, req *protocol.ChatRequest, model *catalog.Model, seed uint64) (context.Context, *chatCall) {
+	d := *dp
 	rec := observability.RecordFrom(r.Context())
 	rec.Stream = req.Stream
 	sim, serr := simulate(r, d, model)
@@ -105,27 +106,30 @@ func startChat(w http.ResponseWriter, r *http.Request, d Deps, req *protocol.Cha
 		ID:      newCompletionID(),
 		Created: time.Now().Unix(),
 		Model:   served,
-		Request: req,
-		Result:  res,
-		Timings: simulation.NewTimings(sim.latency, seed),
-		Fault:   plan.Fault, // nil, or a fault that strikes mid-stream
-		Span:    span,
-		Deps:    d,
+		// Not the request: a parked stream would keep the whole prompt alive with it.
+		Stream:       req.Stream,
+		IncludeUsage: req.IncludeUsage,
+		Result:       res,
+		Timings:      simulation.NewTimings(sim.latency, seed),
+		Fault:        plan.Fault, // nil, or a fault that strikes mid-stream
+		Span:         span,
+		Deps:         dp,
 	}
 }
 
 // chatCall is one executed chat completion: the request, what the generator made of it, and the
 // response identity shared by every chunk of a stream.
 type chatCall struct {
-	ID      string
-	Created int64
-	Model   *catalog.Model // the model that answers: the requested one or a fallback
-	Request *protocol.ChatRequest
-	Result  generate.Result
-	Timings *simulation.Timings
-	Fault   *simulation.Fault // a mid-stream fault to strike, or nil
-	Span    trace.Span
-	Deps    Deps
+	ID           string
+	Created      int64
+	Model        *catalog.Model // the model that answers: the requested one or a fallback
+	Stream       bool
+	IncludeUsage bool
+	Result       generate.Result
+	Timings      *simulation.Timings
+	Fault        *simulation.Fault // a mid-stream fault to strike, or nil
+	Span         trace.Span
+	Deps         *Deps // shared by every call; not copied into each
 }
 
 // readChatRequest applies the checks in the contract's order: media type, size, JSON and fields,
@@ -207,14 +211,14 @@ func newCompletionID() string {
 // respondChat writes the JSON response after the model's simulated latency.
 func respondChat(ctx context.Context, w http.ResponseWriter, r *http.Request, c *chatCall) {
 	rec := observability.RecordFrom(ctx)
-	if !pauseJSON(ctx, c.Deps, c.Timings.Total(c.Result.CompletionTokens)) {
+	if !pauseJSON(ctx, *c.Deps, c.Timings.Total(c.Result.CompletionTokens)) {
 		return
 	}
 	if f := c.Fault; f != nil {
 		// A mid-stream fault on a request that does not stream: an error, or a cut body.
-		recordFault(ctx, c.Span, c.Deps, rec.Model, f.Kind)
+		recordFault(ctx, c.Span, *c.Deps, rec.Model, f.Kind)
 		if f.Kind == simulation.StreamError {
-			serveFault(ctx, w, r, c.Deps, f)
+			serveFault(ctx, w, r, *c.Deps, f)
 			return
 		}
 	}

@@ -27,8 +27,8 @@ func FuzzSSEWriter(f *testing.F) {
 			{Index: 1, ToolCalls: []generate.ToolCall{{ID: "call_x", Name: "f", Arguments: []string{a1, a2}}}, FinishReason: "tool_calls"},
 		}}
 		rr := httptest.NewRecorder()
-		s := newSSE(rr, &chatCall{ID: "chatcmpl-x", Model: model, Request: &protocol.ChatRequest{IncludeUsage: usage}})
-		for _, fr := range framesOf(res) {
+		s := newSSE(rr, &chatCall{ID: "chatcmpl-x", Model: model, IncludeUsage: usage})
+		for fr := range framesOf(res) {
 			if err := s.frame(fr); err != nil {
 				t.Fatal(err)
 			}

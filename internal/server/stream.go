@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"iter"
 	"net/http"
 	"time"
 
@@ -23,53 +24,79 @@ type frame struct {
 	token  bool // a content or argument delta: one completion token, preceded by between-chunk latency
 }
 
-// framesOf lays out each choice's frames in the contract's order — role chunk, one delta per
-// token (tool calls: a header delta, then one per argument fragment), finish chunk — and
-// interleaves the choices round-robin, which keeps each choice's own deltas in order.
-func framesOf(res generate.Result) []frame {
-	perChoice := make([][]frame, len(res.Choices))
-	total := 0
-	empty := ""
-	for i, ch := range res.Choices {
-		fs := make([]frame, 0, ch.Tokens()+len(ch.ToolCalls)+2)
-		role := protocol.Delta{Role: "assistant", Content: &empty}
+// framesOf yields the stream's frames: each choice's in the contract's order — role chunk, one
+// delta per token (tool calls: a header delta, then one per argument fragment), finish chunk —
+// with the choices interleaved round-robin, which keeps each choice's own deltas in order.
+//
+// They are made one at a time as the stream goes, pointing into the result rather than copying
+// it: laid out in advance they were a slice of frames, and an allocation per content piece, kept
+// for the whole life of every open stream.
+func framesOf(res generate.Result) iter.Seq[frame] {
+	return func(yield func(frame) bool) {
+		cursors := make([]frameCursor, len(res.Choices))
+		for i := range cursors {
+			cursors[i].ch, cursors[i].choice = &res.Choices[i], i
+		}
+		for more := true; more; {
+			more = false
+			for i := range cursors {
+				f, ok := cursors[i].next()
+				if !ok {
+					continue
+				}
+				more = true
+				if !yield(f) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// frameCursor walks one choice's frames: pos 0 is the role chunk, then the content pieces, then
+// each tool call's header and argument fragments, then the finish chunk.
+type frameCursor struct {
+	ch     *generate.Choice
+	choice int
+	pos    int
+	empty  string // the role chunk's "content":"" points here
+}
+
+func (c *frameCursor) next() (frame, bool) {
+	ch, pos := c.ch, c.pos
+	c.pos++
+	if pos == 0 {
+		role := protocol.Delta{Role: "assistant", Content: &c.empty}
 		if len(ch.ToolCalls) > 0 {
 			// As OpenAI does: no content key for a choice that calls tools, so clients such as
 			// the Vercel AI SDK do not record an empty text part before the call.
 			role.Content = nil
 		}
-		fs = append(fs, frame{choice: i, delta: role})
-		for _, piece := range ch.Content {
-			p := piece
-			fs = append(fs, frame{choice: i, delta: protocol.Delta{Content: &p}, token: true})
-		}
-		for k, tc := range ch.ToolCalls {
-			fs = append(fs, frame{choice: i, delta: protocol.Delta{ToolCalls: []protocol.ToolCallDelta{{
+		return frame{choice: c.choice, delta: role}, true
+	}
+	pos--
+	if pos < len(ch.Content) {
+		return frame{choice: c.choice, delta: protocol.Delta{Content: &ch.Content[pos]}, token: true}, true
+	}
+	pos -= len(ch.Content)
+	for k := range ch.ToolCalls {
+		tc := &ch.ToolCalls[k]
+		if pos == 0 {
+			return frame{choice: c.choice, delta: protocol.Delta{ToolCalls: []protocol.ToolCallDelta{{
 				Index: k, ID: tc.ID, Type: "function", Function: protocol.FunctionDelta{Name: tc.Name},
-			}}}})
-			for _, arg := range tc.Arguments {
-				fs = append(fs, frame{choice: i, delta: protocol.Delta{ToolCalls: []protocol.ToolCallDelta{{
-					Index: k, Function: protocol.FunctionDelta{Arguments: arg},
-				}}}, token: true})
-			}
+			}}}}, true
 		}
-		reason := ch.FinishReason
-		fs = append(fs, frame{choice: i, finish: &reason})
-		perChoice[i] = fs
-		total += len(fs)
-	}
-	if len(perChoice) == 1 {
-		return perChoice[0]
-	}
-	out := make([]frame, 0, total)
-	for step := 0; len(out) < total; step++ {
-		for _, fs := range perChoice {
-			if step < len(fs) {
-				out = append(out, fs[step])
-			}
+		if pos--; pos < len(tc.Arguments) {
+			return frame{choice: c.choice, delta: protocol.Delta{ToolCalls: []protocol.ToolCallDelta{{
+				Index: k, Function: protocol.FunctionDelta{Arguments: tc.Arguments[pos]},
+			}}}, token: true}, true
 		}
+		pos -= len(tc.Arguments)
 	}
-	return out
+	if pos == 0 {
+		return frame{choice: c.choice, finish: &ch.FinishReason}, true
+	}
+	return frame{}, false
 }
 
 var jsonNull = json.RawMessage("null")
@@ -95,7 +122,7 @@ func newSSE(w http.ResponseWriter, c *chatCall) *sse {
 		SystemFingerprint: protocol.SystemFingerprint, ServiceTier: protocol.ServiceTier,
 		Choices: make([]protocol.ChunkChoice, 1),
 	}
-	if c.Request.IncludeUsage {
+	if c.IncludeUsage {
 		s.chunk.Usage = jsonNull
 	}
 	return s
@@ -208,8 +235,9 @@ func (st *stream) run(ctx context.Context, c *chatCall) error {
 	if err := pause(ctx, d.Drain, st.deadline, c.Timings.First()); err != nil {
 		return err
 	}
-	for i, f := range framesOf(c.Result) {
-		if f.token && i > 0 {
+	first := true
+	for f := range framesOf(c.Result) {
+		if f.token && !first {
 			if err := pause(ctx, d.Drain, st.deadline, c.Timings.Next()); err != nil {
 				return err
 			}
@@ -224,11 +252,12 @@ func (st *stream) run(ctx context.Context, c *chatCall) error {
 		if f.token {
 			st.sent++
 		}
+		first = false
 	}
 	if err := st.strike(ctx, c, true); err != nil { // a stream shorter than after= fails at its end
 		return err
 	}
-	if c.Request.IncludeUsage {
+	if c.IncludeUsage {
 		if err := st.usage(protocol.NewUsage(c.Result.PromptTokens, c.Result.CompletionTokens)); err != nil {
 			return writeFailed(st.deadline)
 		}
@@ -248,7 +277,7 @@ func (st *stream) strike(ctx context.Context, c *chatCall, force bool) error {
 		return nil
 	}
 	st.fired = true
-	recordFault(ctx, c.Span, c.Deps, st.rec.Model, f.Kind)
+	recordFault(ctx, c.Span, *c.Deps, st.rec.Model, f.Kind)
 	if f.Kind == simulation.StreamCut {
 		return errStreamEnded{outcome: observability.OutcomeAborted, cut: true}
 	}
