@@ -269,7 +269,19 @@ func number(v any) any {
 // allowlisted attributes and a status description that is a bare code: the same rules as the
 // redacting exporter. Hand-written appends, because this runs for every span of every request.
 func encodeSpan(s sdktrace.ReadOnlySpan) []byte {
-	buf := make([]byte, 0, 768)
+	// Encoded into a reused scratch buffer, then copied once at its exact size: a guessed
+	// capacity either wasted memory in the ring or regrew (and copied) on larger spans.
+	scratch := spanScratch.Get().(*[]byte)
+	buf := appendSpan((*scratch)[:0], s)
+	out := bytes.Clone(buf)
+	*scratch = buf
+	spanScratch.Put(scratch)
+	return out
+}
+
+var spanScratch = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
+
+func appendSpan(buf []byte, s sdktrace.ReadOnlySpan) []byte {
 	sc := s.SpanContext()
 	start, end := s.StartTime(), s.EndTime()
 	buf = append(buf, `{"trace_id":"`...)
@@ -330,8 +342,7 @@ func encodeSpan(s sdktrace.ReadOnlySpan) []byte {
 		}
 		buf = append(buf, ']')
 	}
-	buf = append(buf, '}')
-	return slices.Clip(buf)
+	return append(buf, '}')
 }
 
 func appendAttributes(buf []byte, kvs []attribute.KeyValue) []byte {
@@ -345,8 +356,10 @@ func appendAttributes(buf []byte, kvs []attribute.KeyValue) []byte {
 			buf = append(buf, ',')
 		}
 		first = false
-		buf = appendJSONString(buf, string(kv.Key))
-		buf = append(buf, ':')
+		// Allowlisted keys are plain ASCII names: nothing to escape.
+		buf = append(buf, '"')
+		buf = append(buf, kv.Key...)
+		buf = append(buf, '"', ':')
 		buf = appendValue(buf, kv.Value)
 	}
 	return append(buf, '}')
