@@ -119,24 +119,33 @@ func (b *SpanBuffer) OnEnd(s sdktrace.ReadOnlySpan) {
 // ForceFlush is part of sdktrace.SpanProcessor: the buffer holds nothing back.
 func (b *SpanBuffer) ForceFlush(context.Context) error { return nil }
 
-// add encodes the span outside the lock, then stores it.
+// add encodes the span outside the lock, then stores it. The ring's slots keep their byte
+// slices: a span is copied into the capacity the span it replaces leaves, so in the steady state
+// keeping a span allocates nothing (Query copies what it reads, under the lock).
 func (b *SpanBuffer) add(s sdktrace.ReadOnlySpan) {
-	e := bufferedSpan{traceID: s.SpanContext().TraceID(), start: s.StartTime().UnixNano(), record: encodeSpan(s)}
+	scratch := spanScratch.Get().(*[]byte)
+	encoded := appendSpan((*scratch)[:0], s)
+	var requestID string
 	for _, kv := range s.Attributes() {
 		if string(kv.Key) == requestIDAttribute {
-			e.requestID = kv.Value.AsString()
+			requestID = kv.Value.AsString()
 		}
 	}
 	b.mu.Lock()
 	b.seq++
-	e.seq = b.seq
-	b.ring[b.next] = e
+	e := &b.ring[b.next]
+	*e = bufferedSpan{seq: b.seq, traceID: s.SpanContext().TraceID(), start: s.StartTime().UnixNano(),
+		requestID: requestID, record: append(e.record[:0], encoded...)}
 	b.next = (b.next + 1) % len(b.ring)
 	if b.count < len(b.ring) {
 		b.count++
 	}
 	b.mu.Unlock()
+	*scratch = encoded
+	spanScratch.Put(scratch)
 }
+
+var spanScratch = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
 
 // Shutdown does nothing: the buffer holds no resources, and it stays queryable after the
 // provider shut down so a test or a final /debug/traces request can still read it.
@@ -193,6 +202,7 @@ func (b *SpanBuffer) Query(f SpanFilter) []SpanRecord {
 				continue
 			}
 		}
+		e.record = bytes.Clone(e.record) // the slot's bytes are reused once the lock is released
 		matched = append(matched, e)
 	}
 	b.mu.Unlock()
@@ -265,22 +275,9 @@ func number(v any) any {
 	return v
 }
 
-// encodeSpan writes the span as /debug/traces serves it (the SpanRecord shape), keeping only
+// appendSpan writes the span as /debug/traces serves it (the SpanRecord shape), keeping only
 // allowlisted attributes and a status description that is a bare code: the same rules as the
 // redacting exporter. Hand-written appends, because this runs for every span of every request.
-func encodeSpan(s sdktrace.ReadOnlySpan) []byte {
-	// Encoded into a reused scratch buffer, then copied once at its exact size: a guessed
-	// capacity either wasted memory in the ring or regrew (and copied) on larger spans.
-	scratch := spanScratch.Get().(*[]byte)
-	buf := appendSpan((*scratch)[:0], s)
-	out := bytes.Clone(buf)
-	*scratch = buf
-	spanScratch.Put(scratch)
-	return out
-}
-
-var spanScratch = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
-
 func appendSpan(buf []byte, s sdktrace.ReadOnlySpan) []byte {
 	sc := s.SpanContext()
 	start, end := s.StartTime(), s.EndTime()
@@ -302,9 +299,9 @@ func appendSpan(buf []byte, s sdktrace.ReadOnlySpan) []byte {
 	buf = append(buf, `,"kind":`...)
 	buf = appendJSONString(buf, s.SpanKind().String())
 	buf = append(buf, `,"start_time":"`...)
-	buf = start.UTC().AppendFormat(buf, time.RFC3339Nano)
+	buf = appendUTCTime(buf, start)
 	buf = append(buf, `","end_time":"`...)
-	buf = end.UTC().AppendFormat(buf, time.RFC3339Nano)
+	buf = appendUTCTime(buf, end)
 	buf = append(buf, `","duration_ms":`...)
 	buf = appendFloat(buf, float64(end.Sub(start))/float64(time.Millisecond))
 	st := s.Status()
@@ -332,7 +329,7 @@ func appendSpan(buf []byte, s sdktrace.ReadOnlySpan) []byte {
 			buf = append(buf, `{"name":`...)
 			buf = appendJSONString(buf, ev.Name)
 			buf = append(buf, `,"time":"`...)
-			buf = ev.Time.UTC().AppendFormat(buf, time.RFC3339Nano)
+			buf = appendUTCTime(buf, ev.Time)
 			buf = append(buf, '"')
 			if len(ev.Attributes) > 0 {
 				buf = append(buf, `,"attributes":`...)
@@ -343,6 +340,47 @@ func appendSpan(buf []byte, s sdktrace.ReadOnlySpan) []byte {
 		buf = append(buf, ']')
 	}
 	return append(buf, '}')
+}
+
+// appendUTCTime writes t in UTC exactly as time.RFC3339Nano formats it, at a fraction of
+// AppendFormat's cost (three times per span: start, end and each event).
+func appendUTCTime(buf []byte, t time.Time) []byte {
+	t = t.UTC()
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		return t.AppendFormat(buf, time.RFC3339Nano)
+	}
+	hour, minute, sec := t.Clock()
+	buf = appendDigits(buf, year, 4)
+	buf = append(buf, '-')
+	buf = appendDigits(buf, int(month), 2)
+	buf = append(buf, '-')
+	buf = appendDigits(buf, day, 2)
+	buf = append(buf, 'T')
+	buf = appendDigits(buf, hour, 2)
+	buf = append(buf, ':')
+	buf = appendDigits(buf, minute, 2)
+	buf = append(buf, ':')
+	buf = appendDigits(buf, sec, 2)
+	if ns := t.Nanosecond(); ns != 0 {
+		buf = append(buf, '.')
+		n := len(buf)
+		buf = appendDigits(buf, ns, 9)
+		for buf[len(buf)-1] == '0' && len(buf) > n {
+			buf = buf[:len(buf)-1] // RFC3339Nano drops trailing zeros
+		}
+	}
+	return append(buf, 'Z')
+}
+
+// appendDigits writes v (non-negative) zero-padded to width digits.
+func appendDigits(buf []byte, v, width int) []byte {
+	var d [9]byte
+	for i := width - 1; i >= 0; i-- {
+		d[i] = byte('0' + v%10)
+		v /= 10
+	}
+	return append(buf, d[:width]...)
 }
 
 func appendAttributes(buf []byte, kvs []attribute.KeyValue) []byte {

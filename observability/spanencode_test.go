@@ -3,8 +3,10 @@ package observability
 import (
 	"context"
 	"encoding/json"
+	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -57,4 +59,27 @@ func TestProcessorPathRedacts(t *testing.T) {
 
 func sdktraceEventAttrs(kv ...attribute.KeyValue) trace.EventOption {
 	return trace.WithAttributes(kv...)
+}
+
+// TestAppendUTCTime: the span buffer's time format is time.RFC3339Nano's, whatever the instant
+// (zones, whole seconds, trailing zeros in the fraction, years at both ends).
+func TestAppendUTCTime(t *testing.T) {
+	paris := time.FixedZone("CET", 3600)
+	times := []time.Time{
+		time.Date(2026, 11, 22, 19, 20, 0, 0, time.UTC),
+		time.Date(2026, 1, 2, 3, 4, 5, 100000000, paris),
+		time.Date(1, 1, 1, 0, 0, 0, 1, time.UTC),
+		time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC),
+		time.Date(10000, 1, 1, 0, 0, 0, 5, time.UTC),
+		time.Unix(0, 0),
+		time.Now(),
+	}
+	for i := 0; i < 2000; i++ {
+		times = append(times, time.Unix(0, rand.Int64()).In(paris))
+	}
+	for _, tm := range times {
+		if got, want := string(appendUTCTime(nil, tm)), tm.UTC().Format(time.RFC3339Nano); got != want {
+			t.Fatalf("%v: got %s, want %s", tm, got, want)
+		}
+	}
 }
