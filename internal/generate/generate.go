@@ -77,7 +77,8 @@ const fallbackDefaultTokens = 32
 type generation struct {
 	in            Input
 	req           *protocol.ChatRequest
-	seed          [32]byte
+	seed          [32]byte // see requestSeed; zero until first needed
+	seeded        bool
 	defaultTokens int
 	stops         []string
 
@@ -103,7 +104,7 @@ func Generate(in Input) Result {
 	res := Result{Choices: make([]Choice, n), PromptTokens: PromptTokens(req)}
 	var r rng // one ChaCha8 state, reseeded for every choice
 	for i := range n {
-		r.seed(subSeed(g.seed, "choice", uint64(i), 0))
+		r.seedLater(func() [32]byte { return subSeed(g.requestSeed(), "choice", uint64(i), 0) })
 		c := g.choice(i, &r)
 		res.Choices[i] = c
 		res.CompletionTokens += c.Tokens()
@@ -111,11 +112,19 @@ func Generate(in Input) Result {
 	return res
 }
 
+// requestSeed is the request's seed, hashed from all of it on first use: an echo answer draws
+// nothing at random, so it never pays for the hash.
+func (g *generation) requestSeed() [32]byte {
+	if !g.seeded {
+		g.seed, g.seeded = requestSeed(g.in.Model, g.req), true
+	}
+	return g.seed
+}
+
 func newGeneration(in Input, req *protocol.ChatRequest) *generation {
 	g := &generation{
 		in:            in,
 		req:           req,
-		seed:          requestSeed(in.Model, req),
 		defaultTokens: in.DefaultTokens,
 		format:        req.ResponseFormat.Type,
 	}
@@ -271,7 +280,7 @@ func (g *generation) toolChoice(i int, r *rng) Choice {
 			}
 		}
 		calls = append(calls, ToolCall{
-			ID:        toolCallID(g.seed, i, k),
+			ID:        toolCallID(g.requestSeed(), i, k),
 			Name:      g.req.Tools[t].Name,
 			Arguments: args,
 		})

@@ -140,12 +140,22 @@ func subSeed(seed [32]byte, label string, a, b uint64) [32]byte {
 // reduces to a range with its own code instead of rand.Rand's methods, so that no change in the
 // standard library's reduction algorithms can change the mock's answers.
 type rng struct {
-	src rand.ChaCha8
+	src   rand.ChaCha8
+	later func() [32]byte // the seed still to apply at the first draw, or nil
 }
 
-func (r *rng) seed(s [32]byte) { r.src.Seed(s) }
+func (r *rng) seed(s [32]byte) { r.src.Seed(s); r.later = nil }
 
-func (r *rng) uint64() uint64 { return r.src.Uint64() }
+// seedLater seeds the stream at its first draw: the seed costs two SHA-256 sums, and answers
+// that draw nothing (echo) skip them. The draws are the same either way.
+func (r *rng) seedLater(seed func() [32]byte) { r.later = seed }
+
+func (r *rng) uint64() uint64 {
+	if r.later != nil {
+		r.seed(r.later())
+	}
+	return r.src.Uint64()
+}
 
 // intn returns a uniform integer in [0, n) (0 when n <= 0), by Lemire's multiply-and-reject
 // method.
