@@ -3,10 +3,10 @@ package server
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"hash/fnv"
 	"math/rand/v2"
 	"mime"
 	"net/http"
@@ -182,9 +182,7 @@ func readChatRequest(w http.ResponseWriter, r *http.Request, cat *catalog.Catalo
 		return nil, model, 0, apierr.New(apierr.InvalidValue, "stream", "The model "+model.ID+" does not support streaming.")
 	}
 	// The latency jitter is seeded by the request's bytes: the same request waits the same.
-	h := fnv.New64a()
-	_, _ = h.Write(buf.Bytes())
-	return req, model, h.Sum64(), nil
+	return req, model, fnv64a(buf.Bytes()), nil
 }
 
 // jsonContentType accepts application/json and application/*+json with any parameters, and a
@@ -200,12 +198,25 @@ func jsonContentType(ct string) bool {
 	return mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
 }
 
-func newCompletionID() string {
-	var b [12]byte
-	for i := range b {
-		b[i] = byte(rand.Uint32())
+// fnv64a is FNV-1a, 64 bits (hash/fnv's New64a, without an allocation per request).
+func fnv64a(b []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= 1099511628211
 	}
-	return "chatcmpl-" + hex.EncodeToString(b[:])
+	return h
+}
+
+func newCompletionID() string {
+	const prefix = "chatcmpl-"
+	var b [12]byte
+	binary.LittleEndian.PutUint64(b[:8], rand.Uint64())
+	binary.LittleEndian.PutUint32(b[8:], rand.Uint32())
+	var out [len(prefix) + 2*len(b)]byte
+	copy(out[:], prefix)
+	hex.Encode(out[len(prefix):], b[:])
+	return string(out[:])
 }
 
 // respondChat writes the JSON response after the model's simulated latency.

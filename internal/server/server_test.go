@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"hash/fnv"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -542,5 +543,17 @@ func TestStreamTimeout(t *testing.T) {
 	rec := waitForLog(t, h.logs, func(m map[string]any) bool { return m["msg"] == "request" })
 	if rec["stream_outcome"] != "timed_out" {
 		t.Errorf("log: %v", rec)
+	}
+}
+
+// TestFNV64aMatchesHashFNV: the latency seed is hash/fnv's FNV-1a, so a request keeps the
+// schedule it always had.
+func TestFNV64aMatchesHashFNV(t *testing.T) {
+	for _, s := range []string{"", "a", chatBody("mock-slow", `"stream":true`), strings.Repeat("\xff\x00x", 500)} {
+		h := fnv.New64a()
+		_, _ = h.Write([]byte(s))
+		if got, want := fnv64a([]byte(s)), h.Sum64(); got != want {
+			t.Fatalf("%q: %x, want %x", s, got, want)
+		}
 	}
 }
