@@ -43,8 +43,9 @@ func NewLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	case "json":
 		h = slog.NewJSONHandler(w, opts)
 		if lw, ok := w.(*LogWriter); ok {
-			// Safe to write to beside the handler: a LogWriter takes each Write whole, under
-			// its own lock. Any other writer is left to the handler, which serializes writes.
+			// Safe to write to beside the handler: a LogWriter takes each Write whole, one at
+			// a time (before and after Close). Any other writer is left to the handler, which
+			// serializes writes.
 			jsonOut = lw
 		}
 	case "text":

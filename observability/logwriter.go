@@ -30,13 +30,14 @@ type LogWriter struct {
 	spare   []byte
 	closed  bool
 	wake    chan struct{}
+	full    chan struct{} // half of maxPendingLog gathered: write now, not at the end of the window
 	done    chan struct{}
 	stopped chan struct{}
 }
 
 // NewLogWriter starts the writer goroutine; Close flushes and stops it.
 func NewLogWriter(w io.Writer) *LogWriter {
-	l := &LogWriter{w: w, wake: make(chan struct{}, 1), done: make(chan struct{}), stopped: make(chan struct{})}
+	l := &LogWriter{w: w, wake: make(chan struct{}, 1), full: make(chan struct{}, 1), done: make(chan struct{}), stopped: make(chan struct{})}
 	l.room = sync.NewCond(&l.mu)
 	go l.loop()
 	return l
@@ -49,14 +50,22 @@ func (l *LogWriter) Write(p []byte) (int, error) {
 		l.room.Wait()
 	}
 	if l.closed {
-		l.mu.Unlock()
-		return l.w.Write(p) // after Close: straight through, so nothing is lost
+		// After Close: straight through, still one line at a time, so nothing is lost.
+		defer l.mu.Unlock()
+		return l.w.Write(p)
 	}
 	l.pending = append(l.pending, p...)
+	full := len(l.pending) >= maxPendingLog/2
 	l.mu.Unlock()
 	select {
 	case l.wake <- struct{}{}:
 	default: // already woken; this line goes with the batch
+	}
+	if full {
+		select {
+		case l.full <- struct{}{}:
+		default:
+		}
 	}
 	return len(p), nil
 }
@@ -75,6 +84,9 @@ func (l *LogWriter) loop() {
 		gather.Reset(flushDelay)
 		select {
 		case <-gather.C:
+			l.flush()
+		case <-l.full:
+			gather.Stop()
 			l.flush()
 		case <-l.done:
 			l.flush()

@@ -90,14 +90,15 @@ func (o *observer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	ctx := o.c.Propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
 	ctx, span := o.c.Tracer.Start(ctx, rec.Method, trace.WithSpanKind(trace.SpanKindServer))
+	// Deferred, so that even a panic in the chain itself leaves neither the gauge up nor the
+	// span open; after finish, span.End is a no-op.
+	defer span.End()
 	r = r.WithContext(withRecord(ctx, rec))
-	if o.c.Metrics != nil {
-		o.c.Metrics.inFlight.Inc()
+	if m := o.c.Metrics; m != nil {
+		m.inFlight.Inc()
+		defer m.inFlight.Dec()
 	}
 	abort := o.serve(&statusWriter{ResponseWriter: w, rec: rec}, r)
-	if o.c.Metrics != nil {
-		o.c.Metrics.inFlight.Dec()
-	}
 	o.finish(r, rec, span)
 	if abort != nil {
 		panic(abort) // net/http's own signal, passed on once the request is accounted for

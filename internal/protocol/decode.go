@@ -69,7 +69,10 @@ func DecodeChatRequest(body []byte, lim Limits) (*ChatRequest, *apierr.Error) {
 	if !json.Valid(body) {
 		return nil, errInvalidJSON()
 	}
-	top, _ := splitObject(body) // a valid body starting with '{' is an object
+	top, ok := splitObject(body)
+	if !ok { // cannot happen for a valid body starting with '{'; answered as what it would be
+		return nil, errInvalidJSON()
+	}
 
 	d := &chatDecoder{
 		lim: lim.withDefaults(),

@@ -75,19 +75,23 @@ func startChat(w http.ResponseWriter, r *http.Request, dp *Deps, req *protocol.C
 	}
 
 	ctx, span := d.Tracer.Start(r.Context(), "chat "+model.ID, trace.WithAttributes(chatRequestAttributes(model, req)...))
+	handedOver := false
+	defer func() {
+		if !handedOver {
+			span.End() // answered here, or a panic on the way: the span still reaches the buffer
+		}
+	}()
 	w.Header().Set("Openai-Version", "2020-10-01")
 
 	plan := sim.plan
 	reportPlan(ctx, w, span, d, model.ID, sim)
 	if plan.Sleep && plan.Wait > 0 && !pauseJSON(ctx, d, plan.Wait) {
-		span.End()
 		return nil, nil
 	}
 	if f := plan.Fault; f != nil && f.BeforeOutput() {
 		recordFault(ctx, span, d, model.ID, f.Kind)
 		serveFault(ctx, w, r, d, f)
 		setErrorType(span, rec)
-		span.End()
 		return nil, nil
 	}
 	served := model
@@ -102,6 +106,7 @@ func startChat(w http.ResponseWriter, r *http.Request, dp *Deps, req *protocol.C
 	rec.CompletionTokens = res.CompletionTokens
 	rec.FinishReason = res.Choices[0].FinishReason
 
+	handedOver = true // handleChat ends the span once the answer is written
 	return ctx, &chatCall{
 		ID:      newCompletionID(),
 		Created: time.Now().Unix(),
@@ -117,8 +122,8 @@ func startChat(w http.ResponseWriter, r *http.Request, dp *Deps, req *protocol.C
 	}
 }
 
-// chatCall is one executed chat completion: the request, what the generator made of it, and the
-// response identity shared by every chunk of a stream.
+// chatCall is one executed chat completion: what the generator made of the request, the two
+// request flags the answer needs, and the response identity shared by every chunk of a stream.
 type chatCall struct {
 	ID           string
 	Created      int64

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,7 +16,7 @@ import (
 	"mockgateway/observability"
 )
 
-// frame is one chunk-to-be of one choice, computed before anything is written so that the
+// frame is one chunk-to-be of one choice. Frames come from the generated result alone, so the
 // stream is the same pure function of the request as the JSON response.
 type frame struct {
 	choice int
@@ -150,13 +151,16 @@ func (s *sse) usage(u protocol.Usage) error {
 	return s.send(s.chunk.AppendJSON)
 }
 
-// errorFrame is rare (one per failed stream): encoding/json is fine for it.
+// errorFrame is rare (one per failed stream): encoding/json is fine for it, with HTML escaping
+// off like every other body.
 func (s *sse) errorFrame(e *apierr.Error) error {
-	b, err := json.Marshal(envelopeOf(e))
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(envelopeOf(e)); err != nil {
 		return err
 	}
-	return s.send(func(buf []byte) []byte { return append(buf, b...) })
+	return s.send(func(buf []byte) []byte { return append(buf, bytes.TrimSuffix(b.Bytes(), []byte("\n"))...) })
 }
 
 func (s *sse) done() error {
@@ -297,7 +301,10 @@ func (st *stream) end(w http.ResponseWriter, err error) {
 	}
 	switch {
 	case ended.cut:
+		// Recorded first: cutting may end the handler (net/http's abort panic, over HTTP/2).
+		st.life.End(ended.outcome)
 		cutConnection(w)
+		return
 	case ended.outcome == observability.OutcomeTimedOut && ended.frame == nil:
 		ended.frame = apierr.New(apierr.StreamTimeout, "", "The stream ran longer than this mock's stream timeout and was ended.")
 	case ended.outcome == observability.OutcomeAborted && ended.frame == nil:
