@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -457,4 +458,54 @@ func panicLocation() string {
 			return "unknown"
 		}
 	}
+}
+
+// appendJSONString writes s as a JSON string as slog's JSON handler does: quotes, backslashes
+// and control characters escaped (\n \r \t short, the rest \u00XX), invalid UTF-8 replaced by
+// U+FFFD, and U+2028 and U+2029 escaped.
+func appendJSONString(buf []byte, s string) []byte {
+	const hexDigits = "0123456789abcdef"
+	buf = append(buf, '"')
+	// Most values (ids, routes, model names) need no escaping: copy them in one go.
+	plain := 0
+	for plain < len(s) {
+		if c := s[plain]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			break
+		}
+		plain++
+	}
+	buf = append(buf, s[:plain]...)
+	for i := plain; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				buf = append(buf, '\\', c)
+			case c == '\n':
+				buf = append(buf, '\\', 'n')
+			case c == '\r':
+				buf = append(buf, '\\', 'r')
+			case c == '\t':
+				buf = append(buf, '\\', 't')
+			case c < 0x20:
+				buf = append(buf, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			default:
+				buf = append(buf, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			buf = append(buf, "\\ufffd"...)
+		} else if r == '\u2028' || r == '\u2029' {
+			// Valid JSON either way, but JavaScript line terminators: escaped, as slog and
+			// encoding/json escape them.
+			buf = append(buf, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+		} else {
+			buf = append(buf, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(buf, '"')
 }

@@ -3,7 +3,8 @@ package observability
 import (
 	"context"
 	"encoding/json"
-	"math/rand/v2"
+	"math"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -61,25 +62,85 @@ func sdktraceEventAttrs(kv ...attribute.KeyValue) trace.EventOption {
 	return trace.WithAttributes(kv...)
 }
 
-// TestAppendUTCTime: the span buffer's time format is time.RFC3339Nano's, whatever the instant
-// (zones, whole seconds, trailing zeros in the fraction, years at both ends).
-func TestAppendUTCTime(t *testing.T) {
-	paris := time.FixedZone("CET", 3600)
-	times := []time.Time{
-		time.Date(2026, 11, 22, 19, 20, 0, 0, time.UTC),
-		time.Date(2026, 1, 2, 3, 4, 5, 100000000, paris),
-		time.Date(1, 1, 1, 0, 0, 0, 1, time.UTC),
-		time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC),
-		time.Date(10000, 1, 1, 0, 0, 0, 5, time.UTC),
-		time.Unix(0, 0),
-		time.Now(),
+// TestSpanRecordRoundTrip: what the buffer keeps of a span is what /debug/traces shows of it —
+// ids, times, kind, status, name, every allowlisted attribute type and the events — and nothing
+// that is not allowlisted.
+func TestSpanRecordRoundTrip(t *testing.T) {
+	b := NewSpanBuffer(8)
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithSpanProcessor(b))
+	defer tp.Shutdown(context.Background())
+	ctx, parent := tp.Tracer("t").Start(context.Background(), "POST /v1/chat/completions", trace.WithSpanKind(trace.SpanKindServer))
+	_, span := tp.Tracer("t").Start(ctx, "chat mock-echo")
+	span.SetAttributes(
+		attribute.Bool("gen_ai.request.stream", true),
+		attribute.Int("gen_ai.usage.output_tokens", 16),
+		attribute.Float64("gen_ai.request.temperature", 0.25),
+		attribute.Float64("mockgateway.simulation.nan", math.NaN()),
+		attribute.String("gen_ai.response.id", "chatcmpl-1 \xff é"),
+		attribute.StringSlice("gen_ai.response.finish_reasons", []string{"stop", "length"}),
+		attribute.Int64Slice("mockgateway.simulation.ints", []int64{-1, 2}),
+		attribute.Float64Slice("mockgateway.simulation.floats", []float64{1.5, math.Inf(1)}),
+		attribute.BoolSlice("mockgateway.simulation.bools", []bool{true, false}),
+		attribute.String("gen_ai.input.messages", "secret prompt"),
+	)
+	span.AddEvent("stream.first_chunk")
+	span.AddEvent("stream.completed", trace.WithAttributes(attribute.Int("mockgateway.stream.chunks", 18), attribute.String("secret", "x")))
+	span.SetStatus(codes.Error, "simulated_server_error")
+	span.End()
+	parent.SetAttributes(attribute.String("mockgateway.request_id", "req_1"))
+	parent.End()
+
+	recs := b.Query(SpanFilter{RequestID: "req_1"})
+	if len(recs) != 2 {
+		t.Fatalf("%d records", len(recs))
 	}
-	for i := 0; i < 2000; i++ {
-		times = append(times, time.Unix(0, rand.Int64()).In(paris))
+	server, chat := recs[0], recs[1]
+	psc, csc := parent.SpanContext(), span.SpanContext()
+	if server.Kind != "server" || server.ParentSpanID != "" || server.SpanID != psc.SpanID().String() || server.TraceID != psc.TraceID().String() {
+		t.Errorf("server span = %+v", server)
 	}
-	for _, tm := range times {
-		if got, want := string(appendUTCTime(nil, tm)), tm.UTC().Format(time.RFC3339Nano); got != want {
-			t.Fatalf("%v: got %s, want %s", tm, got, want)
-		}
+	if chat.Kind != "internal" || chat.ParentSpanID != psc.SpanID().String() || chat.SpanID != csc.SpanID().String() || chat.Name != "chat mock-echo" {
+		t.Errorf("chat span = %+v", chat)
 	}
+	if chat.Status != (SpanStatus{Code: "error", Description: "simulated_server_error"}) || server.Status.Code != "unset" {
+		t.Errorf("statuses %+v %+v", chat.Status, server.Status)
+	}
+	if chat.StartTime.Location() != time.UTC || !chat.EndTime.After(chat.StartTime) || chat.DurationMS != float64(chat.EndTime.Sub(chat.StartTime))/1e6 {
+		t.Errorf("times %v %v %v", chat.StartTime, chat.EndTime, chat.DurationMS)
+	}
+	want := map[string]any{
+		"gen_ai.request.stream":          true,
+		"gen_ai.usage.output_tokens":     int64(16),
+		"gen_ai.request.temperature":     0.25,
+		"mockgateway.simulation.nan":     nil,
+		"gen_ai.response.id":             "chatcmpl-1 \ufffd é",
+		"gen_ai.response.finish_reasons": []any{"stop", "length"},
+		"mockgateway.simulation.ints":    []any{int64(-1), int64(2)},
+		"mockgateway.simulation.floats":  []any{1.5, nil},
+		"mockgateway.simulation.bools":   []any{true, false},
+	}
+	if !reflect.DeepEqual(chat.Attributes, want) {
+		t.Errorf("attributes\n got %#v\nwant %#v", chat.Attributes, want)
+	}
+	if len(chat.Events) != 2 || chat.Events[0].Name != "stream.first_chunk" || chat.Events[0].Attributes != nil ||
+		!reflect.DeepEqual(chat.Events[1].Attributes, map[string]any{"mockgateway.stream.chunks": int64(18)}) {
+		t.Errorf("events %+v", chat.Events)
+	}
+	if raw, err := json.Marshal(recs); err != nil || strings.Contains(string(raw), "secret") {
+		t.Errorf("served JSON: %v %s", err, raw)
+	}
+}
+
+// FuzzDecodeSpanRecord: a damaged record is an error, never a panic or a huge allocation.
+func FuzzDecodeSpanRecord(f *testing.F) {
+	b := NewSpanBuffer(1)
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithSpanProcessor(b))
+	_, span := tp.Tracer("t").Start(context.Background(), "x", trace.WithAttributes(attribute.StringSlice("gen_ai.response.finish_reasons", []string{"stop"})))
+	span.AddEvent("stream.completed", trace.WithAttributes(attribute.Int("mockgateway.stream.chunks", 3)))
+	span.End()
+	f.Add(b.ring[0].record)
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		_, _ = decodeSpanRecord(raw)
+	})
 }
