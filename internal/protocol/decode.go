@@ -1003,6 +1003,14 @@ func asBool(path string, v json.RawMessage) (bool, *apierr.Error) {
 }
 
 func asEnum(path string, v json.RawMessage, allowed ...string) (string, *apierr.Error) {
+	// A literal without escapes is compared in place, and the allowed value returned: no copy.
+	if q := bytes.TrimSpace(v); len(q) >= 2 && q[0] == '"' && q[len(q)-1] == '"' {
+		for _, a := range allowed {
+			if string(q[1:len(q)-1]) == a {
+				return a, nil
+			}
+		}
+	}
 	s, e := asString(path, v)
 	if e != nil {
 		return "", e
