@@ -17,6 +17,7 @@ import (
 	"mockgateway/internal/audit"
 	"mockgateway/internal/catalog"
 	"mockgateway/internal/config"
+	"mockgateway/internal/gcfloor"
 	"mockgateway/internal/server"
 	"mockgateway/internal/simulation"
 	"mockgateway/internal/traffic"
@@ -82,6 +83,12 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			return err
 		}
 	}
+
+	// GOGC in the environment is the operator tuning the collector: the floor steps aside.
+	if getenv("GOGC") != "" {
+		cfg.GCFloorMB = 0
+	}
+	defer gcfloor.Start(uint64(cfg.GCFloorMB) << 20)()
 
 	tracing, err := observability.NewTracing(ctx, getenv, observability.TracingConfig{
 		ServiceVersion: version, Release: release, BufferSize: cfg.TraceBuffer,

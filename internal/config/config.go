@@ -46,6 +46,9 @@ type Config struct {
 	DrainTimeout time.Duration
 	// TraceBuffer is how many spans /debug/traces keeps.
 	TraceBuffer int
+	// GCFloorMB is the floor under the garbage collector's heap target, in MiB (see
+	// internal/gcfloor); 0 leaves the collector at Go's default. Ignored when GOGC is set.
+	GCFloorMB int
 }
 
 // ErrHelp is returned when --help was asked for; the usage has been written.
@@ -82,6 +85,7 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 		{flagenv.Setting{Name: "stream-timeout", Env: "MOCKGATEWAY_STREAM_TIMEOUT", Default: "5m", Usage: "a stream's total duration before it ends with stream_timeout"}, durationOf(&c.StreamTimeout)},
 		{flagenv.Setting{Name: "drain-timeout", Env: "MOCKGATEWAY_DRAIN_TIMEOUT", Default: "5s", Usage: "on shutdown, how long open streams may go on before they end with shutting_down"}, durationOf(&c.DrainTimeout)},
 		{flagenv.Setting{Name: "trace-buffer", Env: "MOCKGATEWAY_TRACE_BUFFER", Default: "4096", Usage: "spans kept in memory for /debug/traces"}, intOf(&c.TraceBuffer)},
+		{flagenv.Setting{Name: "gc-floor-mb", Env: "MOCKGATEWAY_GC_FLOOR_MB", Default: "32", Usage: "floor under the garbage collector's heap target, MiB (0: Go's default; GOGC, when set, wins)"}, intOf(&c.GCFloorMB)},
 	}
 	specs := make([]flagenv.Setting, 0, len(settings)+1)
 	for _, s := range settings {
@@ -142,6 +146,7 @@ func (c Config) validate() error {
 		{c.StreamTimeout > 0, "stream-timeout: must be positive"},
 		{c.DrainTimeout >= 0, "drain-timeout: must not be negative"},
 		{c.TraceBuffer >= 1, "trace-buffer: must be at least 1"},
+		{c.GCFloorMB >= 0 && c.GCFloorMB <= 4096, "gc-floor-mb: must be from 0 to 4096"},
 	}
 	for _, ch := range checks {
 		if !ch.ok {
@@ -175,6 +180,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("stream_timeout", c.StreamTimeout.String()),
 		slog.String("drain_timeout", c.DrainTimeout.String()),
 		slog.Int("trace_buffer", c.TraceBuffer),
+		slog.Int("gc_floor_mb", c.GCFloorMB),
 	)
 }
 
