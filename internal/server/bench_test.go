@@ -14,18 +14,23 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"mockgateway/internal/catalog"
+	"mockgateway/internal/gcfloor"
 	"mockgateway/observability"
 )
 
 // benchHandler builds the full handler chain with telemetry as the service runs it (every span
-// sampled into the redacted in-memory buffer, metrics, JSON access log) or with no-op providers.
+// sampled into the redacted in-memory buffer, metrics, JSON access log) or with no-op providers,
+// and with the garbage collector tuned as run tunes it (the --gc-floor-mb default).
 func benchHandler(b *testing.B, telemetry bool) *harness {
 	b.Helper()
 	cat, err := catalog.Parse([]byte("models:\n  - {id: mock-chat, kind: mock, behavior: chat, default_tokens: 64, capabilities: {streaming: true, tools: false}}\n"))
 	if err != nil {
 		b.Fatal(err)
 	}
-	d := Deps{Config: testConfig(), Catalog: cat, Drain: NewDrain(), Version: "4.2.0", Release: "Gateway Foundation", Started: time.Now(), Propagator: observability.Propagator()}
+	cfg := testConfig()
+	// The collector as the service runs it (run starts the same floor), for both variants.
+	b.Cleanup(gcfloor.Start(uint64(cfg.GCFloorMB) << 20))
+	d := Deps{Config: cfg, Catalog: cat, Drain: NewDrain(), Version: "4.2.0", Release: "Gateway Foundation", Started: time.Now(), Propagator: observability.Propagator()}
 	if telemetry {
 		// Built as run builds them: the provider from the environment (sampled at 100% into the
 		// embedded buffer), the JSON log through the LogWriter.
