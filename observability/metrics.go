@@ -190,6 +190,10 @@ func (m *Metrics) ModelLabel(id string) string {
 
 // ObserveChat counts one finished chat completion request and its tokens.
 func (m *Metrics) ObserveChat(ctx context.Context, rec *Record) {
+	m.observeChat(ctx, rec, time.Now().UnixNano())
+}
+
+func (m *Metrics) observeChat(ctx context.Context, rec *Record, now int64) {
 	if m == nil {
 		return
 	}
@@ -198,12 +202,12 @@ func (m *Metrics) ObserveChat(ctx context.Context, rec *Record) {
 	if finish == "" {
 		finish = "none"
 	}
-	addWithExemplar(ctx, &m.gates.chats, m.chatsBy.get(chatLabels{model, rec.Stream, finish, rec.ErrorLabel()}), 1)
+	addWithExemplar(ctx, now, &m.gates.chats, m.chatsBy.get(chatLabels{model, rec.Stream, finish, rec.ErrorLabel()}), 1)
 	if rec.PromptTokens > 0 {
-		addWithExemplar(ctx, &m.gates.tokens, m.tokensBy.get([2]string{model, "input"}), float64(rec.PromptTokens))
+		addWithExemplar(ctx, now, &m.gates.tokens, m.tokensBy.get([2]string{model, "input"}), float64(rec.PromptTokens))
 	}
 	if rec.CompletionTokens > 0 {
-		addWithExemplar(ctx, &m.gates.tokens, m.tokensBy.get([2]string{model, "output"}), float64(rec.CompletionTokens))
+		addWithExemplar(ctx, now, &m.gates.tokens, m.tokensBy.get([2]string{model, "output"}), float64(rec.CompletionTokens))
 	}
 }
 
@@ -212,7 +216,7 @@ func (m *Metrics) ObserveFault(ctx context.Context, model, fault string) {
 	if m == nil {
 		return
 	}
-	addWithExemplar(ctx, &m.gates.faults, m.faults.WithLabelValues(m.ModelLabel(model), fault), 1)
+	addWithExemplar(ctx, time.Now().UnixNano(), &m.gates.faults, m.faults.WithLabelValues(m.ModelLabel(model), fault), 1)
 }
 
 // ObserveRetries counts the retries a simulated gateway policy would make.
@@ -220,7 +224,7 @@ func (m *Metrics) ObserveRetries(ctx context.Context, model, fault string, n int
 	if m == nil || n <= 0 {
 		return
 	}
-	addWithExemplar(ctx, &m.gates.faults, m.retries.WithLabelValues(m.ModelLabel(model), fault), float64(n))
+	addWithExemplar(ctx, time.Now().UnixNano(), &m.gates.faults, m.retries.WithLabelValues(m.ModelLabel(model), fault), float64(n))
 }
 
 // ObserveFallback counts one step of a simulated fallback chain.
@@ -228,7 +232,7 @@ func (m *Metrics) ObserveFallback(ctx context.Context, model, target string) {
 	if m == nil {
 		return
 	}
-	addWithExemplar(ctx, &m.gates.faults, m.fallbacks.WithLabelValues(m.ModelLabel(model), m.ModelLabel(target)), 1)
+	addWithExemplar(ctx, time.Now().UnixNano(), &m.gates.faults, m.fallbacks.WithLabelValues(m.ModelLabel(model), m.ModelLabel(target)), 1)
 }
 
 // exemplarLabels returns the trace id of a sampled span in ctx, or nil. Only sampled spans are
@@ -256,30 +260,28 @@ type exemplarGate struct{ last atomic.Int64 }
 
 const exemplarInterval = int64(100 * time.Millisecond)
 
-// due reports whether the interval has passed, without taking the slot: the common answer,
-// "no", costs one atomic load and no clock read of its own.
-func (g *exemplarGate) due(now int64) bool { return now-g.last.Load() >= exemplarInterval }
-
-func (g *exemplarGate) open() bool {
-	now := time.Now().UnixNano()
+// open takes the slot if the interval has passed since the last exemplar at now (unix ns). The
+// common answer under load, "no", costs one atomic load.
+func (g *exemplarGate) open(now int64) bool {
 	last := g.last.Load()
 	return now-last >= exemplarInterval && g.last.CompareAndSwap(last, now)
 }
 
-// exemplarFor returns the exemplar to attach now, or nil: the gate is looked at before the
-// trace id is, so most observations under load cost neither a context walk nor labels.
-func exemplarFor(ctx context.Context, g *exemplarGate) prometheus.Labels {
-	if !g.due(time.Now().UnixNano()) {
+// exemplarFor returns the exemplar to attach at now, or nil: the gate is looked at before the
+// trace id is, so most observations under load cost neither a context walk nor labels. now is
+// passed in: a request's observations share one clock reading.
+func exemplarFor(ctx context.Context, now int64, g *exemplarGate) prometheus.Labels {
+	if now-g.last.Load() < exemplarInterval {
 		return nil
 	}
-	if ex := exemplarLabels(ctx); ex != nil && g.open() {
+	if ex := exemplarLabels(ctx); ex != nil && g.open(now) {
 		return ex
 	}
 	return nil
 }
 
-func addWithExemplar(ctx context.Context, g *exemplarGate, c prometheus.Counter, v float64) {
-	if ex := exemplarFor(ctx, g); ex != nil {
+func addWithExemplar(ctx context.Context, now int64, g *exemplarGate, c prometheus.Counter, v float64) {
+	if ex := exemplarFor(ctx, now, g); ex != nil {
 		if ea, ok := c.(prometheus.ExemplarAdder); ok {
 			ea.AddWithExemplar(v, ex)
 			return
@@ -288,8 +290,8 @@ func addWithExemplar(ctx context.Context, g *exemplarGate, c prometheus.Counter,
 	c.Add(v)
 }
 
-func observeWithExemplar(ctx context.Context, g *exemplarGate, o prometheus.Observer, v float64) {
-	if ex := exemplarFor(ctx, g); ex != nil {
+func observeWithExemplar(ctx context.Context, now int64, g *exemplarGate, o prometheus.Observer, v float64) {
+	if ex := exemplarFor(ctx, now, g); ex != nil {
 		if eo, ok := o.(prometheus.ExemplarObserver); ok {
 			eo.ObserveWithExemplar(v, ex)
 			return

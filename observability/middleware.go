@@ -154,9 +154,10 @@ func (o *observer) recoverChain(w http.ResponseWriter, r *http.Request) {
 //go:noinline
 func (o *observer) finish(r *http.Request, rec *Record, span trace.Span) {
 	ctx := r.Context()
-	writeAccessLog(ctx, o.log, rec)
+	end := time.Now() // one clock reading for the line, the durations and the exemplar gates
+	writeAccessLog(ctx, o.log, rec, end)
 	if m := o.c.Metrics; m != nil {
-		m.observeRequest(ctx, rec)
+		m.observeRequest(ctx, rec, end)
 	}
 	endServerSpan(span, r, rec)
 }
@@ -275,11 +276,12 @@ func protocolVersion(r *http.Request) string {
 }
 
 // observeRequest counts the request and observes its duration, with the trace id as exemplar.
-func (m *Metrics) observeRequest(ctx context.Context, rec *Record) {
-	addWithExemplar(ctx, &m.gates.requests, m.requestsBy.get(requestLabels{rec.Route, rec.Method, rec.Status, rec.ErrorLabel()}), 1)
-	observeWithExemplar(ctx, &m.gates.duration, m.durationBy.get(durationLabels{rec.Route, rec.Method, rec.Status}), time.Since(rec.Start).Seconds())
+func (m *Metrics) observeRequest(ctx context.Context, rec *Record, end time.Time) {
+	now := end.UnixNano()
+	addWithExemplar(ctx, now, &m.gates.requests, m.requestsBy.get(requestLabels{rec.Route, rec.Method, rec.Status, rec.ErrorLabel()}), 1)
+	observeWithExemplar(ctx, now, &m.gates.duration, m.durationBy.get(durationLabels{rec.Route, rec.Method, rec.Status}), end.Sub(rec.Start).Seconds())
 	if rec.Chat {
-		m.ObserveChat(ctx, rec)
+		m.observeChat(ctx, rec, now)
 	}
 }
 
@@ -292,7 +294,7 @@ func (m *Metrics) observeRequest(ctx context.Context, rec *Record) {
 // encoder, json.Marshal for the one float included. The text format goes through slog. Either
 // way the record goes straight to a handler: slog.Logger would capture the caller's program
 // counter, a stack walk per request that the line never shows.
-func writeAccessLog(ctx context.Context, h slog.Handler, rec *Record) {
+func writeAccessLog(ctx context.Context, h slog.Handler, rec *Record, now time.Time) {
 	level := slog.LevelInfo
 	if rec.Status >= 500 {
 		level = slog.LevelError
@@ -300,7 +302,6 @@ func writeAccessLog(ctx context.Context, h slog.Handler, rec *Record) {
 	if !h.Enabled(ctx, level) {
 		return
 	}
-	now := time.Now()
 	if lh, ok := h.(*logHandler); ok && lh.jsonOut != nil {
 		buf := accessLinePool.Get().(*[]byte)
 		*buf = accessLine((*buf)[:0], ctx, now, level, rec)

@@ -55,7 +55,8 @@ func (s *StreamLifecycle) Chunk() {
 	s.span.AddEvent("stream.first_chunk")
 	if s.metrics != nil {
 		s.metrics.streamEvents.WithLabelValues(s.model, "first_chunk").Inc()
-		observeWithExemplar(s.ctx, &s.metrics.gates.ttft, s.metrics.ttft.WithLabelValues(s.model), time.Since(s.start).Seconds())
+		now := time.Now()
+		observeWithExemplar(s.ctx, now.UnixNano(), &s.metrics.gates.ttft, s.metrics.ttft.WithLabelValues(s.model), now.Sub(s.start).Seconds())
 	}
 }
 
@@ -81,8 +82,9 @@ func (s *StreamLifecycle) End(outcome string) bool {
 	if m := s.metrics; m != nil {
 		m.streamsActive.Dec()
 		m.streamEvents.WithLabelValues(s.model, outcome).Inc()
-		observeWithExemplar(s.ctx, &m.gates.chunks, m.streamChunks.WithLabelValues(s.model, outcome), float64(s.chunks))
-		observeWithExemplar(s.ctx, &m.gates.streamDuration, m.streamDuration.WithLabelValues(s.model, outcome), time.Since(s.start).Seconds())
+		now := time.Now()
+		observeWithExemplar(s.ctx, now.UnixNano(), &m.gates.chunks, m.streamChunks.WithLabelValues(s.model, outcome), float64(s.chunks))
+		observeWithExemplar(s.ctx, now.UnixNano(), &m.gates.streamDuration, m.streamDuration.WithLabelValues(s.model, outcome), now.Sub(s.start).Seconds())
 	}
 	return true
 }
