@@ -239,7 +239,10 @@ func (r *recordReader) value() any {
 		return r.slice(func() any { return jsonFloat(math.Float64frombits(r.uint64())) })
 	case valStringSlice:
 		return r.slice(func() any { return r.string() })
+	case valNull:
+		return nil
 	}
+	r.err = errBadRecord // a type this code never writes: the record is damaged
 	return nil
 }
 

@@ -3,8 +3,8 @@
 //
 // The service's live heap is a few megabytes (the span buffer, connections, the catalog), and
 // every request allocates a dozen kilobytes it drops at once. With GOGC's default the heap target
-// is twice the live heap, so under load the collector ran about eighty times a second and took
-// a fifth of the CPU. A fixed floor (raising GOGC while the live heap is below it) spaces the
+// is about twice the live heap, so under load the collector ran about eighty times a second and
+// took a fifth of the CPU. A fixed floor (raising GOGC while the live heap is small) spaces the
 // collections out; once the live heap is above the floor — thousands of open streams — GOGC is
 // back at the default 100 and memory grows no faster than without the floor. The floor is
 // virtual, unlike a ballast allocation: nothing is allocated for it.
@@ -17,22 +17,50 @@ import (
 	"sync"
 )
 
-// maxPercent bounds GOGC while the live heap is tiny (at start-up, when idle).
-const maxPercent = 10000
+// heapMinimum is the runtime's own floor under the heap target at GOGC=100; it scales with
+// GOGC, so a large GOGC over a tiny heap would put the target far above live + floor.
+const heapMinimum = 4 << 20
 
-// Start keeps the heap target at or above live heap + floor bytes by setting GOGC after every
-// collection, until the returned stop is called, which restores GOGC to what it was. A zero floor
-// does nothing. GOGC is process-wide, so this is for the process's one service: two tuners at
-// once would overwrite each other's setting.
+// GOGC is the process's, so the tuner is too: the first Start arms it, the last stop gives GOGC
+// back. (Tests run several services in one process; each would otherwise restore the value the
+// one before had set.)
+var process struct {
+	mu    sync.Mutex
+	users int
+	t     *tuner
+}
+
+// Start keeps the heap target near live heap + floor bytes, never below Go's own, by setting
+// GOGC after every collection, until the returned stop is called; the last stop restores GOGC
+// to what it was. A zero floor does nothing. While several are started, the first one's floor
+// holds.
 func Start(floor uint64) (stop func()) {
 	if floor == 0 {
 		return func() {}
 	}
-	t := &tuner{floor: floor, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
-	t.previous = debug.SetGCPercent(100)
-	t.tune()
-	t.arm()
-	return t.stop
+	process.mu.Lock()
+	defer process.mu.Unlock()
+	process.users++
+	if process.users == 1 {
+		process.t = &tuner{floor: floor, sample: []metrics.Sample{
+			{Name: "/gc/heap/live:bytes"}, {Name: "/gc/scan/stack:bytes"}, {Name: "/gc/scan/globals:bytes"},
+		}}
+		process.t.previous = debug.SetGCPercent(100)
+		process.t.tune()
+		process.t.arm()
+	}
+	var once sync.Once
+	return func() { once.Do(release) }
+}
+
+func release() {
+	process.mu.Lock()
+	defer process.mu.Unlock()
+	process.users--
+	if process.users == 0 {
+		process.t.stop()
+		process.t = nil
+	}
 }
 
 type tuner struct {
@@ -41,7 +69,6 @@ type tuner struct {
 
 	mu      sync.Mutex // tune runs in the cleanup goroutine; stop from anywhere
 	stopped bool
-	percent int
 	sample  []metrics.Sample
 }
 
@@ -58,7 +85,7 @@ func (t *tuner) arm() {
 	}, t)
 }
 
-// tune sets GOGC from the live heap the last collection measured; it reports false once stopped.
+// tune sets GOGC from what the last collection measured; it reports false once stopped.
 func (t *tuner) tune() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -66,35 +93,25 @@ func (t *tuner) tune() bool {
 		return false
 	}
 	metrics.Read(t.sample)
-	percent := percentFor(t.sample[0].Value.Uint64(), t.floor)
-	if percent != t.percent {
-		debug.SetGCPercent(percent)
-		t.percent = percent
-	}
+	live := t.sample[0].Value.Uint64()
+	roots := t.sample[1].Value.Uint64() + t.sample[2].Value.Uint64()
+	debug.SetGCPercent(percentFor(live, roots, t.floor))
 	return true
 }
 
 func (t *tuner) stop() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if !t.stopped {
-		t.stopped = true
-		debug.SetGCPercent(t.previous)
-	}
+	t.stopped = true
+	debug.SetGCPercent(t.previous)
 }
 
-// percentFor is the GOGC that puts the heap target (live × (1 + GOGC/100)) at live + floor,
-// and never below the default 100.
-func percentFor(live, floor uint64) int {
-	if live == 0 {
-		return maxPercent
-	}
-	p := floor * 100 / live
-	switch {
-	case p < 100:
-		return 100
-	case p > maxPercent:
-		return maxPercent
-	}
-	return int(p)
+// percentFor is the GOGC that puts the heap target at about live + floor, never below the
+// default 100. The runtime's target is live + (live + roots) × GOGC/100 (roots: the stacks and
+// globals it scans), and at least heapMinimum × GOGC/100; the second bound caps GOGC so that
+// a tiny live heap cannot lift the target beyond live + floor either.
+func percentFor(live, roots, floor uint64) int {
+	p := floor * 100 / max(live+roots, 1)
+	p = min(p, (live+floor)*100/heapMinimum)
+	return int(max(p, 100))
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -28,8 +29,11 @@ func benchHandler(b *testing.B, telemetry bool) *harness {
 		b.Fatal(err)
 	}
 	cfg := testConfig()
-	// The collector as the service runs it (run starts the same floor), for both variants.
-	b.Cleanup(gcfloor.Start(uint64(cfg.GCFloorMB) << 20))
+	// The collector as the service runs it (run starts the same floor, unless GOGC is set), for
+	// both variants.
+	if os.Getenv("GOGC") == "" {
+		b.Cleanup(gcfloor.Start(uint64(cfg.GCFloorMB) << 20))
+	}
 	d := Deps{Config: cfg, Catalog: cat, Drain: NewDrain(), Version: "4.2.0", Release: "Gateway Foundation", Started: time.Now(), Propagator: observability.Propagator()}
 	if telemetry {
 		// Built as run builds them: the provider from the environment (sampled at 100% into the
