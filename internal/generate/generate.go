@@ -227,10 +227,10 @@ func (g *generation) fullText(r *rng) []string {
 			text = string(prose.buf)
 		}
 		b.add("{")
-		b.buf = appendQuoted(b.buf, key)
+		b.buf = protocol.AppendString(b.buf, key)
 		b.cut()
 		b.add(":")
-		b.buf = appendQuoted(b.buf, text)
+		b.buf = protocol.AppendString(b.buf, text)
 		b.cut()
 		b.add("}")
 	case g.in.Behavior == BehaviorEcho:

@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
-	"unicode/utf8"
+
+	"mockgateway/internal/protocol"
 )
 
 // jvalue is a decoded JSON value that keeps the order of object members, which encoding/json's
@@ -230,7 +231,7 @@ func appendJSONValue(b *pieceBuilder, v *jvalue) {
 	case jNumber:
 		b.add(v.s)
 	case jString:
-		b.buf = appendQuoted(b.buf, v.s)
+		b.buf = protocol.AppendString(b.buf, v.s)
 		b.cut()
 	case jArray:
 		b.add("[")
@@ -247,63 +248,11 @@ func appendJSONValue(b *pieceBuilder, v *jvalue) {
 			if i > 0 {
 				b.add(",")
 			}
-			b.buf = appendQuoted(b.buf, k)
+			b.buf = protocol.AppendString(b.buf, k)
 			b.cut()
 			b.add(":")
 			appendJSONValue(b, v.vals[i])
 		}
 		b.add("}")
 	}
-}
-
-// appendQuoted appends s as a JSON string literal. Unlike encoding/json it leaves <, > and &
-// alone (the output is not embedded in HTML); invalid UTF-8 becomes U+FFFD as in encoding/json.
-func appendQuoted(buf []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	buf = append(buf, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			buf = append(buf, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				buf = append(buf, '\\', c)
-			case '\n':
-				buf = append(buf, '\\', 'n')
-			case '\r':
-				buf = append(buf, '\\', 'r')
-			case '\t':
-				buf = append(buf, '\\', 't')
-			default:
-				buf = append(buf, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			buf = append(buf, s[start:i]...)
-			buf = append(buf, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		// U+2028 and U+2029 are valid JSON but break JavaScript string literals.
-		if r == '\u2028' || r == '\u2029' {
-			buf = append(buf, s[start:i]...)
-			buf = append(buf, '\\', 'u', '2', '0', '2', hex[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	buf = append(buf, s[start:]...)
-	return append(buf, '"')
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"mockgateway/internal/protocol"
 )
 
 // Limits that keep the instance generator finite and cheap on any schema, however odd or hostile.
@@ -553,7 +555,7 @@ func (g *schemaGen) object(s *jvalue, c genCtx) {
 		if written > 0 {
 			g.b.add(",")
 		}
-		g.b.buf = appendQuoted(g.b.buf, name)
+		g.b.buf = protocol.AppendString(g.b.buf, name)
 		g.b.cut()
 		g.b.add(":")
 		written++

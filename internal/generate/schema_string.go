@@ -5,6 +5,8 @@ import (
 	"regexp/syntax"
 	"strconv"
 	"unicode/utf8"
+
+	"mockgateway/internal/protocol"
 )
 
 // stringValue writes a string for a string schema: a realistic value for a known format, a match
@@ -21,14 +23,14 @@ func (g *schemaGen) stringValue(s *jvalue) {
 		var ok bool
 		g.scratch, ok = g.appendFormat(g.scratch[:0], format)
 		if ok && (p == nil || p.re.Match(g.scratch)) {
-			g.b.buf = appendQuoted(g.b.buf, string(g.scratch))
+			g.b.buf = protocol.AppendString(g.b.buf, string(g.scratch))
 			g.b.cut()
 			return
 		}
 	}
 	if p != nil {
 		if v, ok := g.patterned(p, minL, maxL); ok {
-			g.b.buf = appendQuoted(g.b.buf, v)
+			g.b.buf = protocol.AppendString(g.b.buf, v)
 			g.b.cut()
 			return
 		}

@@ -15,17 +15,17 @@ import (
 // AppendJSON appends the chunk's JSON encoding to buf.
 func (c *Chunk) AppendJSON(buf []byte) []byte {
 	buf = append(buf, `{"id":`...)
-	buf = appendString(buf, c.ID)
+	buf = AppendString(buf, c.ID)
 	buf = append(buf, `,"object":`...)
-	buf = appendString(buf, c.Object)
+	buf = AppendString(buf, c.Object)
 	buf = append(buf, `,"created":`...)
 	buf = strconv.AppendInt(buf, c.Created, 10)
 	buf = append(buf, `,"model":`...)
-	buf = appendString(buf, c.Model)
+	buf = AppendString(buf, c.Model)
 	buf = append(buf, `,"system_fingerprint":`...)
-	buf = appendString(buf, c.SystemFingerprint)
+	buf = AppendString(buf, c.SystemFingerprint)
 	buf = append(buf, `,"service_tier":`...)
-	buf = appendString(buf, c.ServiceTier)
+	buf = AppendString(buf, c.ServiceTier)
 	buf = append(buf, `,"choices":`...)
 	if c.Choices == nil {
 		buf = append(buf, "null"...)
@@ -65,12 +65,12 @@ func (d *Delta) appendJSON(buf []byte) []byte {
 	n := len(buf)
 	if d.Role != "" {
 		buf = append(buf, `"role":`...)
-		buf = appendString(buf, d.Role)
+		buf = AppendString(buf, d.Role)
 	}
 	if d.Content != nil {
 		buf = appendComma(buf, n)
 		buf = append(buf, `"content":`...)
-		buf = appendString(buf, *d.Content)
+		buf = AppendString(buf, *d.Content)
 	}
 	if len(d.ToolCalls) > 0 {
 		buf = appendComma(buf, n)
@@ -91,33 +91,33 @@ func (t *ToolCallDelta) appendJSON(buf []byte) []byte {
 	buf = strconv.AppendInt(buf, int64(t.Index), 10)
 	if t.ID != "" {
 		buf = append(buf, `,"id":`...)
-		buf = appendString(buf, t.ID)
+		buf = AppendString(buf, t.ID)
 	}
 	if t.Type != "" {
 		buf = append(buf, `,"type":`...)
-		buf = appendString(buf, t.Type)
+		buf = AppendString(buf, t.Type)
 	}
 	buf = append(buf, `,"function":{`...)
 	if t.Function.Name != "" {
 		buf = append(buf, `"name":`...)
-		buf = appendString(buf, t.Function.Name)
+		buf = AppendString(buf, t.Function.Name)
 		buf = append(buf, ',')
 	}
 	buf = append(buf, `"arguments":`...)
-	buf = appendString(buf, t.Function.Arguments)
+	buf = AppendString(buf, t.Function.Arguments)
 	return append(buf, "}}"...)
 }
 
 // AppendJSON appends the completion's JSON encoding to buf.
 func (c *Completion) AppendJSON(buf []byte) []byte {
 	buf = append(buf, `{"id":`...)
-	buf = appendString(buf, c.ID)
+	buf = AppendString(buf, c.ID)
 	buf = append(buf, `,"object":`...)
-	buf = appendString(buf, c.Object)
+	buf = AppendString(buf, c.Object)
 	buf = append(buf, `,"created":`...)
 	buf = strconv.AppendInt(buf, c.Created, 10)
 	buf = append(buf, `,"model":`...)
-	buf = appendString(buf, c.Model)
+	buf = AppendString(buf, c.Model)
 	buf = append(buf, `,"choices":`...)
 	if c.Choices == nil {
 		buf = append(buf, "null"...)
@@ -134,9 +134,9 @@ func (c *Completion) AppendJSON(buf []byte) []byte {
 	buf = append(buf, `,"usage":`...)
 	buf = c.Usage.AppendJSON(buf)
 	buf = append(buf, `,"system_fingerprint":`...)
-	buf = appendString(buf, c.SystemFingerprint)
+	buf = AppendString(buf, c.SystemFingerprint)
 	buf = append(buf, `,"service_tier":`...)
-	buf = appendString(buf, c.ServiceTier)
+	buf = AppendString(buf, c.ServiceTier)
 	return append(buf, '}')
 }
 
@@ -145,7 +145,7 @@ func (c *CompletionChoice) appendJSON(buf []byte) []byte {
 	buf = strconv.AppendInt(buf, int64(c.Index), 10)
 	buf = append(buf, `,"message":{"role":`...)
 	m := &c.Message
-	buf = appendString(buf, m.Role)
+	buf = AppendString(buf, m.Role)
 	buf = append(buf, `,"content":`...)
 	buf = appendStringPtr(buf, m.Content)
 	buf = append(buf, `,"refusal":`...)
@@ -157,13 +157,13 @@ func (c *CompletionChoice) appendJSON(buf []byte) []byte {
 				buf = append(buf, ',')
 			}
 			buf = append(buf, `{"id":`...)
-			buf = appendString(buf, tc.ID)
+			buf = AppendString(buf, tc.ID)
 			buf = append(buf, `,"type":`...)
-			buf = appendString(buf, tc.Type)
+			buf = AppendString(buf, tc.Type)
 			buf = append(buf, `,"function":{"name":`...)
-			buf = appendString(buf, tc.Function.Name)
+			buf = AppendString(buf, tc.Function.Name)
 			buf = append(buf, `,"arguments":`...)
-			buf = appendString(buf, tc.Function.Arguments)
+			buf = AppendString(buf, tc.Function.Arguments)
 			buf = append(buf, "}}"...)
 		}
 		buf = append(buf, ']')
@@ -184,7 +184,7 @@ func (c *CompletionChoice) appendJSON(buf []byte) []byte {
 	buf = append(buf, `},"logprobs":`...)
 	buf = appendEmptyPtr(buf, c.Logprobs)
 	buf = append(buf, `,"finish_reason":`...)
-	buf = appendString(buf, c.FinishReason)
+	buf = AppendString(buf, c.FinishReason)
 	return append(buf, '}')
 }
 
@@ -207,7 +207,7 @@ func appendStringPtr(buf []byte, s *string) []byte {
 	if s == nil {
 		return append(buf, "null"...)
 	}
-	return appendString(buf, *s)
+	return AppendString(buf, *s)
 }
 
 func appendEmptyPtr(buf []byte, p *struct{}) []byte {
@@ -226,10 +226,10 @@ func appendComma(buf []byte, n int) []byte {
 	return buf
 }
 
-// appendString appends s as a JSON string exactly as encoding/json writes it with
+// AppendString appends s as a JSON string exactly as encoding/json writes it with
 // SetEscapeHTML(false): quotes, backslashes and control characters escaped (\b \f \n \r \t
 // short), invalid UTF-8 as \ufffd, and U+2028 and U+2029 escaped.
-func appendString(buf []byte, s string) []byte {
+func AppendString(buf []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	buf = append(buf, '"')
 	start := 0
