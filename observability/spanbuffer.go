@@ -59,8 +59,8 @@ type SpanFilter struct {
 
 // SpanBuffer keeps the most recent ended spans in a fixed-size ring, so the embedded trace
 // inspector works without a tracing backend and memory stays bounded however long the service
-// runs. It is an sdktrace.SpanExporter; Tracing installs it behind a synchronous processor (so a
-// span is queryable as soon as it ends) and behind the redacting exporter.
+// runs. It is an sdktrace.SpanProcessor: Tracing installs it on the provider, so a span is
+// queryable as soon as it ends, and it keeps only what the allowlists let through.
 type SpanBuffer struct {
 	mu    sync.Mutex
 	ring  []bufferedSpan // fixed length; entries [0, count) are valid
@@ -88,14 +88,6 @@ func NewSpanBuffer(size int) *SpanBuffer {
 		size = defaultSpanBufferSize
 	}
 	return &SpanBuffer{ring: make([]bufferedSpan, size)}
-}
-
-// ExportSpans keeps the spans, overwriting the oldest ones once the ring is full.
-func (b *SpanBuffer) ExportSpans(_ context.Context, spans []sdktrace.ReadOnlySpan) error {
-	for _, s := range spans {
-		b.add(s)
-	}
-	return nil
 }
 
 // OnStart is part of sdktrace.SpanProcessor: nothing to do until a span ends.

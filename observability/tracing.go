@@ -56,8 +56,9 @@ type Tracing struct {
 // Every option is passed to the SDK and the exporters explicitly, and nothing global is set: the
 // caller passes Provider (and Propagator) to whatever needs them.
 //
-// Every span goes through the redacting exporter before it reaches the in-memory buffer or the
-// OTLP exporter, so no non-allowlisted attribute can leave the process whoever set it.
+// Every span passes the allowlists before it is kept or leaves: the in-memory buffer records only
+// allowlisted attributes, and the OTLP exporter sits behind the redacting exporter, so no
+// non-allowlisted attribute can leave the process whoever set it.
 //
 // Errors name the offending variable but never repeat its value, which may be a credential
 // (headers, or user info in an endpoint URL).
