@@ -295,12 +295,7 @@ func decodeMessage(path string, v json.RawMessage) (Message, *apierr.Error) {
 	if e != nil {
 		return m, e
 	}
-	rolePath := joinPath(path, "role")
-	rawRole, ok := o.get("role")
-	if !ok {
-		return m, errMissing(rolePath)
-	}
-	role, e := asString(rolePath, rawRole)
+	role, rolePath, e := discriminator(path, o, "role")
 	if e != nil {
 		return m, e
 	}
@@ -386,12 +381,7 @@ func decodeContentPart(path, role string, v json.RawMessage) (string, *apierr.Er
 	if e != nil {
 		return "", e
 	}
-	typePath := joinPath(path, "type")
-	rawType, ok := o.get("type")
-	if !ok {
-		return "", errMissing(typePath)
-	}
-	typ, e := asString(typePath, rawType)
+	typ, typePath, e := discriminator(path, o, "type")
 	if e != nil {
 		return "", e
 	}
@@ -560,15 +550,23 @@ func decodeToolCallFunction(path string, v json.RawMessage) (name, args string, 
 	return name, args, nil
 }
 
+// discriminator reads the required string member key of object o at path — a message's role, a
+// part's, tool's or format's type — which the other members cannot be classified without. It
+// returns the member's path too, for the errors about its value.
+func discriminator(path string, o object, key string) (string, string, *apierr.Error) {
+	p := joinPath(path, key)
+	raw, ok := o.get(key)
+	if !ok {
+		return "", p, errMissing(p)
+	}
+	v, e := asString(p, raw)
+	return v, p, e
+}
+
 // checkFunctionType checks the "type" discriminator of a tool or a tool call: "function" is
 // supported, "custom" is known but unsupported.
 func checkFunctionType(path string, o object) *apierr.Error {
-	p := joinPath(path, "type")
-	raw, ok := o.get("type")
-	if !ok {
-		return errMissing(p)
-	}
-	typ, e := asString(p, raw)
+	typ, p, e := discriminator(path, o, "type")
 	if e != nil {
 		return e
 	}
@@ -689,12 +687,7 @@ func decodeToolChoice(v json.RawMessage) (ToolChoice, *apierr.Error) {
 	if e != nil {
 		return tc, e
 	}
-	typePath := joinPath(path, "type")
-	rawType, ok := o.get("type")
-	if !ok {
-		return tc, errMissing(typePath)
-	}
-	typ, e := asString(typePath, rawType)
+	typ, typePath, e := discriminator(path, o, "type")
 	if e != nil {
 		return tc, e
 	}
@@ -760,12 +753,7 @@ func decodeResponseFormat(v json.RawMessage) (ResponseFormat, *apierr.Error) {
 	if e != nil {
 		return rf, e
 	}
-	typePath := joinPath(path, "type")
-	rawType, ok := o.get("type")
-	if !ok {
-		return rf, errMissing(typePath)
-	}
-	typ, e := asString(typePath, rawType)
+	typ, typePath, e := discriminator(path, o, "type")
 	if e != nil {
 		return rf, e
 	}
