@@ -103,10 +103,8 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 		return c, ErrVersion
 	}
 	for _, s := range settings {
+		// set never quotes the value (the api key is a plain string and cannot fail).
 		if err := s.set(v.Get(s.Name)); err != nil {
-			if s.Name == "api-key" {
-				return c, v.Errorf(s.Name, "invalid")
-			}
 			return c, v.Errorf(s.Name, "%v", err)
 		}
 	}
@@ -114,14 +112,13 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 }
 
 func (c Config) validate() error {
-	host, port, err := net.SplitHostPort(c.Addr)
+	_, port, err := net.SplitHostPort(c.Addr)
 	if err != nil {
 		return fmt.Errorf("addr: must be host:port")
 	}
 	if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
 		return fmt.Errorf("addr: port must be a number from 0 to 65535")
 	}
-	_ = host
 	switch strings.ToLower(c.LogLevel) {
 	case "debug", "info", "warn", "error":
 	default:

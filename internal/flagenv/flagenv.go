@@ -61,7 +61,8 @@ func Parse(command, about string, settings []Setting, args []string, getenv func
 		return v, err
 	}
 	if fs.NArg() > 0 {
-		return v, fmt.Errorf("unexpected argument %q; settings are flags (see --help)", fs.Arg(0))
+		// Not quoted: a stray argument may be half of a secret split by the shell.
+		return v, fmt.Errorf("unexpected argument (number %d); settings are flags (see --help)", len(args)-fs.NArg()+1)
 	}
 	explicit := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })

@@ -34,8 +34,7 @@ func (g *v1Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !g.limit.acquire() {
-		w.Header().Set("Retry-After", "1")
-		writeError(w, r, g.limit.busy)
+		writeError(w, r, g.limit.busy) // writeError gives every 429 a Retry-After
 		return
 	}
 	defer g.limit.release()

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"math/rand/v2"
 	"mime"
@@ -94,10 +93,7 @@ func startChat(w http.ResponseWriter, r *http.Request, dp *Deps, req *protocol.C
 		setErrorType(span, rec)
 		return nil, nil
 	}
-	served := model
-	if plan.ServedBy != model.ID {
-		served, _ = d.Catalog.Lookup(plan.ServedBy)
-	}
+	served := sim.served
 
 	res := generate.Generate(generate.Input{
 		Model: served.ID, Behavior: served.Behavior, DefaultTokens: served.DefaultTokens, Request: req,
@@ -269,7 +265,7 @@ func respondChat(ctx context.Context, w http.ResponseWriter, r *http.Request, c 
 
 // cutJSON sends the headers and half of the body, then drops the connection.
 func cutJSON(w http.ResponseWriter, body protocol.Completion) {
-	b, _ := json.Marshal(body)
+	b := body.AppendJSON(nil) // the bytes an uncut response would have carried
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(http.StatusOK)

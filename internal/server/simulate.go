@@ -19,6 +19,7 @@ import (
 type simulated struct {
 	plan    simulation.Plan
 	latency simulation.Latency
+	served  *catalog.Model // the model that answers: the requested one or a fallback
 }
 
 // simulate reads the x-mock-* headers (when allowed) over the model's catalog settings and
@@ -26,6 +27,7 @@ type simulated struct {
 func simulate(r *http.Request, d Deps, model *catalog.Model) (simulated, *apierr.Error) {
 	fault, latency := model.FaultSpec, model.Latency
 	attempt := 1
+	latencyFromHeader := false
 	if d.Config.AllowSimulationHeaders {
 		if v := r.Header.Get(simulation.HeaderFault); v != "" {
 			f, err := simulation.ParseFault(v)
@@ -39,7 +41,7 @@ func simulate(r *http.Request, d Deps, model *catalog.Model) (simulated, *apierr
 			if err != nil {
 				return simulated{}, invalidHeader(simulation.HeaderLatency, err)
 			}
-			latency = l
+			latency, latencyFromHeader = l, true
 		}
 		a, err := simulation.AttemptOf(r.Header)
 		if err != nil {
@@ -51,13 +53,17 @@ func simulate(r *http.Request, d Deps, model *catalog.Model) (simulated, *apierr
 		attempt, _ = simulation.AttemptOf(http.Header{simulation.HeaderRetryCount: {v}})
 	}
 	plan := simulation.Decide(model.ID, fault, attempt, model.Gateway, d.Catalog.Target)
+	served := model
 	if plan.ServedBy != model.ID {
-		// A fallback serves with its own latency: it is another model.
-		if m, ok := d.Catalog.Lookup(plan.ServedBy); ok && (r.Header.Get(simulation.HeaderLatency) == "" || !d.Config.AllowSimulationHeaders) {
-			latency = m.Latency
+		if m, ok := d.Catalog.Lookup(plan.ServedBy); ok {
+			served = m
+			// A fallback serves with its own latency, unless a header chose the latency.
+			if !latencyFromHeader {
+				latency = m.Latency
+			}
 		}
 	}
-	return simulated{plan: plan, latency: latency}, nil
+	return simulated{plan: plan, latency: latency, served: served}, nil
 }
 
 func invalidHeader(name string, err error) *apierr.Error {
@@ -95,14 +101,10 @@ func reportPlan(ctx context.Context, w http.ResponseWriter, span trace.Span, d D
 			if st.Skipped {
 				reason = "metadata_only_not_executed"
 			}
-			to := st.To
-			if d.Metrics != nil {
-				to = d.Metrics.ModelLabel(st.To)
-			}
 			span.AddEvent("gateway.fallback", trace.WithAttributes(
 				attribute.Bool("simulated", true),
 				attribute.String("mockgateway.gateway.from", requested),
-				attribute.String("mockgateway.gateway.to", to),
+				attribute.String("mockgateway.gateway.to", st.To), // a catalog id (the catalog checks its fallbacks)
 				attribute.String("mockgateway.gateway.result", reason),
 			))
 			d.Metrics.ObserveFallback(ctx, requested, st.To)
@@ -151,14 +153,8 @@ func serveFault(ctx context.Context, w http.ResponseWriter, r *http.Request, d D
 		h.Set("Retry-After-Ms", strconv.FormatInt(f.RetryAfter.Milliseconds(), 10))
 		writeError(w, r, apierr.New(apierr.SimulatedUnavailable, "", "Simulated unavailability: this mock was asked to answer 503 for this attempt. Nothing real is down."))
 	case simulation.Timeout:
-		t := time.NewTimer(min(f.For, d.Config.StreamTimeout))
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			observability.RecordFrom(ctx).Status = 499 // the client gave up first, as clients do
-			return
-		case <-d.Drain.Aborted():
+		if !pauseJSON(ctx, d, f.For) {
+			return // the client gave up first, as clients do
 		}
 		writeError(w, r, apierr.New(apierr.SimulatedTimeout, "", "Simulated timeout: this mock stalled as asked, then gave up. Nothing real timed out."))
 	case simulation.StreamError:
