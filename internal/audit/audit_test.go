@@ -826,3 +826,20 @@ func unicodeEscape(s string) string {
 	}
 	return b.String()
 }
+
+// TestReportableCode: the report prints a target's error code only when it has a normalized
+// code's shape; anything else (a canary, a key) is named by its shape alone.
+func TestReportableCode(t *testing.T) {
+	for in, want := range map[string]string{
+		"simulated_timeout":          "simulated_timeout",
+		"":                           "",
+		"mgcanary-7f3a-leaked":       "(not a normalized code)",
+		"sk-live-Key":                "(not a normalized code)",
+		strings.Repeat("a", 65):      "(not a normalized code)",
+		"invalid_api_key\nsecret=xy": "(not a normalized code)",
+	} {
+		if got := reportableCode(in); got != want {
+			t.Errorf("reportableCode(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

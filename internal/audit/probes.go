@@ -51,7 +51,6 @@ type probe struct {
 	Reached    bool // the service received the request (a response, or a cut after sending)
 	Status     int
 	ErrorCode  string
-	ErrorParam string
 	Outcome    string
 	RespHeader http.Header
 	ErrBody    []byte   // body of a response with status >= 400
@@ -788,16 +787,12 @@ func (t *traffic) send(ctx context.Context, p *probe) {
 		p.ErrBody = data[:min(len(data), maxErrorBody)]
 		var env struct {
 			Error struct {
-				Code  any `json:"code"`
-				Param any `json:"param"`
+				Code any `json:"code"`
 			} `json:"error"`
 		}
 		if json.Unmarshal(p.ErrBody, &env) == nil {
 			if s, ok := env.Error.Code.(string); ok {
-				p.ErrorCode = s
-			}
-			if s, ok := env.Error.Param.(string); ok {
-				p.ErrorParam = s
+				p.ErrorCode = reportableCode(s)
 			}
 		}
 	} else if !stream {
@@ -810,9 +805,24 @@ func (t *traffic) send(ctx context.Context, p *probe) {
 			} `json:"error"`
 		}
 		if json.Unmarshal(p.SSEErrors[0], &env) == nil {
-			p.ErrorCode = env.Error.Code
+			p.ErrorCode = reportableCode(env.Error.Code)
 		}
 	}
+}
+
+// reportableCode keeps an error code the report may print: a normalized code is lower-case
+// letters and underscores. Anything else came from the target, could be a canary or a key, and
+// the report names only its shape (the body itself is searched like every other source).
+func reportableCode(code string) string {
+	if len(code) > 64 {
+		return "(not a normalized code)"
+	}
+	for i := 0; i < len(code); i++ {
+		if c := code[i]; !(c >= 'a' && c <= 'z' || c == '_') {
+			return "(not a normalized code)"
+		}
+	}
+	return code
 }
 
 // classify describes a request that got no response, and whether the service received it.
