@@ -346,8 +346,8 @@ func TestDashboardsNameOnlyLiveMetrics(t *testing.T) {
 	if out, err := gen.CombinedOutput(); err != nil {
 		t.Fatalf("mockgateway traffic: %v\n%s", err, tail(string(out), 3000))
 	}
+	requireSimulation(t, svc.url)
 	live := liveSampleNames(t, svc.url)
-	simLive := simulationIsLive(t, svc.url)
 
 	missing := map[string][]string{}
 	for _, e := range dashboardExprs(t) {
@@ -357,10 +357,6 @@ func TestDashboardsNameOnlyLiveMetrics(t *testing.T) {
 		}
 		for _, name := range selectorNames(t, e.where, expr) {
 			if live[name] || promSynthetic[name] != "" {
-				continue
-			}
-			if reason, ok := pendingSimulationMetrics[name]; ok && !simLive {
-				t.Logf("%s reads %s, not exposed yet: %s", e.where, name, reason)
 				continue
 			}
 			missing[name] = append(missing[name], e.where)
@@ -390,17 +386,10 @@ func TestDashboardsNameOnlyLiveMetrics(t *testing.T) {
 	}
 }
 
-// pendingSimulationMetrics appear in /metrics only after the service has served a simulated
-// fault (labelled series exist once used). They are excused only while the service does not
-// answer x-mock-fault at all (simulation not built, or turned off).
-var pendingSimulationMetrics = map[string]string{
-	"mockgateway_simulated_faults_total":    "counted when a simulated fault is served",
-	"mockgateway_simulated_retries_total":   "counted when a simulated gateway policy retries (mock-gateway)",
-	"mockgateway_simulated_fallbacks_total": "counted when a simulated gateway policy falls back (mock-gateway)",
-}
-
-// simulationIsLive asks the service for a simulated server error.
-func simulationIsLive(t *testing.T, url string) bool {
+// requireSimulation asks the service for a simulated server error: simulation is built in and on
+// by default, so a service that does not answer it is broken, and the simulation panels and
+// rules would otherwise be checked against metrics that never appear.
+func requireSimulation(t *testing.T, url string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -417,11 +406,9 @@ func simulationIsLive(t *testing.T, url string) bool {
 		} `json:"error"`
 	}
 	json.NewDecoder(resp.Body).Decode(&e)
-	live := resp.StatusCode == 500 && e.Error.Code == "simulated_server_error"
-	if !live {
-		t.Logf("simulation probe answered %d %q: x-mock-fault is not live", resp.StatusCode, e.Error.Code)
+	if resp.StatusCode != 500 || e.Error.Code != "simulated_server_error" {
+		t.Fatalf("simulation probe answered %d %q: x-mock-fault is not live", resp.StatusCode, e.Error.Code)
 	}
-	return live
 }
 
 func TestSubstituteGrafanaVars(t *testing.T) {

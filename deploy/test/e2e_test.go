@@ -157,7 +157,7 @@ func TestEndToEnd(t *testing.T) {
 		"OTEL_BSP_SCHEDULE_DELAY=250", // export spans quickly: the test waits for them
 		"OTEL_SERVICE_NAME=mockgateway",
 	})
-	simLive := simulationIsLive(t, svc.url)
+	requireSimulation(t, svc.url)
 
 	cfgPath := filepath.Join(t.TempDir(), "prometheus.yml")
 	if err := os.WriteFile(cfgPath, derivedPrometheusConfig(t, svc.addr, "1s"), 0o644); err != nil {
@@ -195,7 +195,7 @@ func TestEndToEnd(t *testing.T) {
 			if hasData(samples) {
 				continue
 			}
-			if reason := emptyReason(e, simLive); reason != "" {
+			if reason := emptyReason(e); reason != "" {
 				t.Logf("%s: no data, allowed: %s", e.where, reason)
 				continue
 			}
@@ -273,17 +273,10 @@ func TestEndToEnd(t *testing.T) {
 }
 
 // emptyReason says why a query may be empty, or "" when it must have data.
-func emptyReason(e dashboardExpr, simLive bool) string {
+func emptyReason(e dashboardExpr) string {
 	for _, a := range allowedEmpty {
 		if strings.Contains(e.where, a.where) {
 			return a.reason
-		}
-	}
-	if !simLive {
-		for name, reason := range pendingSimulationMetrics {
-			if strings.Contains(e.expr, name) {
-				return "simulation is not live in this build: " + reason
-			}
 		}
 	}
 	return ""
