@@ -23,16 +23,17 @@ const maxPendingLog = 1 << 20
 // per line instead, it cost each request a goroutine hand-off — and, with an idle processor, a
 // futex call to wake a thread — which was more than formatting the line.
 type LogWriter struct {
-	w       io.Writer
-	mu      sync.Mutex
-	room    *sync.Cond // signalled when pending has been taken
-	pending []byte
-	spare   []byte
-	closed  bool
-	wake    chan struct{}
-	full    chan struct{} // half of maxPendingLog gathered: write now, not at the end of the window
-	done    chan struct{}
-	stopped chan struct{}
+	w         io.Writer
+	mu        sync.Mutex
+	room      *sync.Cond // signalled when pending has been taken
+	pending   []byte
+	spare     []byte
+	closed    bool
+	closeOnce sync.Once
+	wake      chan struct{}
+	full      chan struct{} // half of maxPendingLog gathered: write now, not at the end of the window
+	done      chan struct{}
+	stopped   chan struct{}
 }
 
 // NewLogWriter starts the writer goroutine; Close flushes and stops it.
@@ -111,15 +112,20 @@ func (l *LogWriter) flush() {
 
 // Close writes what is pending and stops the goroutine; later writes go straight through.
 func (l *LogWriter) Close() error {
-	l.mu.Lock()
-	if l.closed {
-		l.mu.Unlock()
-		return nil
-	}
-	l.closed = true
-	l.room.Broadcast()
-	l.mu.Unlock()
-	close(l.done)
-	<-l.stopped
+	l.closeOnce.Do(func() {
+		// The goroutine writes its last batch first; lines written meanwhile still queue, and
+		// go out here, under the lock, before any line written after Close — so the two never
+		// write at once, and the log keeps its order.
+		close(l.done)
+		<-l.stopped
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.closed = true
+		if len(l.pending) > 0 {
+			_, _ = l.w.Write(l.pending)
+			l.pending = nil
+		}
+		l.room.Broadcast()
+	})
 	return nil
 }

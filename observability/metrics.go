@@ -188,11 +188,7 @@ func (m *Metrics) ModelLabel(id string) string {
 	return ModelOther
 }
 
-// ObserveChat counts one finished chat completion request and its tokens.
-func (m *Metrics) ObserveChat(ctx context.Context, rec *Record) {
-	m.observeChat(ctx, rec, time.Now().UnixNano())
-}
-
+// observeChat counts one finished chat completion request and its tokens.
 func (m *Metrics) observeChat(ctx context.Context, rec *Record, now int64) {
 	if m == nil {
 		return

@@ -92,7 +92,7 @@ func (o *observer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := o.c.Propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
 	ctx, span := o.c.Tracer.Start(ctx, rec.Method, trace.WithSpanKind(trace.SpanKindServer))
 	// Deferred, so that even a panic in the chain itself leaves neither the gauge up nor the
-	// span open; after finish, span.End is a no-op.
+	// span open; in the normal course it ends the span just after finish has described it.
 	defer span.End()
 	r = r.WithContext(withRecord(ctx, rec))
 	if m := o.c.Metrics; m != nil {
@@ -159,7 +159,7 @@ func (o *observer) finish(r *http.Request, rec *Record, span trace.Span) {
 	if m := o.c.Metrics; m != nil {
 		m.observeRequest(ctx, rec, end)
 	}
-	endServerSpan(span, r, rec)
+	describeServerSpan(span, r, rec)
 }
 
 // newRequestID makes "req_" + 32 hex digits. Request ids need to be unique, not secret, so the
@@ -219,11 +219,10 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 const maxUserAgent = 128
 
-// endServerSpan completes the SERVER span that the chain started. The chain makes it rather
+// describeServerSpan gives the SERVER span the chain started its name and attributes. The chain makes it rather
 // than an instrumentation library because those record the raw path, query and host a client
 // sent; this one records only the allowlisted, bounded attributes of TELEMETRY.md.
-func endServerSpan(span trace.Span, r *http.Request, rec *Record) {
-	defer span.End()
+func describeServerSpan(span trace.Span, r *http.Request, rec *Record) {
 	if !span.IsRecording() {
 		return
 	}

@@ -55,17 +55,18 @@ func SpanAttributeAllowed(key string) bool {
 		strings.HasPrefix(key, "mockgateway.gateway.")
 }
 
-// LogFieldAllowed reports whether a top-level log attribute key may be written.
+// LogFieldAllowed reports whether a top-level log attribute key may be written. There is no
+// "error" and no "user_agent": free text has no key to be logged under.
 func LogFieldAllowed(key string) bool {
 	switch key {
 	case "time", "level", "msg",
 		"request_id", "trace_id", "span_id",
 		"method", "route", "status", "error_code", "duration_ms",
 		"model", "stream", "stream_outcome", "chunks", "prompt_tokens", "completion_tokens",
-		"user_agent", "addr",
+		"addr",
 		"version", "release", "go_version", "exporter", "sampler", "config",
 		"signal", "in_flight", "open_streams", "drain_timeout",
-		"panic_type", "panic_location", "error",
+		"panic_type", "panic_location",
 		"catalog", "models", "fault", "attempts", "served_by", "fallback_from":
 		return true
 	}

@@ -98,9 +98,9 @@ func NewTracing(ctx context.Context, getenv func(string) string, cfg TracingConf
 		// Explicit limits: without them the SDK reads OTEL_SPAN_* from the process environment.
 		sdktrace.WithRawSpanLimits(defaultSpanLimits()),
 		// Synchronous, so a span is visible at /debug/traces the moment it ends.
-		// The buffer is its own processor: it keeps each ended span under a short lock and
-		// redacts when /debug/traces reads it, instead of a simple processor's global lock and a
-		// redacting copy on every request.
+		// The buffer is its own processor: it keeps only the allowlisted parts of each ended
+		// span, as a compact record under a short lock, instead of a simple processor's global
+		// lock and a redacting copy on every request.
 		sdktrace.WithSpanProcessor(t.Buffer),
 	}
 
