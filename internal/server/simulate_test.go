@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"errors"
 	"io"
 	"net/http"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"mockgateway/internal/catalog"
+	"mockgateway/internal/protocol"
 )
 
 func TestSimulatedFaultsBeforeOutput(t *testing.T) {
@@ -242,53 +242,30 @@ func TestLatencyProfiles(t *testing.T) {
 	}
 }
 
-// chunkGaps streams one request and returns the time between consecutive content chunks.
-func chunkGaps(t *testing.T, url string) []time.Duration {
-	t.Helper()
-	req, _ := http.NewRequest("POST", url+chatPath, strings.NewReader(`{"model":"mock-echo","stream":true,"messages":[{"role":"user","content":"a b c d e f"}]}`))
-	req.Header.Set("X-Mock-Latency", "ttfc=0ms;between=70ms;jitter=60ms")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var times []time.Time
-	rd := bufio.NewReader(resp.Body)
-	for {
-		line, err := rd.ReadString('\n')
+// TestJitterIsSeededByTheBody: the latency schedule is seeded by the request's bytes, so the
+// same request waits the same and another request waits differently (TestTimingsAreSeededByTheRequest
+// covers what a seed makes of the schedule). No clock is read: a shared machine's scheduler
+// would decide a timing assertion.
+func TestJitterIsSeededByTheBody(t *testing.T) {
+	cat := catalog.Builtin()
+	cfg := testConfig()
+	limits := protocol.Limits{MaxTokensCeiling: cfg.MaxTokens, MaxChoices: cfg.MaxChoices}
+	seedOf := func(body string) uint64 {
+		t.Helper()
+		req := httptest.NewRequest("POST", chatPath, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		_, _, seed, err := readChatRequest(httptest.NewRecorder(), req, cat, limits, cfg.MaxBodyBytes)
 		if err != nil {
-			break
+			t.Fatal(err)
 		}
-		if strings.Contains(line, `"content":"`) && !strings.Contains(line, `"content":""`) {
-			times = append(times, time.Now())
-		}
+		return seed
 	}
-	var gaps []time.Duration
-	for i := 1; i < len(times); i++ {
-		gaps = append(gaps, times[i].Sub(times[i-1]))
+	a := chatBody("mock-echo", `"stream":true`)
+	if seedOf(a) != seedOf(a) {
+		t.Error("the same request got two seeds")
 	}
-	return gaps
-}
-
-// TestJitterIsDeterministic: the same request under a jittered profile has the same chunk
-// timings on two runs (within scheduler noise), while the gaps themselves vary.
-func TestJitterIsDeterministic(t *testing.T) {
-	h := newHarness(t)
-	srv := httptest.NewServer(h.handler)
-	defer srv.Close()
-	a, b := chunkGaps(t, srv.URL), chunkGaps(t, srv.URL)
-	if len(a) != 6 || len(b) != 6 {
-		t.Fatalf("gaps: %v %v", a, b)
-	}
-	minGap, maxGap := a[0], a[0]
-	for i := range a {
-		if d := a[i] - b[i]; d > 35*time.Millisecond || d < -35*time.Millisecond {
-			t.Errorf("gap %d: %v vs %v", i, a[i], b[i])
-		}
-		minGap, maxGap = min(minGap, a[i]), max(maxGap, a[i])
-	}
-	if maxGap-minGap < 10*time.Millisecond {
-		t.Errorf("no jitter visible: %v", a)
+	if seedOf(a) == seedOf(chatBody("mock-chat", `"stream":true`)) {
+		t.Error("two requests got one seed")
 	}
 }
 
