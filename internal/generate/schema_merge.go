@@ -17,13 +17,7 @@ func mergeSchemas(a, b *jvalue) *jvalue {
 	out := copyObject(a)
 	for i, k := range b.keys {
 		bv := b.vals[i]
-		at := -1
-		for j, ok := range out.keys {
-			if ok == k {
-				at = j
-				break
-			}
-		}
+		at := slices.Index(out.keys, k)
 		if at < 0 {
 			out.keys = append(out.keys, k)
 			out.vals = append(out.vals, bv)
@@ -65,7 +59,7 @@ func mergeProperties(a, b *jvalue) *jvalue {
 	}
 	out := copyObject(a)
 	for i, k := range b.keys {
-		if j := indexOf(out.keys, k); j >= 0 {
+		if j := slices.Index(out.keys, k); j >= 0 {
 			out.vals[j] = &jvalue{kind: jObject, keys: []string{"allOf"},
 				vals: []*jvalue{{kind: jArray, arr: []*jvalue{out.vals[j], b.vals[i]}}}}
 			continue
@@ -74,15 +68,6 @@ func mergeProperties(a, b *jvalue) *jvalue {
 		out.vals = append(out.vals, b.vals[i])
 	}
 	return out
-}
-
-func indexOf(keys []string, k string) int {
-	for i, key := range keys {
-		if key == k {
-			return i
-		}
-	}
-	return -1
 }
 
 func unionStrings(a, b *jvalue) *jvalue {
@@ -132,12 +117,12 @@ func intersectTypes(a, b *jvalue) *jvalue {
 	for _, t := range an {
 		keep := ""
 		switch {
-		case indexOf(bn, t) >= 0:
+		case slices.Contains(bn, t):
 			keep = t
-		case t == "number" && indexOf(bn, "integer") >= 0, t == "integer" && indexOf(bn, "number") >= 0:
+		case t == "number" && slices.Contains(bn, "integer"), t == "integer" && slices.Contains(bn, "number"):
 			keep = "integer"
 		}
-		if keep != "" && indexOf(typeNames(out), keep) < 0 {
+		if keep != "" && !slices.Contains(typeNames(out), keep) {
 			out.arr = append(out.arr, &jvalue{kind: jString, s: keep})
 		}
 	}
@@ -159,7 +144,7 @@ func intersectEnums(a, b *jvalue) *jvalue {
 	}
 	out := &jvalue{kind: jArray}
 	for _, v := range a.arr {
-		if indexOf(bt, compactText(v)) >= 0 {
+		if slices.Contains(bt, compactText(v)) {
 			out.arr = append(out.arr, v)
 		}
 	}
