@@ -49,8 +49,7 @@ func Start(floor uint64) (stop func()) {
 		process.t.tune()
 		process.t.arm()
 	}
-	var once sync.Once
-	return func() { once.Do(release) }
+	return sync.OnceFunc(release)
 }
 
 func release() {
