@@ -67,7 +67,9 @@ func TestShutdownUnderLoad(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			resp, err := send(false, "ttfc=400ms;between=0s")
+			// Long enough that every request is still waiting when the last one starts, on a
+			// loaded machine too; shutdown's drain deadline answers them.
+			resp, err := send(false, "ttfc=20s;between=0s")
 			if err != nil {
 				fail("json: %v", err)
 				return
@@ -83,7 +85,7 @@ func TestShutdownUnderLoad(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			resp, err := send(true, "ttfc=0s;between=100ms") // 32 tokens: ~3.2s, far past the drain deadline
+			resp, err := send(true, "ttfc=0s;between=1s") // 32 tokens: ~32s, far past the drain deadline
 			if err != nil {
 				fail("stream: %v", err)
 				return
