@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"io"
 	"math/rand/v2"
 	"mime"
 	"net/http"
@@ -133,6 +134,9 @@ type chatCall struct {
 	Deps         *Deps // shared by every call; not copied into each
 }
 
+// drainOversized is how far past --max-body-bytes a declared body is still read before the 413.
+const drainOversized = 4 << 20
+
 // readChatRequest applies the checks in the contract's order: media type, size, JSON and fields,
 // then the model and what it supports. The model is returned whenever the id is in the catalog.
 //
@@ -145,6 +149,13 @@ func readChatRequest(w http.ResponseWriter, r *http.Request, cat *catalog.Catalo
 		return apierr.New(apierr.RequestTooLarge, "", "The request body is larger than this mock accepts ("+strconv.FormatInt(maxBody, 10)+" bytes).")
 	}
 	if r.ContentLength > maxBody {
+		// A body somewhat over the limit is read and dropped before the 413: a client still
+		// writing it when the connection closes would get a reset instead of the answer, and
+		// SDKs retry resets. Far over the limit it is not worth reading; the read timeout bounds
+		// this either way.
+		if r.ContentLength <= maxBody+drainOversized {
+			_, _ = io.Copy(io.Discard, r.Body)
+		}
 		return nil, nil, 0, tooLarge()
 	}
 	buf := bufferPool.Get().(*bytes.Buffer)
