@@ -317,7 +317,9 @@ func decodeMessage(path string, v json.RawMessage) (Message, *apierr.Error) {
 		case k == "content":
 			m.Content, e = decodeContent(p, role, raw)
 			hasContent = true
-		case k == "name" && role != roleTool:
+		case k == "name":
+			// Accepted on every role, tool included: the API ignores it on tool messages, and
+			// LangChain (JS and Python) and go-openai's tool example set it on every tool result.
 			m.Name, e = asString(p, raw)
 		case k == "tool_call_id" && role == roleTool:
 			if m.ToolCallID, e = asString(p, raw); e == nil && m.ToolCallID == "" {

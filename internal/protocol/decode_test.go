@@ -94,7 +94,7 @@ func TestDecodeChatRequestErrors(t *testing.T) {
 		{"unknown json_schema key", reqWith(`"response_format":{"type":"json_schema","json_schema":{"name":"x","foo":1}}`), apierr.UnknownParameter, "response_format.json_schema.foo"},
 		{"unknown stream_options key", reqWith(`"stream":true,"stream_options":{"include_usage":true,"foo":1}`), apierr.UnknownParameter, "stream_options.foo"},
 		{"unknown prompt_cache_options key", reqWith(`"prompt_cache_options":{"foo":1}`), apierr.UnknownParameter, "prompt_cache_options.foo"},
-		{"name on tool message", reqWithMessages(`{"role":"tool","tool_call_id":"c","content":"x","name":"n"}`), apierr.UnknownParameter, "messages[0].name"},
+		{"name on tool message not a string", reqWithMessages(`{"role":"tool","tool_call_id":"c","content":"x","name":5}`), apierr.InvalidValue, "messages[0].name"},
 		{"tool_call_id on user message", reqWithMessages(`{"role":"user","content":"x","tool_call_id":"c"}`), apierr.UnknownParameter, "messages[0].tool_call_id"},
 		{"refusal on user message", reqWithMessages(`{"role":"user","content":"x","refusal":"no"}`), apierr.UnknownParameter, "messages[0].refusal"},
 		{"tool_calls on user message", reqWithMessages(`{"role":"user","content":"x","tool_calls":[]}`), apierr.UnknownParameter, "messages[0].tool_calls"},

@@ -1,0 +1,106 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// corpusEntry is one request body a real client library builds, recorded from the library's own
+// source (testdata/clients/<client>/<case>.json). The file says where it came from, so that the
+// entry can be checked again when the library moves on.
+type corpusEntry struct {
+	Client  string            `json:"client"`  // library name as its users know it
+	Package string            `json:"package"` // package or module id
+	Version string            `json:"version"` // the version whose source was read
+	Source  string            `json:"source"`  // repository and file the body is built in
+	Case    string            `json:"case"`    // chat, stream, tools, tool_round_trip, structured_output, …
+	Notes   string            `json:"notes,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"` // headers the client sends (retry, timeout, SDK identity)
+	Expect  *corpusExpect     `json:"expect,omitempty"`  // nil: accepted (200)
+	Body    json.RawMessage   `json:"body"`
+}
+
+// corpusExpect is the documented error for a body that the real API rejects too.
+type corpusExpect struct {
+	Status int    `json:"status"`
+	Code   string `json:"code"`
+	Param  string `json:"param"`
+	Why    string `json:"why"` // the real API's behaviour that justifies the error
+}
+
+func loadCorpus(t *testing.T) map[string]corpusEntry {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("testdata", "clients", "*", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(files)
+	out := make(map[string]corpusEntry, len(files))
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e corpusEntry
+		dec := json.NewDecoder(strings.NewReader(string(raw)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&e); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if e.Client == "" || e.Package == "" || e.Version == "" || e.Source == "" || e.Case == "" || len(e.Body) == 0 {
+			t.Fatalf("%s: client, package, version, source, case and body are required", f)
+		}
+		if e.Expect != nil && (e.Expect.Status == 0 || e.Expect.Code == "" || e.Expect.Why == "") {
+			t.Fatalf("%s: expect needs status, code and why", f)
+		}
+		name, _ := filepath.Rel(filepath.Join("testdata", "clients"), f)
+		out[filepath.ToSlash(name)] = e
+	}
+	return out
+}
+
+// TestClientCorpus sends every recorded client body, with the client's own headers, through the
+// whole handler chain: each is answered 200 (a stream ends with [DONE]), or with the error the
+// entry documents because the real API rejects the body too.
+func TestClientCorpus(t *testing.T) {
+	corpus := loadCorpus(t)
+	if len(corpus) == 0 {
+		t.Fatal("no client corpus under testdata/clients")
+	}
+	h := newHarness(t)
+	for name, e := range corpus {
+		t.Run(name, func(t *testing.T) {
+			var hdr []string
+			for k, v := range e.Headers {
+				hdr = append(hdr, k, v)
+			}
+			rr := h.do(http.MethodPost, chatPath, string(e.Body), hdr...)
+			if e.Expect != nil {
+				checkError(t, rr, e.Expect.Status, e.Expect.Code, e.Expect.Param)
+				return
+			}
+			if rr.Code != http.StatusOK {
+				t.Fatalf("%s %s (%s, %s): status %d: %s", e.Client, e.Version, e.Case, e.Source, rr.Code, rr.Body.String())
+			}
+			body := rr.Body.String()
+			if strings.HasPrefix(rr.Header().Get("Content-Type"), "text/event-stream") {
+				if !strings.HasSuffix(body, "data: [DONE]\n\n") || strings.Contains(body, `"error"`) {
+					t.Fatalf("stream did not end cleanly:\n%s", body)
+				}
+				return
+			}
+			var c struct {
+				Object  string            `json:"object"`
+				Choices []json.RawMessage `json:"choices"`
+			}
+			if err := json.Unmarshal(rr.Body.Bytes(), &c); err != nil || c.Object != "chat.completion" || len(c.Choices) == 0 {
+				t.Fatalf("not a chat completion: %s", body)
+			}
+		})
+	}
+}
