@@ -3,12 +3,14 @@ package observability
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -52,6 +54,14 @@ type ChainConfig struct {
 	// WriteInternalError writes the contract's 500 internal_error response. It is the server's
 	// one error writer, passed in so that panics are answered in the same shape as any error.
 	WriteInternalError func(http.ResponseWriter, *http.Request)
+	// WriteTimeout bounds the writing of every response from its first byte (0: no bound). A
+	// stream extends it on each write itself. It starts at the first write rather than with the
+	// request, so that simulated latency is not counted as writing.
+	WriteTimeout time.Duration
+	// Draining reports whether the service is shutting down (nil: never). Responses begun while
+	// it is carry Connection: close, so that clients leave their keep-alive connections for the
+	// drain to close, instead of sending on one just as it is closed.
+	Draining func() bool
 }
 
 // Chain wraps the whole router, so that every response — 404, 405, 413 and recovered panics
@@ -60,7 +70,9 @@ type ChainConfig struct {
 //	recovery → request id → tracing → metrics → access log → handler recovery → router
 //
 // The outer recovery guards the chain itself. Handler panics are recovered innermost, where they
-// can still become a 500 that tracing, metrics and the access log see like any response.
+// can still become a 500 that tracing, metrics and the access log see like any response. The
+// response writer it hands on starts each response's write deadline and, while the service
+// drains, adds Connection: close (statusWriter).
 //
 // The layers are one handler rather than six nested ones. A stream parks its goroutine for as
 // long as it lasts, with every frame below it on the stack: six closures, each wrapped in
@@ -99,7 +111,7 @@ func (o *observer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		m.inFlight.Inc()
 		defer m.inFlight.Dec()
 	}
-	abort := o.serve(&statusWriter{ResponseWriter: w, rec: rec}, r)
+	abort := o.serve(&statusWriter{ResponseWriter: w, rec: rec, c: &o.c}, r)
 	o.finish(r, rec, span)
 	if abort != nil {
 		panic(abort) // net/http's own signal, passed on once the request is accounted for
@@ -178,25 +190,61 @@ func newRequestID() string {
 	return string(out[:])
 }
 
-// statusWriter notes the status in the Record. It keeps Flush and Unwrap so that streams and
-// http.ResponseController work through it.
+// statusWriter notes the status in the Record, starts the write deadline and adds the drain's
+// Connection: close as the response begins, and notes a response the client did not take. It
+// keeps Flush and Unwrap so that streams and http.ResponseController work through it.
 type statusWriter struct {
 	http.ResponseWriter
 	rec *Record
+	c   *ChainConfig
+}
+
+// StatusClientClosed is the status logged and counted for a response (not a stream: a stream
+// reports its outcome) that the client did not take — it went away, or stopped reading until
+// the write timeout cut it (error_code request_timeout). It is nginx's "client closed request":
+// the status line sent, if any, reached no one who read it.
+const StatusClientClosed = 499
+
+// begin runs once, as the response starts.
+func (w *statusWriter) begin(code int) {
+	w.rec.Status = code
+	if w.c.Draining != nil && w.c.Draining() {
+		w.ResponseWriter.Header().Set("Connection", "close")
+	}
+	if w.c.WriteTimeout > 0 {
+		if d, ok := w.ResponseWriter.(interface{ SetWriteDeadline(time.Time) error }); ok {
+			_ = d.SetWriteDeadline(time.Now().Add(w.c.WriteTimeout))
+		}
+	}
+}
+
+// failed notes a write the client did not take.
+func (w *statusWriter) failed(err error) {
+	if w.rec.Stream {
+		return // the stream writer records the outcome itself
+	}
+	w.rec.Status = StatusClientClosed
+	if w.rec.ErrorCode == "" && errors.Is(err, os.ErrDeadlineExceeded) {
+		w.rec.SetError("request_timeout")
+	}
 }
 
 func (w *statusWriter) WriteHeader(code int) {
 	if w.rec.Status == 0 {
-		w.rec.Status = code
+		w.begin(code)
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *statusWriter) Write(p []byte) (int, error) {
 	if w.rec.Status == 0 {
-		w.rec.Status = http.StatusOK
+		w.begin(http.StatusOK)
 	}
-	return w.ResponseWriter.Write(p)
+	n, err := w.ResponseWriter.Write(p)
+	if err != nil {
+		w.failed(err)
+	}
+	return n, err
 }
 
 func (w *statusWriter) Flush() { _ = w.FlushError() }
@@ -205,14 +253,19 @@ func (w *statusWriter) Flush() { _ = w.FlushError() }
 // (a stalled or gone client), which Flush alone would swallow.
 func (w *statusWriter) FlushError() error {
 	if w.rec.Status == 0 {
-		w.rec.Status = http.StatusOK
+		w.begin(http.StatusOK)
 	}
+	var err error
 	switch f := w.ResponseWriter.(type) {
 	case interface{ FlushError() error }: // net/http's own writer: no controller per chunk
-		return f.FlushError()
+		err = f.FlushError()
 	default:
-		return http.NewResponseController(w.ResponseWriter).Flush()
+		err = http.NewResponseController(w.ResponseWriter).Flush()
 	}
+	if err != nil {
+		w.failed(err)
+	}
+	return err
 }
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -127,11 +128,21 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
+	conns := newConnWatch()
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
 		ReadTimeout:       cfg.ReadTimeout,
-		IdleTimeout:       cfg.IdleTimeout,
+		// What net/http writes before a handler answers (a 100 Continue) gets the write timeout
+		// too; the middleware restarts it as a response begins, and a stream on every write, so
+		// simulated latency never counts against it.
+		WriteTimeout: cfg.WriteTimeout,
+		IdleTimeout:  cfg.IdleTimeout,
+		// "OPTIONS *" goes through the handler chain like any request — request id, access
+		// log, metrics — instead of net/http's bare 200: no route matches "*", so it is 404
+		// not_found.
+		DisableGeneralOptionsHandler: true,
+		ConnState:                    conns.track,
 		// net/http's own messages (TLS noise, accept errors) may quote what a client sent; they
 		// are reduced to a fixed line.
 		ErrorLog: log.New(fixedLine{logger}, "", 0),
@@ -153,39 +164,108 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
-	return shutdown(srv, drain, cfg.DrainTimeout, logger, serveErr)
+	return shutdown(srv, ln, conns, drain, cfg.DrainTimeout, logger, serveErr)
 }
 
-// shutdown stops accepting, lets in-flight JSON requests finish, and after the drain deadline
-// ends open streams with a shutting_down error frame and [DONE].
-func shutdown(srv *http.Server, drain *server.Drain, drainTimeout time.Duration, logger *slog.Logger, serveErr <-chan error) error {
+// drainQuiet is how long the connections must have been idle, none of them starting a request,
+// before shutdown closes them: a client looping on a keep-alive connection sends its next
+// request well within it, gets its answer with Connection: close, and leaves.
+const drainQuiet = 250 * time.Millisecond
+
+// shutdown drains the service so that every request a client has sent gets an answer:
+//
+//   - At once: /health answers 503 draining, /v1 503 shutting_down, every response begun from
+//     now on carries Connection: close, and the listener closes (a new connection is refused
+//     before the client sends anything).
+//   - Requests in flight finish; streams still open at the drain deadline end with a
+//     shutting_down error frame and [DONE].
+//   - Only when no connection is serving a request and none has started one for drainQuiet are
+//     the idle keep-alive connections closed (http.Server.Shutdown). Closing them earlier — as
+//     Shutdown alone, or SetKeepAlivesEnabled(false), does at once — resets a request that a
+//     client had just sent on one, which it cannot tell from a failure and SDKs do not retry.
+//
+// Past the drain deadline, connections still serving get 10 seconds more, then are closed.
+func shutdown(srv *http.Server, ln net.Listener, conns *connWatch, drain *server.Drain, drainTimeout time.Duration, logger *slog.Logger, serveErr <-chan error) error {
 	logger.Info("shutting down", slog.String("drain_timeout", drainTimeout.String()))
 	drain.Begin()
-	done := make(chan error, 1)
-	go func() { done <- srv.Shutdown(context.Background()) }()
+	_ = ln.Close()
+	<-serveErr // Serve returns once the listener is closed; that is the point, not a failure
 
 	abort := time.NewTimer(drainTimeout)
 	defer abort.Stop()
-	select {
-	case err := <-done:
-		<-serveErr
-		logger.Info("stopped")
-		return err
-	case <-abort.C:
+	if !conns.waitQuiet(drainQuiet, abort.C) {
+		logger.Info("drain deadline passed; ending open streams")
+		drain.AbortStreams()
+		giveUp := time.NewTimer(10 * time.Second)
+		defer giveUp.Stop()
+		if !conns.waitQuiet(drainQuiet, giveUp.C) {
+			logger.Warn("connections still open after the drain; closing them")
+			return srv.Close()
+		}
 	}
-	logger.Info("drain deadline passed; ending open streams")
-	drain.AbortStreams()
-	select {
-	case err := <-done:
-		<-serveErr
-		logger.Info("stopped")
-		return err
-	case <-time.After(10 * time.Second):
+	// Every connection left is idle: Shutdown closes them and returns at once.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
 		logger.Warn("connections still open after the drain; closing them")
-		err := srv.Close()
-		<-serveErr
-		return err
+		return srv.Close()
 	}
+	logger.Info("stopped")
+	return nil
+}
+
+// connWatch follows the server's connections through their states (http.Server.ConnState), so
+// that shutdown can tell when the clients have had their last answers.
+type connWatch struct {
+	mu      sync.Mutex
+	state   map[net.Conn]http.ConnState // open connections only
+	busy    int                         // connections new or serving a request
+	changed time.Time                   // the last change of any connection's state
+}
+
+func newConnWatch() *connWatch {
+	return &connWatch{state: map[net.Conn]http.ConnState{}}
+}
+
+func (w *connWatch) track(c net.Conn, s http.ConnState) {
+	now := time.Now()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if prev, ok := w.state[c]; ok && (prev == http.StateNew || prev == http.StateActive) {
+		w.busy--
+	}
+	switch s {
+	case http.StateNew, http.StateActive:
+		w.busy++
+		w.state[c] = s
+	case http.StateIdle:
+		w.state[c] = s
+	default: // closed or hijacked: no longer the server's
+		delete(w.state, c)
+	}
+	w.changed = now
+}
+
+// quiet reports whether no connection is open, or none is busy and none has changed state for
+// the given time.
+func (w *connWatch) quiet(d time.Duration) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.state) == 0 || (w.busy == 0 && time.Since(w.changed) >= d)
+}
+
+// waitQuiet waits until quiet(d), or returns false when stop fires first.
+func (w *connWatch) waitQuiet(d time.Duration, stop <-chan time.Time) bool {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for !w.quiet(d) {
+		select {
+		case <-stop:
+			return false
+		case <-tick.C:
+		}
+	}
+	return true
 }
 
 // fixedLine turns net/http's error log into one fixed record: its text can quote client input.

@@ -2,14 +2,17 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -148,4 +151,149 @@ func TestShutdownUnderLoad(t *testing.T) {
 		t.Errorf("%d chat server spans exported, want %d", chats, jsonReqs+streams)
 	}
 	t.Logf("streams: %v; spans exported: %d", outcomes, len(recv.spans))
+}
+
+// TestDrainAnswersEverySentRequest: SIGTERM while 16 clients loop on keep-alive connections, 40
+// streams and 20 JSON requests are in flight. A request that reached the service is answered —
+// 200, or 503 shutting_down with Connection: close — and none is reset after it was sent; the
+// clients leave as they are told, and run returns nil. Closing a keep-alive connection races
+// with a request the client may be sending on it at that instant, so one shutdown proves
+// little: three, each on a fresh service.
+func TestDrainAnswersEverySentRequest(t *testing.T) {
+	for try := 1; try <= 3; try++ {
+		t.Run(fmt.Sprintf("try %d", try), func(t *testing.T) {
+			lost, answered := drainUnderKeepAliveLoops(t)
+			t.Logf("requests lost after they were sent: %d; answered during the drain: %d", lost, answered)
+			if lost != 0 {
+				t.Errorf("%d requests were lost after they were sent", lost)
+			}
+		})
+	}
+}
+
+func drainUnderKeepAliveLoops(t *testing.T) (lost, answeredDraining int) {
+	const loopers, streams, jsonReqs = 16, 40, 20
+	in := startService(t, nil, "--drain-timeout", "1s")
+
+	var mu sync.Mutex
+	var problems []string
+	fail := func(format string, a ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		problems = append(problems, fmt.Sprintf(format, a...))
+	}
+	chat := func(stream bool, latency string) *http.Request {
+		body := fmt.Sprintf(`{"model":"mock-chat","stream":%v,"messages":[{"role":"user","content":"hold on"}]}`, stream)
+		req, _ := http.NewRequest("POST", in.URL+"/v1/chat/completions", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Mock-Latency", latency)
+		return req
+	}
+	longClient := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: streams + jsonReqs}, Timeout: 60 * time.Second}
+	defer longClient.Transport.(*http.Transport).CloseIdleConnections()
+
+	var wg sync.WaitGroup
+	for range streams {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := longClient.Do(chat(true, "ttfc=0s;between=1s")) // ~32 s, far past the drain deadline
+			if err != nil {
+				fail("stream: %v", err)
+				return
+			}
+			defer resp.Body.Close()
+			b, err := io.ReadAll(resp.Body)
+			if err != nil || !bytes.HasSuffix(b, []byte("data: [DONE]\n\n")) {
+				fail("stream without [DONE]: %v", err)
+			}
+		}()
+	}
+	for range jsonReqs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := longClient.Do(chat(false, "ttfc=20s;between=0s")) // answered at the drain deadline
+			if err != nil {
+				fail("json: %v", err)
+				return
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || !bytes.Contains(b, []byte(`"finish_reason":"stop"`)) {
+				fail("json: %d %.80s", resp.StatusCode, b)
+			}
+		}()
+	}
+
+	// Each looper is one client with one keep-alive connection, sending a chat request (a POST:
+	// no client retries it by itself) as soon as the last was answered, until it is refused.
+	var sent, lostN, draining atomic.Int64
+	stopped := make(chan struct{})
+	var loops sync.WaitGroup
+	for range loopers {
+		loops.Add(1)
+		go func() {
+			defer loops.Done()
+			tr := &http.Transport{MaxIdleConnsPerHost: 1}
+			defer tr.CloseIdleConnections()
+			client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+			for {
+				var wrote atomic.Bool
+				req := chat(false, "ttfc=0s;between=0s")
+				req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+					WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Store(true) },
+				}))
+				resp, err := client.Do(req)
+				if err != nil {
+					select {
+					case <-stopped:
+					default:
+						if !wrote.Load() {
+							fail("looper: refused before the shutdown: %v", err)
+							return
+						}
+					}
+					if wrote.Load() {
+						lostN.Add(1)
+						fail("looper: request lost after it was sent: %v", err)
+						continue
+					}
+					return // refused: the service is gone, and the request was never sent
+				}
+				sent.Add(1)
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				switch {
+				case resp.StatusCode == 200:
+				case resp.StatusCode == 503 && bytes.Contains(b, []byte(`"code":"shutting_down"`)):
+					draining.Add(1)
+					if !resp.Close {
+						fail("looper: a 503 shutting_down without Connection: close")
+					}
+				default:
+					fail("looper: %d %.80s", resp.StatusCode, b)
+				}
+			}
+		}()
+	}
+
+	// Everything in flight, every looper going, then SIGTERM.
+	deadline := time.Now().Add(20 * time.Second)
+	for gauge(t, in.URL, "mockgateway_http_requests_in_flight") < streams+jsonReqs || sent.Load() < 10*loopers {
+		if time.Now().After(deadline) {
+			t.Fatalf("in flight: %v, looper requests answered: %d", gauge(t, in.URL, "mockgateway_http_requests_in_flight"), sent.Load())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	close(stopped)
+	if err := in.Stop(); err != nil {
+		t.Errorf("run: %v", err)
+	}
+	loops.Wait()
+	wg.Wait()
+	for _, p := range problems {
+		t.Error(p)
+	}
+	return int(lostN.Load()), int(draining.Load())
 }

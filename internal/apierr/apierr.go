@@ -24,6 +24,8 @@ const (
 	UnsupportedSurface       Code = "unsupported_surface"
 	MethodNotAllowed         Code = "method_not_allowed"
 	RequestTooLarge          Code = "request_too_large"
+	RequestTimeout           Code = "request_timeout"
+	ContextLengthExceeded    Code = "context_length_exceeded"
 	MissingAPIKey            Code = "missing_api_key"
 	InvalidAPIKey            Code = "invalid_api_key"
 	ServerBusy               Code = "server_busy"
@@ -68,6 +70,8 @@ var table = map[Code]row{
 	UnsupportedSurface:       {http.StatusNotFound, TypeInvalidRequest},
 	MethodNotAllowed:         {http.StatusMethodNotAllowed, TypeInvalidRequest},
 	RequestTooLarge:          {http.StatusRequestEntityTooLarge, TypeInvalidRequest},
+	RequestTimeout:           {http.StatusRequestTimeout, TypeInvalidRequest},
+	ContextLengthExceeded:    {http.StatusBadRequest, TypeInvalidRequest},
 	MissingAPIKey:            {http.StatusUnauthorized, TypeInvalidRequest},
 	InvalidAPIKey:            {http.StatusUnauthorized, TypeInvalidRequest},
 	ServerBusy:               {http.StatusTooManyRequests, TypeRateLimit},

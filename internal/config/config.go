@@ -37,8 +37,14 @@ type Config struct {
 	MaxConcurrent     int
 	ReadHeaderTimeout time.Duration
 	// ReadTimeout bounds reading a whole request, body included: a client trickling its body
-	// must not hold a connection and a concurrency slot for ever.
-	ReadTimeout   time.Duration
+	// must not hold a connection for ever. (It holds no concurrency slot meanwhile: a request
+	// takes one only once its body is in.) Beyond it: 408 request_timeout.
+	ReadTimeout time.Duration
+	// WriteTimeout bounds writing an answer: a JSON body as a whole, a stream on each write. A
+	// client that stops reading must not hold its connection, its concurrency slot and the
+	// answer's memory for ever. Waiting (simulated latency, a stall) is not writing: the
+	// deadline is set just before each write.
+	WriteTimeout  time.Duration
 	IdleTimeout   time.Duration
 	StreamTimeout time.Duration // a stream's total duration
 	// DrainTimeout is how long shutdown lets open streams run before ending them with a
@@ -81,6 +87,7 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 		{flagenv.Setting{Name: "max-concurrent", Env: "MOCKGATEWAY_MAX_CONCURRENT", Default: "1024", Usage: "concurrent /v1 requests before 429 server_busy"}, intOf(&c.MaxConcurrent)},
 		{flagenv.Setting{Name: "read-header-timeout", Env: "MOCKGATEWAY_READ_HEADER_TIMEOUT", Default: "5s", Usage: "time allowed to read request headers"}, durationOf(&c.ReadHeaderTimeout)},
 		{flagenv.Setting{Name: "read-timeout", Env: "MOCKGATEWAY_READ_TIMEOUT", Default: "30s", Usage: "time allowed to read a whole request, body included"}, durationOf(&c.ReadTimeout)},
+		{flagenv.Setting{Name: "write-timeout", Env: "MOCKGATEWAY_WRITE_TIMEOUT", Default: "30s", Usage: "time allowed to write a JSON answer, and each write of a stream, to a client that has stopped reading"}, durationOf(&c.WriteTimeout)},
 		{flagenv.Setting{Name: "idle-timeout", Env: "MOCKGATEWAY_IDLE_TIMEOUT", Default: "120s", Usage: "keep-alive idle timeout"}, durationOf(&c.IdleTimeout)},
 		{flagenv.Setting{Name: "stream-timeout", Env: "MOCKGATEWAY_STREAM_TIMEOUT", Default: "5m", Usage: "a stream's total duration before it ends with stream_timeout"}, durationOf(&c.StreamTimeout)},
 		{flagenv.Setting{Name: "drain-timeout", Env: "MOCKGATEWAY_DRAIN_TIMEOUT", Default: "5s", Usage: "on shutdown, how long open streams may go on before they end with shutting_down"}, durationOf(&c.DrainTimeout)},
@@ -139,6 +146,7 @@ func (c Config) validate() error {
 		{c.MaxConcurrent >= 1, "max-concurrent: must be at least 1"},
 		{c.ReadHeaderTimeout > 0, "read-header-timeout: must be positive"},
 		{c.ReadTimeout >= c.ReadHeaderTimeout, "read-timeout: must be at least read-header-timeout"},
+		{c.WriteTimeout > 0, "write-timeout: must be positive"},
 		{c.IdleTimeout > 0, "idle-timeout: must be positive"},
 		{c.StreamTimeout > 0, "stream-timeout: must be positive"},
 		{c.DrainTimeout >= 0, "drain-timeout: must not be negative"},
@@ -173,6 +181,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("max_concurrent", c.MaxConcurrent),
 		slog.String("read_header_timeout", c.ReadHeaderTimeout.String()),
 		slog.String("read_timeout", c.ReadTimeout.String()),
+		slog.String("write_timeout", c.WriteTimeout.String()),
 		slog.String("idle_timeout", c.IdleTimeout.String()),
 		slog.String("stream_timeout", c.StreamTimeout.String()),
 		slog.String("drain_timeout", c.DrainTimeout.String()),

@@ -17,7 +17,7 @@ func TestDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.Addr != "127.0.0.1:8080" || c.MaxBodyBytes != 1<<20 || c.MaxTokens != 4096 || c.MaxChoices != 128 ||
-		c.MaxConcurrent != 1024 || c.ReadHeaderTimeout != 5*time.Second || c.IdleTimeout != 120*time.Second ||
+		c.MaxConcurrent != 1024 || c.ReadHeaderTimeout != 5*time.Second || c.IdleTimeout != 120*time.Second || c.WriteTimeout != 30*time.Second ||
 		c.StreamTimeout != 5*time.Minute || c.LogFormat != "json" || c.LogLevel != "info" {
 		t.Errorf("defaults = %+v", c)
 	}
@@ -47,6 +47,8 @@ func TestInvalid(t *testing.T) {
 		{nil, map[string]string{"MOCKGATEWAY_MAX_TOKENS": "lots"}, "MOCKGATEWAY_MAX_TOKENS"},
 		{[]string{"--stream-timeout", "forever"}, nil, "--stream-timeout"},
 		{[]string{"--max-choices", "500"}, nil, "max-choices"},
+		{[]string{"--write-timeout", "0s"}, nil, "write-timeout"},
+		{nil, map[string]string{"MOCKGATEWAY_WRITE_TIMEOUT": "soon"}, "MOCKGATEWAY_WRITE_TIMEOUT"},
 		{[]string{"stray"}, nil, "unexpected argument"},
 	}
 	for _, c := range cases {
@@ -62,7 +64,7 @@ func TestHelpAndVersion(t *testing.T) {
 	if _, err := Parse([]string{"--help"}, env(nil), &out); !errors.Is(err, ErrHelp) {
 		t.Fatalf("help: %v", err)
 	}
-	for _, name := range []string{"--addr", "MOCKGATEWAY_ADDR", "--catalog", "--api-key", "--log-level", "--log-format", "--max-body-bytes", "--drain-timeout", "--version"} {
+	for _, name := range []string{"--addr", "MOCKGATEWAY_ADDR", "--catalog", "--api-key", "--log-level", "--log-format", "--max-body-bytes", "--drain-timeout", "--write-timeout", "MOCKGATEWAY_WRITE_TIMEOUT", "--version"} {
 		if !strings.Contains(out.String(), name) {
 			t.Errorf("--help does not list %s", name)
 		}

@@ -1,19 +1,31 @@
 package server
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"crypto/subtle"
+	"errors"
+	"io"
 	"net/http"
+	"os"
+	"strconv"
 	"strings"
+	"time"
 
 	"mockgateway/internal/apierr"
 )
 
 // v1Guard runs the checks every /v1 request passes before its handler, in this order: the
 // optional local key (401 before any other error; off when the key is empty, so clients may send
-// any dummy key or none), then the drain (503 shutting_down once shutdown has begun; requests
-// already in flight finish), then the concurrency limit (429 server_busy). One handler rather
-// than three nested ones keeps the stack a parked stream holds short.
+// any dummy key or none), then — for a handler that takes a body (see takesBody) — reading the
+// body, then the drain (503 shutting_down once shutdown has begun; requests already in flight
+// finish), then the concurrency limit (429 server_busy). A slot is taken only once the body is
+// in: a client trickling its body holds a connection until the read timeout (408), never a slot
+// that others are refused for. During the drain a body is still read before the 503, so that a
+// client still sending it gets the answer rather than a reset.
+//
+// One handler rather than nested ones keeps the stack a parked stream holds short; the body is
+// read in a call of its own, whose frames are gone by the time the handler runs.
 type v1Guard struct {
 	key   string
 	drain *Drain
@@ -28,17 +40,27 @@ func (g *v1Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	next := g.next
+	if b, ok := next.(*takesBody); ok {
+		if err := readBody(w, r, b.maxBody); err != nil {
+			writeError(w, r, err)
+			return
+		}
+		next = b.next // the body is read: straight to the handler, one frame fewer
+	}
 	if g.drain.Draining() {
+		dropBody(r)
 		w.Header().Set("Retry-After", "1")
 		writeError(w, r, apierr.New(apierr.ShuttingDown, "", "The mock gateway is shutting down and takes no new requests."))
 		return
 	}
 	if !g.limit.acquire() {
+		dropBody(r)
 		writeError(w, r, g.limit.busy) // writeError gives every 429 a Retry-After
 		return
 	}
 	defer g.limit.release()
-	g.next.ServeHTTP(w, r)
+	next.ServeHTTP(w, r)
 }
 
 // checkKey compares digests in constant time, so neither the key's bytes nor its length can be
@@ -85,3 +107,110 @@ func (l *concurrencyLimit) acquire() bool {
 }
 
 func (l *concurrencyLimit) release() { <-l.slots }
+
+// takesBody marks a handler whose request carries a JSON body of at most maxBody bytes. Under
+// v1Guard the body is read (readBody) before the request takes a concurrency slot; the handler
+// calls readBody too, which finds it read already, and takes it with takeBody. Served on its own
+// (a bare handler in a test), the handler's own readBody call reads it.
+type takesBody struct {
+	maxBody int64
+	next    http.Handler
+}
+
+func (b *takesBody) ServeHTTP(w http.ResponseWriter, r *http.Request) { b.next.ServeHTTP(w, r) }
+
+// drainOversized is how far past --max-body-bytes a declared body is still read before the 413.
+const drainOversized = 4 << 20
+
+// readBody applies the checks a JSON body passes before it is parsed, in the contract's order —
+// media type (415), size (413), then whether it arrived within the read timeout (408) — and
+// replaces r.Body with the bytes read (a *bodyRead). Once it has returned the body is in memory
+// or the request has been refused; nothing waits on the client any more.
+//
+//go:noinline
+func readBody(w http.ResponseWriter, r *http.Request, maxBody int64) error {
+	if _, ok := r.Body.(*bodyRead); ok {
+		return nil // read already, by v1Guard
+	}
+	if !jsonContentType(r.Header.Get("Content-Type")) {
+		return apierr.New(apierr.UnsupportedMediaType, "", "Send the request body as JSON with 'Content-Type: application/json'.")
+	}
+	if r.ContentLength > maxBody {
+		// A body somewhat over the limit is read and dropped before the 413: a client still
+		// writing it when the connection closes would get a reset instead of the answer, and
+		// SDKs retry resets. Far over the limit it is not worth reading; the read timeout bounds
+		// this either way.
+		if r.ContentLength <= maxBody+drainOversized {
+			_, _ = io.Copy(io.Discard, r.Body)
+		}
+		return tooLarge(maxBody)
+	}
+	buf := bufferPool.Get().(*bytes.Buffer)
+	buf.Reset()
+	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, maxBody)); err != nil {
+		bufferPool.Put(buf)
+		var mbe *http.MaxBytesError
+		switch {
+		case errors.As(err, &mbe):
+			return tooLarge(maxBody)
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			// The server's read deadline (--read-timeout) passed with the body still coming.
+			return apierr.New(apierr.RequestTimeout, "", "The request body did not arrive within this mock's read timeout (--read-timeout); send it at once, not in a trickle.")
+		}
+		return apierr.New(apierr.InvalidJSON, "", "The request body could not be read completely.")
+	}
+	// The body is in. Closed now, net/http does not go on to drain it when the response starts
+	// (an 8 KB pooled copy, on a stream from deep in the stack a parked stream keeps).
+	_ = r.Body.Close()
+	// The server's read deadline (--read-timeout) guarded reading it; left in place it would
+	// also fire in net/http's background read during a long stream or a stall, and cancel the
+	// request as if the client had gone.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+	r.Body = &bodyRead{buf: buf, orig: r.Body}
+	return nil
+}
+
+func tooLarge(maxBody int64) error {
+	return apierr.New(apierr.RequestTooLarge, "", "The request body is larger than this mock accepts ("+strconv.FormatInt(maxBody, 10)+" bytes).")
+}
+
+// bodyRead is a request body already read into a pooled buffer. A handler takes the bytes with
+// takeBody; one that reads r.Body as usual gets them too.
+type bodyRead struct {
+	buf  *bytes.Buffer
+	orig io.ReadCloser // net/http's body, read to its end and closed
+}
+
+func (b *bodyRead) Read(p []byte) (int, error) {
+	if b.buf == nil {
+		return 0, io.EOF
+	}
+	return b.buf.Read(p)
+}
+
+// Close gives the buffer back to the pool.
+func (b *bodyRead) Close() error {
+	if b.buf != nil {
+		bufferPool.Put(b.buf)
+		b.buf = nil
+	}
+	return nil
+}
+
+// dropBody gives back the buffer of a body read for a request that is refused after all.
+func dropBody(r *http.Request) {
+	if _, ok := r.Body.(*bodyRead); ok {
+		bufferPool.Put(takeBody(r))
+	}
+}
+
+// takeBody hands over the body readBody read: the buffer (the caller puts it back in bufferPool
+// when done with it) and r.Body restored to net/http's own, closed at its end, which net/http
+// then leaves alone when the response starts.
+func takeBody(r *http.Request) *bytes.Buffer {
+	b := r.Body.(*bodyRead)
+	buf := b.buf
+	b.buf = nil
+	r.Body = b.orig
+	return buf
+}

@@ -1,12 +1,9 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/hex"
-	"errors"
-	"io"
 	"math/rand/v2"
 	"mime"
 	"net/http"
@@ -34,7 +31,7 @@ import (
 // the rest up to the answer in startChat, whose locals are gone by the time the stream parks.
 func handleChat(d Deps) http.Handler {
 	limits := protocol.Limits{MaxTokensCeiling: d.Config.MaxTokens, MaxChoices: d.Config.MaxChoices}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	serve := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := observability.RecordFrom(r.Context())
 		rec.Chat = true
 		rec.Model = observability.ModelOther
@@ -58,6 +55,8 @@ func handleChat(d Deps) http.Handler {
 		}
 		setChatResponseAttributes(c.Span, c, rec)
 	})
+	// takesBody: v1Guard reads the body before the request takes a concurrency slot.
+	return &takesBody{maxBody: d.Config.MaxBodyBytes, next: serve}
 }
 
 // startChat does everything between a valid request and its answer: it applies the simulation,
@@ -134,47 +133,17 @@ type chatCall struct {
 	Deps         *Deps // shared by every call; not copied into each
 }
 
-// drainOversized is how far past --max-body-bytes a declared body is still read before the 413.
-const drainOversized = 4 << 20
-
-// readChatRequest applies the checks in the contract's order: media type, size, JSON and fields,
-// then the model and what it supports. The model is returned whenever the id is in the catalog.
+// readChatRequest applies the checks in the contract's order: media type, size and arrival
+// (readBody), JSON and fields, then the model and what it supports. The model is returned
+// whenever the id is in the catalog.
 //
 //go:noinline
 func readChatRequest(w http.ResponseWriter, r *http.Request, cat *catalog.Catalog, limits protocol.Limits, maxBody int64) (*protocol.ChatRequest, *catalog.Model, uint64, error) {
-	if !jsonContentType(r.Header.Get("Content-Type")) {
-		return nil, nil, 0, apierr.New(apierr.UnsupportedMediaType, "", "Send the request body as JSON with 'Content-Type: application/json'.")
+	if err := readBody(w, r, maxBody); err != nil {
+		return nil, nil, 0, err
 	}
-	tooLarge := func() error {
-		return apierr.New(apierr.RequestTooLarge, "", "The request body is larger than this mock accepts ("+strconv.FormatInt(maxBody, 10)+" bytes).")
-	}
-	if r.ContentLength > maxBody {
-		// A body somewhat over the limit is read and dropped before the 413: a client still
-		// writing it when the connection closes would get a reset instead of the answer, and
-		// SDKs retry resets. Far over the limit it is not worth reading; the read timeout bounds
-		// this either way.
-		if r.ContentLength <= maxBody+drainOversized {
-			_, _ = io.Copy(io.Discard, r.Body)
-		}
-		return nil, nil, 0, tooLarge()
-	}
-	buf := bufferPool.Get().(*bytes.Buffer)
-	buf.Reset()
+	buf := takeBody(r)
 	defer bufferPool.Put(buf)
-	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, maxBody)); err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, nil, 0, tooLarge()
-		}
-		return nil, nil, 0, apierr.New(apierr.InvalidJSON, "", "The request body could not be read completely.")
-	}
-	// The body is in. Closed now, net/http does not go on to drain it when the response starts
-	// (an 8 KB pooled copy, on a stream from deep in the stack a parked stream keeps).
-	_ = r.Body.Close()
-	// The server's read deadline (--read-timeout) guarded reading it; left in
-	// place it would also fire in net/http's background read during a long stream or a stall,
-	// and cancel the request as if the client had gone.
-	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	req, aerr := protocol.DecodeChatRequest(buf.Bytes(), limits)
 	if aerr != nil {
 		return nil, nil, 0, aerr

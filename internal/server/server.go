@@ -50,11 +50,14 @@ func New(d Deps) http.Handler {
 		Propagator:         d.Propagator,
 		Metrics:            d.Metrics,
 		WriteInternalError: writeInternalError,
+		WriteTimeout:       d.Config.WriteTimeout,
+		Draining:           d.Drain.Draining,
 	})
 }
 
 // Drain is the shutdown state shared by run and the handlers: first the service stops taking
-// new work (health says draining, /v1 answers 503), then, after the drain deadline, open
+// new work (health says draining, /v1 answers 503, every response carries Connection: close so
+// that clients leave their keep-alive connections), then, after the drain deadline, open
 // streams are told to end with a shutting_down error frame.
 type Drain struct {
 	draining  atomic.Bool

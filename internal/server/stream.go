@@ -7,6 +7,7 @@ import (
 	"errors"
 	"iter"
 	"net/http"
+	"os"
 	"time"
 
 	"mockgateway/internal/apierr"
@@ -104,12 +105,19 @@ var jsonNull = json.RawMessage("null")
 
 // sse writes Server-Sent Events frames: only "data: <json>\n\n", each flushed at once. Chunks
 // are encoded by appending into one buffer that the stream reuses (protocol.Chunk.AppendJSON).
+//
+// Every frame must go out within the write timeout, and none past the stream's deadline: a client
+// that stops reading is cut after one write timeout, its slot and buffers freed. The deadline is
+// set just before each write, so the pauses between chunks (simulated latency, a stall) never
+// count against it.
 type sse struct {
-	w     http.ResponseWriter
-	rc    *http.ResponseController // for the write deadline
-	flush func() error             // the writer's own FlushError: one frame less than rc.Flush
-	buf   []byte
-	chunk protocol.Chunk
+	w            http.ResponseWriter
+	rc           *http.ResponseController // for the write deadline
+	flush        func() error             // the writer's own FlushError: one frame less than rc.Flush
+	buf          []byte
+	chunk        protocol.Chunk
+	writeTimeout time.Duration // --write-timeout; 0: only until
+	until        time.Time     // no write may go on past it (zero: no limit): the stream's deadline, then endGrace
 }
 
 func newSSE(w http.ResponseWriter, c *chatCall) *sse {
@@ -129,11 +137,23 @@ func newSSE(w http.ResponseWriter, c *chatCall) *sse {
 	return s
 }
 
+// arm sets the write deadline for the write about to happen.
+func (s *sse) arm() {
+	d := s.until
+	if s.writeTimeout > 0 {
+		if t := time.Now().Add(s.writeTimeout); d.IsZero() || t.Before(d) {
+			d = t
+		}
+	}
+	_ = s.rc.SetWriteDeadline(d)
+}
+
 // send writes one frame holding the JSON that encode appends, and flushes it.
 func (s *sse) send(encode func([]byte) []byte) error {
 	s.buf = append(s.buf[:0], "data: "...)
 	s.buf = encode(s.buf)
 	s.buf = append(s.buf, "\n\n"...)
+	s.arm()
 	if _, err := s.w.Write(s.buf); err != nil {
 		return err
 	}
@@ -164,6 +184,7 @@ func (s *sse) errorFrame(e *apierr.Error) error {
 }
 
 func (s *sse) done() error {
+	s.arm()
 	if _, err := s.w.Write([]byte("data: [DONE]\n\n")); err != nil {
 		return err
 	}
@@ -175,14 +196,17 @@ type errStreamEnded struct {
 	outcome string
 	frame   *apierr.Error // the error frame to send before [DONE]; nil sends nothing more
 	cut     bool          // drop the connection instead: a simulated abrupt cut
+	stalled bool          // the client stopped reading: a write ran out of time, nothing more can be sent
 }
 
 func (e errStreamEnded) Error() string { return "stream ended: " + e.outcome }
 
 // streamChat writes the stream. Every exit records exactly one terminal outcome: completed,
 // client_disconnected (the client went away: generation stops at once), timed_out (the stream
-// ran past --stream-timeout: an error frame then [DONE]), or aborted (shutdown's drain deadline
-// passed — a shutting_down error frame then [DONE] — or a simulated mid-stream fault struck).
+// ran past --stream-timeout: an error frame then [DONE]; or the client stopped reading and a
+// write did not go out in time: the connection is cut, error_code request_timeout), or aborted
+// (shutdown's drain deadline passed — a shutting_down error frame then [DONE] — or a simulated
+// mid-stream fault struck).
 //
 // The goroutine parks here between chunks for as long as the stream lasts, so the work is split
 // into calls whose frames are gone while it waits: openStream, the chunk loop, endStream.
@@ -221,8 +245,8 @@ func openStream(ctx context.Context, w http.ResponseWriter, c *chatCall) *stream
 		life:     observability.StartStream(ctx, c.Deps.Metrics, c.Span, rec.Model, rec.Start),
 		deadline: rec.Start.Add(c.Deps.Config.StreamTimeout),
 	}
-	// A client that stops reading must not hold the stream past its deadline.
-	_ = st.rc.SetWriteDeadline(st.deadline)
+	st.writeTimeout, st.until = c.Deps.Config.WriteTimeout, st.deadline
+	st.arm() // for the headers, which streamChat flushes next
 
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
@@ -250,7 +274,7 @@ func (st *stream) run(ctx context.Context, c *chatCall) error {
 			return err
 		}
 		if err := st.frame(f); err != nil {
-			return writeFailed(st.deadline)
+			return writeFailed(err)
 		}
 		st.life.Chunk()
 		if f.token {
@@ -263,12 +287,12 @@ func (st *stream) run(ctx context.Context, c *chatCall) error {
 	}
 	if c.IncludeUsage {
 		if err := st.usage(protocol.NewUsage(c.Result.PromptTokens, c.Result.CompletionTokens)); err != nil {
-			return writeFailed(st.deadline)
+			return writeFailed(err)
 		}
 		st.life.Chunk()
 	}
 	if err := st.done(); err != nil {
-		return writeFailed(st.deadline)
+		return writeFailed(err)
 	}
 	return nil
 }
@@ -305,6 +329,9 @@ func (st *stream) end(w http.ResponseWriter, err error) {
 		st.life.End(ended.outcome)
 		cutConnection(w)
 		return
+	case ended.stalled:
+		// net/http has closed the connection: no frame can reach this client.
+		st.rec.SetError(string(apierr.RequestTimeout))
 	case ended.outcome == observability.OutcomeTimedOut && ended.frame == nil:
 		ended.frame = apierr.New(apierr.StreamTimeout, "", "The stream ran longer than this mock's stream timeout and was ended.")
 	case ended.outcome == observability.OutcomeAborted && ended.frame == nil:
@@ -312,9 +339,9 @@ func (st *stream) end(w http.ResponseWriter, err error) {
 	}
 	if ended.frame != nil {
 		st.rec.SetError(string(ended.frame.Code))
-		// The client is still there: give it the error frame and [DONE], with a little time of
-		// its own, since the stream deadline may be what ended it.
-		_ = st.rc.SetWriteDeadline(time.Now().Add(5 * time.Second))
+		// The client is still there: give it the error frame and [DONE], with time of its
+		// own, since the stream deadline may be what ended it.
+		st.until = time.Now().Add(endGrace)
 		if st.errorFrame(ended.frame) == nil {
 			_ = st.done()
 		}
@@ -356,13 +383,16 @@ func pause(ctx context.Context, drain *Drain, deadline time.Time, delay time.Dur
 	}
 }
 
-// writeFailed classifies a failed write: past the deadline the client stalled (timed_out), and
-// otherwise it went away. Either way nothing more can be written.
-func writeFailed(deadline time.Time) error {
-	// A write that failed at the deadline is a client that stopped reading; net/http has
-	// cancelled ctx by now too, so the deadline, not ctx, tells the two apart.
-	if !time.Now().Before(deadline) {
-		return errStreamEnded{outcome: observability.OutcomeTimedOut}
+// endGrace is how long the error frame and [DONE] that end a stream early may take to write.
+const endGrace = 5 * time.Second
+
+// writeFailed classifies a failed write: one that ran out of time (the write timeout, or the
+// stream's deadline) is a client that stopped reading (timed_out), any other a client that went
+// away. Either way net/http has closed the connection and nothing more can be written.
+func writeFailed(err error) error {
+	// net/http has cancelled ctx by now too, so the error, not ctx, tells the two apart.
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return errStreamEnded{outcome: observability.OutcomeTimedOut, stalled: true}
 	}
 	return errStreamEnded{outcome: observability.OutcomeClientDisconnected}
 }
