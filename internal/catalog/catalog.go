@@ -45,10 +45,17 @@ type Model struct {
 	// Gateway is the retry and fallback policy of the gateway this model stands for: when a
 	// fault hits, the mock reports what that gateway would do.
 	Gateway *simulation.Policy `yaml:"gateway,omitempty"`
-	// External models only.
-	Provider      string `yaml:"provider,omitempty"`
-	ContextWindow int    `yaml:"context_window,omitempty"`
+	// Provider is an external model's provider (external models only).
+	Provider string `yaml:"provider,omitempty"`
+	// ContextWindow is the model's context length in tokens. A mock enforces it (a prompt, plus
+	// the requested budget, that does not fit is rejected; an answer stops where the window
+	// ends) and defaults to DefaultContextWindow; for an external model it is metadata.
+	ContextWindow int `yaml:"context_window,omitempty"`
 }
+
+// DefaultContextWindow is the context window of the built-in mocks, and of a catalog file's
+// mocks that do not set one.
+const DefaultContextWindow = 128000
 
 // Capabilities are what a model accepts.
 type Capabilities struct {
@@ -72,22 +79,22 @@ const defaultCreated = 1767225600
 // Builtin is the catalog used without --catalog.
 func Builtin() *Catalog {
 	c, err := build([]Model{
-		{ID: "mock-echo", Kind: KindMock, Behavior: generate.BehaviorEcho,
+		{ID: "mock-echo", Kind: KindMock, ContextWindow: DefaultContextWindow, Behavior: generate.BehaviorEcho,
 			Description:  "Replies \"echo: \" followed by the last user message.",
 			Capabilities: Capabilities{Streaming: true}},
-		{ID: "mock-chat", Kind: KindMock, Behavior: generate.BehaviorChat, DefaultTokens: 32,
+		{ID: "mock-chat", Kind: KindMock, ContextWindow: DefaultContextWindow, Behavior: generate.BehaviorChat, DefaultTokens: 32,
 			Description:  "Deterministic prose from a fixed word list, seeded by the request.",
 			Capabilities: Capabilities{Streaming: true}},
-		{ID: "mock-tools", Kind: KindMock, Behavior: generate.BehaviorTools, DefaultTokens: 24,
+		{ID: "mock-tools", Kind: KindMock, ContextWindow: DefaultContextWindow, Behavior: generate.BehaviorTools, DefaultTokens: 24,
 			Description:  "Calls the request's tools with schema-valid arguments; answers in prose after a tool result.",
 			Capabilities: Capabilities{Streaming: true, Tools: true}},
-		{ID: "mock-slow", Kind: KindMock, Behavior: generate.BehaviorChat, DefaultTokens: 32,
+		{ID: "mock-slow", Kind: KindMock, ContextWindow: DefaultContextWindow, Behavior: generate.BehaviorChat, DefaultTokens: 32,
 			Description:  "mock-chat with the slow latency profile: 2s to the first chunk, then 100ms ±30ms per token.",
 			Capabilities: Capabilities{Streaming: true}, Latency: simulation.Profiles()["slow"]},
-		{ID: "mock-flaky", Kind: KindMock, Behavior: generate.BehaviorChat, DefaultTokens: 32,
+		{ID: "mock-flaky", Kind: KindMock, ContextWindow: DefaultContextWindow, Behavior: generate.BehaviorChat, DefaultTokens: 32,
 			Description:  "mock-chat whose first attempt fails with 503 simulated_unavailable; a retry succeeds.",
 			Capabilities: Capabilities{Streaming: true}, Fault: "unavailable;attempts=1;retry_after=100ms"},
-		{ID: "mock-gateway", Kind: KindMock, Behavior: generate.BehaviorChat, DefaultTokens: 32,
+		{ID: "mock-gateway", Kind: KindMock, ContextWindow: DefaultContextWindow, Behavior: generate.BehaviorChat, DefaultTokens: 32,
 			Description:  "Always fails with simulated_server_error; its gateway policy retries twice, skips gpt-4o (metadata only) and falls back to mock-chat.",
 			Capabilities: Capabilities{Streaming: true}, Fault: "server_error",
 			Gateway: &simulation.Policy{Retries: 2, Backoff: 200 * time.Millisecond, BackoffMultiplier: 2, Fallback: []string{"gpt-4o", "mock-chat"}}},
@@ -227,8 +234,14 @@ func validate(m *Model) error {
 				return err
 			}
 		}
-		if m.Provider != "" || m.ContextWindow != 0 {
-			return errors.New("provider and context_window describe external models; a mock has neither")
+		if m.Provider != "" {
+			return errors.New("provider describes external models; a mock has none")
+		}
+		switch {
+		case m.ContextWindow < 0:
+			return errors.New("context_window must not be negative")
+		case m.ContextWindow == 0:
+			m.ContextWindow = DefaultContextWindow
 		}
 	case KindExternal:
 		if m.Provider == "" {

@@ -26,6 +26,27 @@ func TestBuiltin(t *testing.T) {
 	if m, _ := c.Lookup("mock-chat"); m.Created != defaultCreated || m.OwnedBy != "mockgateway" || m.DefaultTokens != 32 {
 		t.Errorf("mock-chat = %+v", m)
 	}
+	for _, m := range c.Executable() {
+		if m.ContextWindow != 128000 {
+			t.Errorf("%s: context_window = %d, want 128000", m.ID, m.ContextWindow)
+		}
+	}
+}
+
+func TestMockContextWindow(t *testing.T) {
+	c, err := Parse([]byte(`models:
+  - {id: small, kind: mock, behavior: chat, context_window: 8192}
+  - {id: plain, kind: mock, behavior: echo}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := c.Lookup("small"); m.ContextWindow != 8192 {
+		t.Errorf("small: context_window = %d, want 8192", m.ContextWindow)
+	}
+	if m, _ := c.Lookup("plain"); m.ContextWindow != DefaultContextWindow {
+		t.Errorf("plain: context_window = %d, want the default %d", m.ContextWindow, DefaultContextWindow)
+	}
 }
 
 func TestLoad(t *testing.T) {
@@ -68,6 +89,8 @@ func TestLoad(t *testing.T) {
 		{"external without provider", "models:\n  - {id: a, kind: mock, behavior: echo}\n  - {id: b, kind: external}\n", "models[1] (b): provider is missing"},
 		{"external with behavior", "models:\n  - {id: a, kind: mock, behavior: echo}\n  - {id: b, kind: external, provider: x, behavior: echo}\n", "metadata only"},
 		{"only external", "models:\n  - {id: b, kind: external, provider: x}\n", "nothing could execute"},
+		{"mock with provider", "models:\n  - {id: a, kind: mock, behavior: echo, provider: x}\n", "provider describes external models"},
+		{"negative context window", "models:\n  - {id: a, kind: mock, behavior: echo, context_window: -1}\n", "context_window must not be negative"},
 		{"negative latency", "models:\n  - {id: a, kind: mock, behavior: echo, latency: {first_chunk: -1s}}\n", "negative"},
 	}
 	for _, b := range bad {

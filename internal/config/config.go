@@ -31,9 +31,12 @@ type Config struct {
 	// headers; off, only the catalog decides.
 	AllowSimulationHeaders bool
 
-	MaxBodyBytes      int64
-	MaxTokens         int // ceiling for max_tokens / max_completion_tokens
-	MaxChoices        int
+	MaxBodyBytes int64
+	MaxTokens    int // ceiling for max_tokens / max_completion_tokens
+	MaxChoices   int
+	// MaxResponseBytes bounds the content and tool arguments of one answer, shared by its
+	// choices: a token can be a long string, so --max-tokens alone does not bound bytes.
+	MaxResponseBytes  int
 	MaxConcurrent     int
 	ReadHeaderTimeout time.Duration
 	// ReadTimeout bounds reading a whole request, body included: a client trickling its body
@@ -84,6 +87,7 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 		{flagenv.Setting{Name: "max-body-bytes", Env: "MOCKGATEWAY_MAX_BODY_BYTES", Default: "1048576", Usage: "largest request body accepted"}, int64Of(&c.MaxBodyBytes)},
 		{flagenv.Setting{Name: "max-tokens", Env: "MOCKGATEWAY_MAX_TOKENS", Default: "4096", Usage: "ceiling for max_tokens and max_completion_tokens"}, intOf(&c.MaxTokens)},
 		{flagenv.Setting{Name: "max-choices", Env: "MOCKGATEWAY_MAX_CHOICES", Default: "128", Usage: "largest n"}, intOf(&c.MaxChoices)},
+		{flagenv.Setting{Name: "max-response-bytes", Env: "MOCKGATEWAY_MAX_RESPONSE_BYTES", Default: "8388608", Usage: "bytes of content and tool arguments in one answer, shared by its n choices; beyond, a choice is cut with finish_reason length"}, intOf(&c.MaxResponseBytes)},
 		{flagenv.Setting{Name: "max-concurrent", Env: "MOCKGATEWAY_MAX_CONCURRENT", Default: "1024", Usage: "concurrent /v1 requests before 429 server_busy"}, intOf(&c.MaxConcurrent)},
 		{flagenv.Setting{Name: "read-header-timeout", Env: "MOCKGATEWAY_READ_HEADER_TIMEOUT", Default: "5s", Usage: "time allowed to read request headers"}, durationOf(&c.ReadHeaderTimeout)},
 		{flagenv.Setting{Name: "read-timeout", Env: "MOCKGATEWAY_READ_TIMEOUT", Default: "30s", Usage: "time allowed to read a whole request, body included"}, durationOf(&c.ReadTimeout)},
@@ -143,6 +147,7 @@ func (c Config) validate() error {
 		{c.MaxBodyBytes >= 1024, "max-body-bytes: must be at least 1024"},
 		{c.MaxTokens >= 1, "max-tokens: must be at least 1"},
 		{c.MaxChoices >= 1 && c.MaxChoices <= 128, "max-choices: must be from 1 to 128"},
+		{c.MaxResponseBytes >= 1, "max-response-bytes: must be at least 1"},
 		{c.MaxConcurrent >= 1, "max-concurrent: must be at least 1"},
 		{c.ReadHeaderTimeout > 0, "read-header-timeout: must be positive"},
 		{c.ReadTimeout >= c.ReadHeaderTimeout, "read-timeout: must be at least read-header-timeout"},
@@ -178,6 +183,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int64("max_body_bytes", c.MaxBodyBytes),
 		slog.Int("max_tokens", c.MaxTokens),
 		slog.Int("max_choices", c.MaxChoices),
+		slog.Int("max_response_bytes", c.MaxResponseBytes),
 		slog.Int("max_concurrent", c.MaxConcurrent),
 		slog.String("read_header_timeout", c.ReadHeaderTimeout.String()),
 		slog.String("read_timeout", c.ReadTimeout.String()),

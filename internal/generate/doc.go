@@ -54,18 +54,31 @@
 // With response_format json_object, a text answer is {"echo":"<the echoed text without the
 // 'echo: ' prefix>"} for mock-echo and {"answer":"<the prose>"} otherwise. With json_schema it is
 // a valid instance of the schema (without a schema: like json_object). The default length never
-// cuts JSON; stop and an explicit budget do, and then the JSON may be incomplete, as with
-// OpenAI.
+// cuts JSON; the ceiling, stop and an explicit budget do, and then the JSON may be incomplete,
+// as with OpenAI.
 //
-// # Stop and budget
+// # Ceiling, stop and budget
 //
-// The full output is generated first. Then, for text, the earliest occurrence of any non-empty
-// stop string cuts it: the pieces before it are kept unchanged, the piece containing it is
-// truncated there (and dropped if nothing is left); finish_reason is "stop" (also when nothing
-// was cut). Then the budget (max_completion_tokens, else max_tokens), when set, keeps at most
-// that many pieces and, if it dropped any, sets "length". For tool calls, stop does not apply;
-// the budget counts argument fragments across the choice's calls in order, drops calls left
-// without any fragment (the first call is always kept) and sets "length".
+// Every choice has a ceiling, whatever the model, format and default length: at most
+// Input.TokenCeiling pieces (--max-tokens, default 4096; lowered to what Input.ContextWindow
+// leaves after the prompt) and at most an equal share of Input.MaxResponseBytes bytes of
+// content or arguments (default DefaultMaxResponseBytes over n choices), because one piece (a
+// string literal, a long word) can be any length. The output is generated up to the ceiling
+// and no further, so the work is linear in what is shown, and cut there: the piece that
+// crosses the byte ceiling is cut after its last whole character, which may cut JSON
+// mid-value, and finish_reason is "length".
+//
+// Then, for text, the earliest occurrence of any non-empty stop string in what the ceiling kept
+// cuts it: the pieces before it are kept unchanged, the piece containing it is truncated there
+// (and dropped if nothing is left); finish_reason is "stop" (also when nothing was cut, unless
+// the ceiling cut). Then the budget (max_completion_tokens, else max_tokens), when set, keeps
+// at most that many pieces and, if it dropped any, sets "length". The ceiling depends only on
+// the server's limits and n, not on stop or the budget, so those still cut one and the same
+// text: a smaller budget gives a prefix. For tool calls, stop does not apply; the ceiling and
+// the budget count argument fragments across the choice's calls in order, drop calls left
+// without any fragment (the first call is always kept) and set "length".
+//
+// An echo answer draws nothing at random: every choice of it is the same, made once.
 //
 // # Usage
 //
@@ -98,9 +111,12 @@
 //   - string: realistic values for the formats date-time, date, time (UTC), email, hostname,
 //     uri/url/iri (https://example.com/…), uuid (v4), ipv4 (192.0.2.x), ipv6 (2001:db8::x),
 //     duration, json-pointer, uri-template, regex; pattern is honored when it is a Go regular
-//     expression built from literals, classes, groups, alternation and repetition (checked
-//     against the compiled pattern; otherwise ignored); else one to three words padded or cut to
-//     minLength/maxLength.
+//     expression built from literals, classes, groups, alternation and repetition, by walking
+//     its syntax tree (a string of at most 16 KiB; a repetition stops where the ceiling cuts).
+//     A pattern whose only assertions are anchors at its ends always matches what the walk
+//     builds; any other candidate is checked with the compiled pattern, within per-request
+//     budgets (65,536 compiled instructions, 2^22 match steps), and an unverified one is not
+//     used. Otherwise one to three words padded or cut to minLength/maxLength.
 //   - integer and number: minimum, maximum, exclusiveMinimum/exclusiveMaximum (numeric, and the
 //     draft-4 boolean form), multipleOf, computed in exact rationals; an open side spans 100
 //     from the other (0..100 when both are open); numbers have at most two decimals unless a
@@ -114,9 +130,14 @@
 //     "#/definitions/X"), merged with sibling keywords.
 //   - Recursion: beyond 4 $ref hops an object writes only its required members, an array only
 //     minItems items, and anyOf/oneOf prefer a null branch. Hard limits (nesting 48, 64 items,
-//     4096 runes of minLength, 2^16 schema nodes visited, 1 MiB of output) keep any schema
-//     finite and cheap; a schema that needs more gets a truncated, possibly invalid instance
-//     (always valid JSON). Unknown keywords are ignored, and not,
+//     4096 runes of minLength, 2^16 units of work per choice: schema nodes visited, members
+//     copied by combinators, bytes rewritten by uniqueItems retries; 2^16 members copied to
+//     resolve one node's $ref/allOf/anyOf/oneOf) keep any schema finite and cheap; a schema
+//     that needs more gets a truncated, possibly invalid instance (valid JSON unless the
+//     ceiling cut it). What is derived from a schema node (what it resolves to at each $ref
+//     depth, its plan of members, the enum members of its type, its parsed patterns) is
+//     computed once per request, so time is linear in the schema's size plus the output.
+//     Unknown keywords are ignored, and not,
 //     if/then/else, contains, patternProperties, propertyNames and dependencies are not
 //     enforced. An undecodable schema is treated as absent.
 //

@@ -1,6 +1,7 @@
 package generate
 
 import (
+	"math"
 	"strings"
 
 	"mockgateway/internal/protocol"
@@ -24,6 +25,22 @@ type Input struct {
 	// answers). Zero or negative means fallbackDefaultTokens.
 	DefaultTokens int
 	Request       *protocol.ChatRequest
+
+	// TokenCeiling caps the completion tokens of every choice, whatever the model, the format
+	// and the default length (--max-tokens); the request's own budget cuts below it. Zero or
+	// negative means protocol.DefaultMaxTokensCeiling.
+	TokenCeiling int
+	// MaxResponseBytes caps the bytes of content and tool arguments of the whole answer: each
+	// of the n choices may show an equal share (at least one byte). A piece is one token
+	// however long, so the token ceiling alone does not bound bytes. Zero or negative means
+	// DefaultMaxResponseBytes.
+	MaxResponseBytes int
+	// ContextWindow, when positive, also caps each choice at the tokens the window leaves after
+	// the prompt, as a provider's model stops there. CheckContext rejects what cannot fit.
+	ContextWindow int
+	// PromptTokens, when positive, is PromptTokens(Request) as the caller already counted it
+	// (for CheckContext), so that a large prompt is not counted twice.
+	PromptTokens int
 }
 
 // ToolCall is one generated function call.
@@ -90,6 +107,15 @@ type generation struct {
 	afterTool  bool    // the last message is a tool result
 	echoBody   string  // the last user message's content
 	hasUser    bool
+
+	promptTokens int
+	maxPieces    int // the ceiling of each choice, in pieces and in bytes
+	maxBytes     int
+	cache        requestCache // shared by the request's schema instances
+	// An echo answer draws nothing at random, so every choice of it is the same: it is made
+	// once and shared (a megabyte of prompt echoed to n = 128 choices is made once).
+	fixedText bool
+	fixed     *Choice
 }
 
 // Generate produces the completion of a request. It is a pure function of its input: see the
@@ -99,9 +125,9 @@ func Generate(in Input) Result {
 	if req == nil {
 		req = &protocol.ChatRequest{}
 	}
-	g := newGeneration(in, req)
 	n := max(req.N, 1)
-	res := Result{Choices: make([]Choice, n), PromptTokens: PromptTokens(req)}
+	g := newGeneration(in, req, n)
+	res := Result{Choices: make([]Choice, n), PromptTokens: g.promptTokens}
 	var r rng // one ChaCha8 state, reseeded for every choice
 	for i := range n {
 		r.seedLater(func() [32]byte { return subSeed(g.requestSeed(), "choice", uint64(i), 0) })
@@ -121,16 +147,22 @@ func (g *generation) requestSeed() [32]byte {
 	return g.seed
 }
 
-func newGeneration(in Input, req *protocol.ChatRequest) *generation {
+func newGeneration(in Input, req *protocol.ChatRequest, n int) *generation {
 	g := &generation{
 		in:            in,
 		req:           req,
 		defaultTokens: in.DefaultTokens,
 		format:        req.ResponseFormat.Type,
+		promptTokens:  in.PromptTokens,
+		cache:         freshCache(),
 	}
 	if g.defaultTokens <= 0 {
 		g.defaultTokens = fallbackDefaultTokens
 	}
+	if g.promptTokens <= 0 {
+		g.promptTokens = PromptTokens(req)
+	}
+	g.maxPieces, g.maxBytes = choiceCeiling(in, g.promptTokens, n)
 	for _, s := range req.Stop {
 		if s != "" {
 			g.stops = append(g.stops, s)
@@ -157,72 +189,49 @@ func newGeneration(in Input, req *protocol.ChatRequest) *generation {
 	if g.format == protocol.FormatJSONSchema && len(req.ResponseFormat.Schema) > 0 {
 		g.respSchema, _ = parseJSON(req.ResponseFormat.Schema) // undecodable: like json_object
 	}
+	g.fixedText = in.Behavior == BehaviorEcho && g.respSchema == nil
 	return g
-}
-
-// maxParallelCalls is the most calls one choice makes when parallel tool calls are allowed.
-const maxParallelCalls = 3
-
-// planToolCalls decides which tools mock-tools calls (rule 5 of the package documentation), or
-// nil when it answers with text.
-func planToolCalls(req *protocol.ChatRequest) []int {
-	if len(req.Tools) == 0 {
-		return nil
-	}
-	mode := effectiveToolChoice(req)
-	if mode == protocol.ToolChoiceNone {
-		return nil
-	}
-	forced := mode == protocol.ToolChoiceRequired || mode == protocol.ToolChoiceFunction
-	if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == "tool" && !forced {
-		return nil
-	}
-	if mode == protocol.ToolChoiceFunction {
-		for i := range req.Tools {
-			if req.Tools[i].Name == req.ToolChoice.Function {
-				return []int{i}
-			}
-		}
-		return []int{0} // the decoder rejects unknown names; stay total anyway
-	}
-	if req.ParallelToolCalls && len(req.Tools) >= 2 {
-		calls := make([]int, min(len(req.Tools), maxParallelCalls))
-		for i := range calls {
-			calls[i] = i
-		}
-		return calls
-	}
-	return []int{0}
 }
 
 func (g *generation) choice(i int, r *rng) Choice {
 	if g.calls != nil {
 		return g.toolChoice(i, r)
 	}
-	pieces := g.fullText(r)
-	finish := finishStop
-	pieces = cutAtStop(pieces, g.stops)
-	if budget := g.req.MaxTokens; budget > 0 && len(pieces) > budget {
-		pieces, finish = pieces[:budget], finishLength
+	if g.fixed != nil {
+		c := *g.fixed
+		c.Index = i
+		return c
 	}
-	if pieces == nil {
-		pieces = []string{}
+	b := g.builder()
+	g.fullText(&b, r)
+	pieces, finish := g.cutText(b.pieces())
+	c := Choice{Index: i, Content: pieces, FinishReason: finish}
+	if g.fixedText {
+		g.fixed = &c
 	}
-	return Choice{Index: i, Content: pieces, FinishReason: finish}
+	return c
 }
 
-// fullText returns the uncut content pieces of a text choice.
-func (g *generation) fullText(r *rng) []string {
+// builder returns a piece builder with the choice's ceiling.
+func (g *generation) builder() pieceBuilder {
 	var b pieceBuilder
+	b.limit(g.maxPieces, g.maxBytes)
+	return b
+}
+
+// fullText appends the content pieces of a text choice, up to the choice's ceiling.
+func (g *generation) fullText(b *pieceBuilder, r *rng) {
 	switch {
 	case g.format == protocol.FormatJSONSchema && g.respSchema != nil:
-		appendSchemaInstance(&b, r, g.respSchema)
+		appendSchemaInstance(b, r, g.respSchema, &g.cache)
 	case g.format == protocol.FormatJSONObject || g.format == protocol.FormatJSONSchema:
 		key, text := "answer", ""
 		if g.in.Behavior == BehaviorEcho {
-			key, text = "echo", g.echoBody
+			// The string is one piece: only as much of the prompt as the ceiling can show.
+			key, text = "echo", b.clip(g.echoBody)
 		} else {
 			var prose pieceBuilder
+			prose.limit(math.MaxInt, b.room()+1)
 			appendProse(&prose, r, g.defaultTokens, g.lead())
 			text = string(prose.buf)
 		}
@@ -234,14 +243,14 @@ func (g *generation) fullText(r *rng) []string {
 		b.cut()
 		b.add("}")
 	case g.in.Behavior == BehaviorEcho:
-		if !g.hasUser {
-			return SplitPieces("echo:")
+		b.add("echo:")
+		if g.hasUser {
+			b.buf = append(b.buf, ' ') // joins the first piece of the message, as SplitPieces does
+			b.appendSplit(g.echoBody)
 		}
-		return SplitPieces("echo: " + g.echoBody)
 	default:
-		appendProse(&b, r, g.defaultTokens, g.lead())
+		appendProse(b, r, g.defaultTokens, g.lead())
 	}
-	return b.pieces()
 }
 
 // lead is the fixed opening of mock-tools' answer to a tool result.
@@ -250,84 +259,4 @@ func (g *generation) lead() string {
 		return toolResultLead
 	}
 	return ""
-}
-
-// toolChoice generates the calls of one choice. All arguments are generated before the budget
-// is applied, so a budget only cuts fragments and never changes them.
-func (g *generation) toolChoice(i int, r *rng) Choice {
-	var b pieceBuilder
-	ends := make([]int, len(g.calls)) // piece index where each call's arguments end
-	for k := range g.calls {
-		appendSchemaInstance(&b, r, g.argSchemas[k])
-		ends[k] = len(b.ends)
-	}
-	all := b.pieces()
-
-	budget := g.req.MaxTokens
-	finish := finishToolCalls
-	calls := make([]ToolCall, 0, len(g.calls))
-	start := 0
-	for k, t := range g.calls {
-		args := all[start:ends[k]:ends[k]]
-		if budget > 0 {
-			left := budget - start
-			if left <= 0 && k > 0 {
-				finish = finishLength
-				break
-			}
-			if left < len(args) {
-				args, finish = args[:max(left, 0)], finishLength
-			}
-		}
-		calls = append(calls, ToolCall{
-			ID:        toolCallID(g.requestSeed(), i, k),
-			Name:      g.req.Tools[t].Name,
-			Arguments: args,
-		})
-		start = ends[k]
-	}
-	return Choice{Index: i, ToolCalls: calls, FinishReason: finish}
-}
-
-// toolCallID derives a call id from the request, the choice and the call's position.
-func toolCallID(seed [32]byte, choice, call int) string {
-	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
-	sum := subSeed(seed, "call", uint64(choice), uint64(call))
-	var id [5 + 24]byte
-	copy(id[:], "call_")
-	for j := range 24 {
-		id[5+j] = alphabet[int(sum[j])%len(alphabet)]
-	}
-	return string(id[:])
-}
-
-// cutAtStop cuts the text at the earliest occurrence of any stop string. The pieces before the
-// cut are kept as they are, the piece holding the cut is truncated (and dropped if nothing of it
-// is left), so a stop never changes the words before it.
-func cutAtStop(pieces []string, stops []string) []string {
-	if len(stops) == 0 || len(pieces) == 0 {
-		return pieces
-	}
-	text := strings.Join(pieces, "")
-	cut := -1
-	for _, s := range stops {
-		if i := strings.Index(text, s); i >= 0 && (cut < 0 || i < cut) {
-			cut = i
-		}
-	}
-	if cut < 0 {
-		return pieces
-	}
-	pos := 0
-	for k, p := range pieces {
-		if cut < pos+len(p) {
-			if cut == pos {
-				return pieces[:k]
-			}
-			pieces[k] = p[:cut-pos]
-			return pieces[:k+1]
-		}
-		pos += len(p)
-	}
-	return pieces
 }

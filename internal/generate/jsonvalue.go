@@ -1,12 +1,6 @@
 package generate
 
-import (
-	"encoding/json"
-	"errors"
-	"strings"
-
-	"mockgateway/internal/protocol"
-)
+import "mockgateway/internal/protocol"
 
 // jvalue is a decoded JSON value that keeps the order of object members, which encoding/json's
 // map decoding loses; the schema generator emits properties in the order the schema lists them.
@@ -17,7 +11,17 @@ type jvalue struct {
 	arr  []*jvalue
 	keys []string // object member names, in document order
 	vals []*jvalue
+	// index maps each name of a large object to its first position: a schema with 60,000
+	// properties is looked up once per property, and a scan per lookup made that quadratic.
+	index map[string]int
+	// info caches what the generator derived from this value as a schema (schema_cache.go).
+	// Values are parsed per request and generated from by one goroutine, so it needs no lock.
+	info *schemaInfo
 }
+
+// indexFrom is the member count from which an object keeps an index; below it a scan is
+// cheaper than hashing.
+const indexFrom = 16
 
 type jkind uint8
 
@@ -30,154 +34,71 @@ const (
 	jObject
 )
 
-var errInvalidJSON = errors.New("invalid JSON")
-
-// parseJSON decodes one JSON value, keeping object member order and number literals. The input
-// is checked with json.Valid first (which also bounds the nesting depth), so the descent below
-// can assume well-formed input; it is hand-written because json.Decoder's token API allocates
-// several times per token, and this runs for every tool schema of every request.
-func parseJSON(data []byte) (*jvalue, error) {
-	if !json.Valid(data) {
-		return nil, errInvalidJSON
-	}
-	p := jsonParser{data: data}
-	v := p.value()
-	if p.err != nil {
-		return nil, p.err
-	}
-	return v, nil
-}
-
-type jsonParser struct {
-	data []byte
-	pos  int
-	err  error
-}
-
-func (p *jsonParser) skipSpace() {
-	for p.pos < len(p.data) {
-		switch p.data[p.pos] {
-		case ' ', '\t', '\n', '\r':
-			p.pos++
-		default:
-			return
-		}
-	}
-}
-
-func (p *jsonParser) value() *jvalue {
-	p.skipSpace()
-	if p.pos >= len(p.data) || p.err != nil {
-		p.err = errInvalidJSON
-		return &jvalue{}
-	}
-	switch c := p.data[p.pos]; {
-	case c == '{':
-		p.pos++
-		v := &jvalue{kind: jObject}
-		p.skipSpace()
-		if p.pos < len(p.data) && p.data[p.pos] == '}' {
-			p.pos++
-			return v
-		}
-		for p.err == nil {
-			p.skipSpace()
-			v.keys = append(v.keys, p.string())
-			p.skipSpace()
-			p.pos++ // ':'
-			v.vals = append(v.vals, p.value())
-			p.skipSpace()
-			if p.pos >= len(p.data) {
-				p.err = errInvalidJSON
-				break
-			}
-			p.pos++
-			if p.data[p.pos-1] == '}' {
-				break
-			}
-		}
-		return v
-	case c == '[':
-		p.pos++
-		v := &jvalue{kind: jArray}
-		p.skipSpace()
-		if p.pos < len(p.data) && p.data[p.pos] == ']' {
-			p.pos++
-			return v
-		}
-		for p.err == nil {
-			v.arr = append(v.arr, p.value())
-			p.skipSpace()
-			if p.pos >= len(p.data) {
-				p.err = errInvalidJSON
-				break
-			}
-			p.pos++
-			if p.data[p.pos-1] == ']' {
-				break
-			}
-		}
-		return v
-	case c == '"':
-		return &jvalue{kind: jString, s: p.string()}
-	case c == 't':
-		p.pos += len("true")
-		return &jvalue{kind: jBool, b: true}
-	case c == 'f':
-		p.pos += len("false")
-		return &jvalue{kind: jBool}
-	case c == 'n':
-		p.pos += len("null")
-		return &jvalue{kind: jNull}
-	default:
-		start := p.pos
-		for p.pos < len(p.data) && strings.IndexByte("+-.0123456789eE", p.data[p.pos]) >= 0 {
-			p.pos++
-		}
-		return &jvalue{kind: jNumber, s: string(p.data[start:p.pos])}
-	}
-}
-
-// string reads a string literal at p.pos. Literals without escapes (nearly all of them in a
-// schema) are copied directly; others are left to encoding/json.
-func (p *jsonParser) string() string {
-	start := p.pos
-	p.pos++ // opening quote
-	escaped := false
-	for p.pos < len(p.data) {
-		switch p.data[p.pos] {
-		case '\\':
-			escaped = true
-			p.pos += 2
-			continue
-		case '"':
-			p.pos++
-			if !escaped {
-				return string(p.data[start+1 : p.pos-1])
-			}
-			var s string
-			if err := json.Unmarshal(p.data[start:p.pos], &s); err != nil {
-				p.err = err
-			}
-			return s
-		}
-		p.pos++
-	}
-	p.err = errInvalidJSON
-	return ""
-}
-
 // get returns the member key of an object (the first one, if duplicated), or nil.
 func (v *jvalue) get(key string) *jvalue {
 	if v == nil || v.kind != jObject {
 		return nil
 	}
-	for i, k := range v.keys {
-		if k == key {
-			return v.vals[i]
-		}
+	if i := v.pos(key); i >= 0 {
+		return v.vals[i]
 	}
 	return nil
+}
+
+// pos returns the position of the first member named key, or -1.
+func (v *jvalue) pos(key string) int {
+	if v.index != nil {
+		if i, ok := v.index[key]; ok {
+			return i
+		}
+		return -1
+	}
+	for i, k := range v.keys {
+		if k == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// reindex builds the index of a large object (and drops it from a small one). It is called
+// whenever an object's members are set in bulk; appendMember keeps it current one by one.
+func (v *jvalue) reindex() {
+	v.index = nil
+	if len(v.keys) < indexFrom {
+		return
+	}
+	v.index = make(map[string]int, len(v.keys))
+	for i, k := range v.keys {
+		if _, dup := v.index[k]; !dup {
+			v.index[k] = i
+		}
+	}
+}
+
+// appendMember adds a member at the end of an object the caller owns.
+func (v *jvalue) appendMember(key string, val *jvalue) {
+	v.keys = append(v.keys, key)
+	v.vals = append(v.vals, val)
+	switch {
+	case v.index != nil:
+		if _, dup := v.index[key]; !dup {
+			v.index[key] = len(v.keys) - 1
+		}
+	case len(v.keys) >= indexFrom:
+		v.reindex()
+	}
+}
+
+// members returns the members of an array or the values of an object (nil for anything else).
+func (v *jvalue) members() []*jvalue {
+	if v == nil {
+		return nil
+	}
+	if v.kind == jArray {
+		return v.arr
+	}
+	return v.vals
 }
 
 // has reports whether an object has member key.
@@ -214,11 +135,17 @@ func (v *jvalue) with(key string, val *jvalue) *jvalue {
 		out.keys = append(out.keys, key)
 		out.vals = append(out.vals, val)
 	}
+	out.reindex()
 	return out
 }
 
-// appendJSONValue appends v as compact JSON pieces (rule 7 of the package documentation).
+// appendJSONValue appends v as compact JSON pieces (rule 7 of the package documentation). It
+// stops at b's ceiling and writes no more of a literal than the ceiling can show: a const or
+// enum value may be a megabyte of the request, written once per item and choice otherwise.
 func appendJSONValue(b *pieceBuilder, v *jvalue) {
+	if b.full() {
+		return
+	}
 	switch v.kind {
 	case jNull:
 		b.add("null")
@@ -229,13 +156,16 @@ func appendJSONValue(b *pieceBuilder, v *jvalue) {
 			b.add("false")
 		}
 	case jNumber:
-		b.add(v.s)
+		b.add(b.clip(v.s))
 	case jString:
-		b.buf = protocol.AppendString(b.buf, v.s)
+		b.buf = protocol.AppendString(b.buf, b.clip(v.s))
 		b.cut()
 	case jArray:
 		b.add("[")
 		for i, item := range v.arr {
+			if b.full() {
+				return
+			}
 			if i > 0 {
 				b.add(",")
 			}
@@ -245,10 +175,13 @@ func appendJSONValue(b *pieceBuilder, v *jvalue) {
 	case jObject:
 		b.add("{")
 		for i, k := range v.keys {
+			if b.full() {
+				return
+			}
 			if i > 0 {
 				b.add(",")
 			}
-			b.buf = protocol.AppendString(b.buf, k)
+			b.buf = protocol.AppendString(b.buf, b.clip(k))
 			b.cut()
 			b.add(":")
 			appendJSONValue(b, v.vals[i])

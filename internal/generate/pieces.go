@@ -1,6 +1,7 @@
 package generate
 
 import (
+	"math"
 	"unicode"
 	"unicode/utf8"
 )
@@ -57,9 +58,78 @@ func countRuns(s string) int {
 // pieceBuilder accumulates text and the boundaries of its pieces in one byte buffer, so a whole
 // choice costs one string allocation (and one slice) however many pieces it has: every piece is
 // a substring of the same backing string.
+//
+// A builder may have a ceiling (limit): once it holds more pieces or bytes than the choice may
+// show, full reports true and the generators stop, because everything after would be cut. That
+// is what keeps generation linear in the answer rather than in what the request asks for.
 type pieceBuilder struct {
 	buf  []byte
 	ends []int // ends[k] is the end offset of piece k in buf
+
+	limited   bool
+	maxPieces int
+	maxBytes  int
+}
+
+// limit sets the ceiling: at most maxPieces pieces and maxBytes bytes will be shown.
+func (b *pieceBuilder) limit(maxPieces, maxBytes int) {
+	b.limited, b.maxPieces, b.maxBytes = true, maxPieces, maxBytes
+}
+
+// full reports whether the builder holds more than its ceiling allows, so that whatever is
+// appended from now on lies past the cut.
+func (b *pieceBuilder) full() bool {
+	return b.limited && (len(b.ends) > b.maxPieces || len(b.buf) > b.maxBytes)
+}
+
+// room returns how many more bytes fit under the ceiling (a large number without one).
+func (b *pieceBuilder) room() int {
+	if !b.limited {
+		return math.MaxInt / 2
+	}
+	return max(b.maxBytes-len(b.buf), 0)
+}
+
+// clip returns the part of s that can still matter under the ceiling: one byte more than the
+// room left (so that the result is seen to cross the ceiling), extended to a whole rune.
+func (b *pieceBuilder) clip(s string) string {
+	n := b.room() + 1
+	if len(s) <= n {
+		return s
+	}
+	for n < len(s) && !utf8.RuneStart(s[n]) {
+		n++
+	}
+	return s[:n]
+}
+
+// appendSplit appends the pieces of s as SplitPieces cuts them, joining any bytes already
+// appended after the last boundary (whitespace only) to the first piece, and stops at the
+// ceiling. It reads no further into s than the ceiling needs, so a megabyte of prompt echoed
+// costs the ceiling, not the megabyte.
+func (b *pieceBuilder) appendSplit(s string) {
+	s = b.clip(s)
+	start, i := 0, 0
+	for i < len(s) && !b.full() {
+		for i < len(s) {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if !unicode.IsSpace(r) {
+				break
+			}
+			i += size
+		}
+		for i < len(s) {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if unicode.IsSpace(r) {
+				break
+			}
+			i += size
+		}
+		b.buf = append(b.buf, s[start:i]...)
+		b.cut()
+		start = i
+	}
+	b.cut()
 }
 
 // add appends s as one piece; empty strings are ignored so no empty piece is ever emitted.

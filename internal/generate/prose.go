@@ -48,7 +48,7 @@ func (r *rng) word() string { return words[r.intn(len(words))] }
 func appendProse(b *pieceBuilder, r *rng, n int, lead string) {
 	emitted := 0
 	for _, p := range SplitPieces(lead) {
-		if emitted == n {
+		if emitted == n || b.full() {
 			return
 		}
 		b.add(p)
@@ -56,7 +56,9 @@ func appendProse(b *pieceBuilder, r *rng, n int, lead string) {
 	}
 	left := 0             // words left in the current sentence
 	capital := lead == "" // whether the next word starts a sentence
-	for ; emitted < n; emitted++ {
+	// Past the builder's ceiling the rest would be cut: stopping there draws fewer words but
+	// leaves every word before the cut as it was.
+	for ; emitted < n && !b.full(); emitted++ {
 		if left == 0 {
 			left = r.between(minSentenceWords, maxSentenceWords)
 		}

@@ -1,6 +1,13 @@
 package generate
 
-import "slices"
+import (
+	"maps"
+	"slices"
+)
+
+// Every merge below is linear in the size of its inputs: lookups go through the objects' index
+// or a set built once, never through a scan per member, because allOf of two schemas with
+// thousands of properties or required names is a cheap request to send.
 
 // mergeSchemas returns a schema that approximates "a and b both hold" for the keywords the
 // generator reads: members of a come first (so a's property order leads), properties are united
@@ -17,10 +24,9 @@ func mergeSchemas(a, b *jvalue) *jvalue {
 	out := copyObject(a)
 	for i, k := range b.keys {
 		bv := b.vals[i]
-		at := slices.Index(out.keys, k)
+		at := out.pos(k)
 		if at < 0 {
-			out.keys = append(out.keys, k)
-			out.vals = append(out.vals, bv)
+			out.appendMember(k, bv)
 			continue
 		}
 		av := out.vals[at]
@@ -59,13 +65,12 @@ func mergeProperties(a, b *jvalue) *jvalue {
 	}
 	out := copyObject(a)
 	for i, k := range b.keys {
-		if j := slices.Index(out.keys, k); j >= 0 {
+		if j := out.pos(k); j >= 0 {
 			out.vals[j] = &jvalue{kind: jObject, keys: []string{"allOf"},
 				vals: []*jvalue{{kind: jArray, arr: []*jvalue{out.vals[j], b.vals[i]}}}}
 			continue
 		}
-		out.keys = append(out.keys, k)
-		out.vals = append(out.vals, b.vals[i])
+		out.appendMember(k, b.vals[i])
 	}
 	return out
 }
@@ -78,8 +83,15 @@ func unionStrings(a, b *jvalue) *jvalue {
 		return a
 	}
 	out := &jvalue{kind: jArray, arr: append([]*jvalue(nil), a.arr...)}
+	seen := make(map[string]struct{}, len(a.arr)+len(b.arr))
+	for _, v := range a.arr {
+		if v.kind == jString {
+			seen[v.s] = struct{}{}
+		}
+	}
 	for _, v := range b.arr {
-		if v.kind == jString && !listedBefore(out.arr, v.s) {
+		if _, dup := seen[v.s]; v.kind == jString && !dup {
+			seen[v.s] = struct{}{}
 			out.arr = append(out.arr, v)
 		}
 	}
@@ -113,16 +125,24 @@ func intersectTypes(a, b *jvalue) *jvalue {
 	if len(an) == 0 {
 		return b
 	}
+	// Type names are a closed set of seven, but a hostile "type" array may repeat them
+	// thousands of times: sets keep this linear.
+	inB := make(map[string]bool, len(bn))
+	for _, t := range bn {
+		inB[t] = true
+	}
+	kept := make(map[string]bool, 7)
 	out := &jvalue{kind: jArray}
 	for _, t := range an {
 		keep := ""
 		switch {
-		case slices.Contains(bn, t):
+		case inB[t]:
 			keep = t
-		case t == "number" && slices.Contains(bn, "integer"), t == "integer" && slices.Contains(bn, "number"):
+		case t == "number" && inB["integer"], t == "integer" && inB["number"]:
 			keep = "integer"
 		}
-		if keep != "" && !slices.Contains(typeNames(out), keep) {
+		if keep != "" && !kept[keep] {
+			kept[keep] = true
 			out.arr = append(out.arr, &jvalue{kind: jString, s: keep})
 		}
 	}
@@ -138,13 +158,13 @@ func intersectEnums(a, b *jvalue) *jvalue {
 	if a.kind != jArray || b.kind != jArray {
 		return a
 	}
-	bt := make([]string, len(b.arr))
-	for i, v := range b.arr {
-		bt[i] = compactText(v)
+	bt := make(map[string]struct{}, len(b.arr))
+	for _, v := range b.arr {
+		bt[compactText(v)] = struct{}{}
 	}
 	out := &jvalue{kind: jArray}
 	for _, v := range a.arr {
-		if slices.Contains(bt, compactText(v)) {
+		if _, ok := bt[compactText(v)]; ok {
 			out.arr = append(out.arr, v)
 		}
 	}
@@ -178,5 +198,11 @@ func tighter(a, b *jvalue, sign int) *jvalue {
 
 // copyObject returns a copy of object v whose member lists can be changed freely.
 func copyObject(v *jvalue) *jvalue {
-	return &jvalue{kind: jObject, keys: slices.Clone(v.keys), vals: slices.Clone(v.vals)}
+	out := &jvalue{kind: jObject, keys: slices.Clone(v.keys), vals: slices.Clone(v.vals)}
+	if v.index != nil {
+		out.index = maps.Clone(v.index) // cheaper than hashing every name again
+	} else {
+		out.reindex()
+	}
+	return out
 }

@@ -47,8 +47,16 @@ const defaultSpan = 100
 
 // number writes an integer or a number that satisfies minimum, maximum, the exclusive bounds and
 // multipleOf. It works in exact rationals, as validators do, so that 0.1*3 is "0.3" and passes a
-// multipleOf 0.1 check.
+// multipleOf 0.1 check; the common case of integer bounds and no multipleOf takes a shortcut
+// that gives the same value (schema_number_fast.go).
 func (g *schemaGen) number(s *jvalue, integer bool) {
+	if g.numberFast(s, integer) {
+		return
+	}
+	g.numberExact(s, integer)
+}
+
+func (g *schemaGen) numberExact(s *jvalue, integer bool) {
 	lo, loEx := bounds(s, "minimum", "exclusiveMinimum", 1)
 	hi, hiEx := bounds(s, "maximum", "exclusiveMaximum", -1)
 	multiple, _ := parseRatValue(s.get("multipleOf"))

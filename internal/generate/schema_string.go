@@ -1,10 +1,7 @@
 package generate
 
 import (
-	"regexp"
-	"regexp/syntax"
 	"strconv"
-	"unicode/utf8"
 
 	"mockgateway/internal/protocol"
 )
@@ -15,14 +12,14 @@ import (
 func (g *schemaGen) stringValue(s *jvalue) {
 	minL := min(intKeyword(s, "minLength", 0), maxStringRunes)
 	maxL := intKeyword(s, "maxLength", -1)
-	var p *compiledPattern
-	if pattern := s.str("pattern"); pattern != "" {
-		p = g.compilePattern(pattern)
+	var p *pattern
+	if src := s.str("pattern"); src != "" {
+		p = g.pattern(src)
 	}
 	if format := s.str("format"); format != "" {
 		var ok bool
 		g.scratch, ok = g.appendFormat(g.scratch[:0], format)
-		if ok && (p == nil || p.re.Match(g.scratch)) {
+		if ok && (p == nil || g.matches(p, g.scratch)) {
 			g.b.buf = protocol.AppendString(g.b.buf, string(g.scratch))
 			g.b.cut()
 			return
@@ -173,161 +170,4 @@ func (g *schemaGen) appendUUID(dst []byte) []byte {
 		dst = append(dst, hex[c>>4], hex[c&0xf])
 	}
 	return dst
-}
-
-// Limits of pattern matching: attempts before giving up, and the longest string built.
-const (
-	patternAttempts = 6
-	maxPatternBytes = 4 * maxStringRunes
-)
-
-// compiledPattern is a pattern parsed for generation and compiled for checking.
-type compiledPattern struct {
-	re   *regexp.Regexp
-	tree *syntax.Regexp
-}
-
-// compilePattern returns the cached compiled pattern, or nil when Go cannot read it (then the
-// pattern is ignored).
-func (g *schemaGen) compilePattern(pattern string) *compiledPattern {
-	if p, ok := g.patterns[pattern]; ok {
-		return p
-	}
-	var p *compiledPattern
-	re, err := regexp.Compile(pattern)
-	if err == nil {
-		if tree, err := syntax.Parse(pattern, syntax.Perl); err == nil {
-			p = &compiledPattern{re: re, tree: tree}
-		}
-	}
-	if g.patterns == nil {
-		g.patterns = make(map[string]*compiledPattern)
-	}
-	g.patterns[pattern] = p
-	return p
-}
-
-// patterned builds a string that matches pattern (read as a Go regular expression, as the Go
-// JSON Schema validators do) and fits the length bounds, by walking the parsed expression:
-// literals are copied, classes yield a member (letters and digits first), repetitions repeat a
-// few times, alternations pick a branch. Every candidate is checked with the compiled regexp, so
-// a pattern this cannot satisfy (backreference-like tricks, conflicting lengths) falls back to
-// plain words instead of producing a wrong match.
-func (g *schemaGen) patterned(p *compiledPattern, minL, maxL int) (string, bool) {
-	for attempt := range patternAttempts {
-		// Later attempts stretch unbounded repetitions towards minLength.
-		stretch := 0
-		if attempt >= patternAttempts/2 {
-			stretch = minL
-		}
-		g.scratch = g.scratch[:0]
-		if !g.regexWalk(p.tree, stretch) {
-			continue
-		}
-		n := utf8.RuneCount(g.scratch)
-		if n >= minL && (maxL < 0 || n <= maxL) && p.re.Match(g.scratch) {
-			return string(g.scratch), true
-		}
-	}
-	return "", false
-}
-
-func (g *schemaGen) regexWalk(re *syntax.Regexp, stretch int) bool {
-	if len(g.scratch) > maxPatternBytes {
-		return false
-	}
-	switch re.Op {
-	case syntax.OpNoMatch:
-		return false
-	case syntax.OpLiteral:
-		for _, c := range re.Rune {
-			g.scratch = utf8.AppendRune(g.scratch, c)
-		}
-	case syntax.OpCharClass:
-		c, ok := g.classMember(re.Rune)
-		if !ok {
-			return false
-		}
-		g.scratch = utf8.AppendRune(g.scratch, c)
-	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
-		g.scratch = append(g.scratch, byte('a'+g.r.intn(26)))
-	case syntax.OpCapture:
-		return g.regexWalk(re.Sub[0], stretch)
-	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest, syntax.OpRepeat:
-		lo, hi := re.Min, re.Max
-		switch re.Op {
-		case syntax.OpStar:
-			lo, hi = 0, -1
-		case syntax.OpPlus:
-			lo, hi = 1, -1
-		case syntax.OpQuest:
-			lo, hi = 0, 1
-		}
-		if hi < 0 {
-			// Unbounded: a few repetitions, or minLength more when stretching.
-			lo += stretch
-		}
-		lo = min(lo, maxStringRunes)
-		top := lo + 2
-		if hi >= 0 {
-			top = min(top, hi)
-		}
-		for range g.r.between(lo, max(top, lo)) {
-			if !g.regexWalk(re.Sub[0], stretch) {
-				return false
-			}
-		}
-	case syntax.OpConcat:
-		for _, sub := range re.Sub {
-			if !g.regexWalk(sub, stretch) {
-				return false
-			}
-		}
-	case syntax.OpAlternate:
-		return g.regexWalk(re.Sub[g.r.intn(len(re.Sub))], stretch)
-	}
-	// Anchors, word boundaries and the empty match write nothing.
-	return true
-}
-
-// classMember picks a rune of a character class (pairs of inclusive ranges): an ASCII letter or
-// digit when the class has one, else printable ASCII, else the first valid rune of a range.
-func (g *schemaGen) classMember(ranges []rune) (rune, bool) {
-	in := func(c rune) bool {
-		for i := 0; i+1 < len(ranges); i += 2 {
-			if ranges[i] <= c && c <= ranges[i+1] {
-				return true
-			}
-		}
-		return false
-	}
-	var cand [95]rune
-	n := 0
-	for _, span := range [...][2]rune{{'a', 'z'}, {'A', 'Z'}, {'0', '9'}} {
-		for c := span[0]; c <= span[1]; c++ {
-			if in(c) {
-				cand[n] = c
-				n++
-			}
-		}
-	}
-	if n == 0 {
-		for c := rune(' '); c <= '~'; c++ {
-			if in(c) {
-				cand[n] = c
-				n++
-			}
-		}
-	}
-	if n > 0 {
-		return cand[g.r.intn(n)], true
-	}
-	for i := 0; i+1 < len(ranges); i += 2 {
-		for c := ranges[i]; c <= ranges[i+1] && c-ranges[i] < 4096; c++ {
-			if utf8.ValidRune(c) && c >= 0x20 {
-				return c, true
-			}
-		}
-	}
-	return 0, false
 }

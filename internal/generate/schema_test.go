@@ -47,7 +47,7 @@ func instance(schema string, stream uint64) []string {
 		v = nil
 	}
 	var b pieceBuilder
-	appendSchemaInstance(&b, &r, v)
+	appendSchemaInstance(&b, &r, v, nil)
 	return b.pieces()
 }
 
@@ -183,7 +183,7 @@ func TestSchemaInstanceDetails(t *testing.T) {
 			got := strings.Join(instance(tt.schema, 0), "")
 			if tt.schema == "" {
 				var b pieceBuilder
-				appendSchemaInstance(&b, nil, nil)
+				appendSchemaInstance(&b, nil, nil, nil)
 				got = string(b.buf)
 			}
 			if got != tt.want {
@@ -227,6 +227,25 @@ func FuzzSchemaInstance(f *testing.F) {
 		for _, p := range pieces {
 			if p == "" {
 				t.Fatalf("empty piece for schema %s", schema)
+			}
+		}
+		// Under a ceiling the instance is cut, but it never runs past it by more than one
+		// piece, and that piece is clipped when it could be long.
+		v, err := parseJSON(schema)
+		if err != nil {
+			return
+		}
+		var r rng
+		r.seed(subSeed([32]byte{}, "test", stream, 0))
+		var b pieceBuilder
+		b.limit(40, 300)
+		appendSchemaInstance(&b, &r, v, nil)
+		if len(b.buf) > 300+maxPatternBytes {
+			t.Fatalf("%d bytes under a ceiling of 300 for schema %s", len(b.buf), schema)
+		}
+		for _, p := range b.pieces() {
+			if p == "" {
+				t.Fatalf("empty piece under a ceiling for schema %s", schema)
 			}
 		}
 	})

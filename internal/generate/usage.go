@@ -2,6 +2,7 @@ package generate
 
 import (
 	"unicode"
+	"unicode/utf8"
 
 	"mockgateway/internal/protocol"
 )
@@ -18,21 +19,43 @@ const (
 // CountTokens is the estimator's rule for a piece of text: the sum, over the whitespace-separated
 // words of s, of ceil(runes/4). So "" is 0, "hello" is 2, "a b" is 2, "tokenizer" is 3.
 func CountTokens(s string) int {
-	total, runes := 0, 0
+	var c tokenCounter
 	for _, r := range s {
-		if unicode.IsSpace(r) {
-			total += ceilDiv(runes, runesPerToken)
-			runes = 0
-			continue
-		}
-		runes++
+		c.add(r)
 	}
-	return total + ceilDiv(runes, runesPerToken)
+	return c.total()
 }
+
+// countTokensBytes is CountTokens over bytes, so that a tool's parameters (kept as bytes) are
+// counted where they lie instead of being copied into a string first.
+func countTokensBytes(b []byte) int {
+	var c tokenCounter
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		c.add(r)
+		b = b[size:]
+	}
+	return c.total()
+}
+
+// tokenCounter applies the rule one rune at a time.
+type tokenCounter struct{ sum, runes int }
+
+func (c *tokenCounter) add(r rune) {
+	if unicode.IsSpace(r) {
+		c.sum += ceilDiv(c.runes, runesPerToken)
+		c.runes = 0
+		return
+	}
+	c.runes++
+}
+
+func (c *tokenCounter) total() int { return c.sum + ceilDiv(c.runes, runesPerToken) }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
-// PromptTokens is the estimator's rule for a request: 3, plus for each message 4 + the tokens of
+// PromptTokens is the estimator's rule for a request, computed in one pass over the text
+// without copying it: 3, plus for each message 4 + the tokens of
 // its content and name + for each of its tool calls the tokens of the name and the arguments,
 // plus for each tool 8 + the tokens of its name, description and compact parameters JSON.
 func PromptTokens(req *protocol.ChatRequest) int {
@@ -50,7 +73,7 @@ func PromptTokens(req *protocol.ChatRequest) int {
 	for i := range req.Tools {
 		t := &req.Tools[i]
 		n += perToolTokens + CountTokens(t.Name) + CountTokens(t.Description) +
-			CountTokens(string(t.Parameters))
+			countTokensBytes(t.Parameters)
 	}
 	return n
 }

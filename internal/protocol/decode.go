@@ -663,6 +663,12 @@ func decodeFunctionDefinition(path string, v json.RawMessage) (Tool, *apierr.Err
 	if !hasName {
 		return t, errMissing(joinPath(path, "name"))
 	}
+	// OpenAI holds a strict schema to Structured Outputs' limits, and only a strict one.
+	if t.Strict && t.Parameters != nil {
+		if e := CheckSchemaLimits(joinPath(path, "parameters"), t.Parameters); e != nil {
+			return t, e
+		}
+	}
 	return t, nil
 }
 
@@ -791,7 +797,7 @@ func decodeJSONSchema(path string, v json.RawMessage) (name string, schema json.
 	if e != nil {
 		return "", nil, e
 	}
-	var hasName bool
+	var hasName, strict bool
 	for k, raw := range o.all() {
 		p := joinPath(path, k)
 		switch k {
@@ -803,7 +809,7 @@ func decodeJSONSchema(path string, v json.RawMessage) (name string, schema json.
 		case "schema":
 			schema, e = asCompactObject(p, raw)
 		case "strict":
-			_, e = asBool(p, raw)
+			strict, e = asBool(p, raw)
 		default:
 			e = errUnknown(p)
 		}
@@ -813,6 +819,11 @@ func decodeJSONSchema(path string, v json.RawMessage) (name string, schema json.
 	}
 	if !hasName {
 		return "", nil, errMissing(joinPath(path, "name"))
+	}
+	if strict && schema != nil {
+		if e := CheckSchemaLimits("response_format", schema); e != nil {
+			return "", nil, e
+		}
 	}
 	return name, schema, nil
 }

@@ -35,7 +35,7 @@ func handleChat(d Deps) http.Handler {
 		rec := observability.RecordFrom(r.Context())
 		rec.Chat = true
 		rec.Model = observability.ModelOther
-		req, model, seed, err := readChatRequest(w, r, d.Catalog, limits, d.Config.MaxBodyBytes)
+		req, model, facts, err := readChatRequest(w, r, d.Catalog, limits, d.Config.MaxBodyBytes)
 		if model != nil {
 			rec.Model = model.ID // a catalog id: a bounded label even when the request fails
 		}
@@ -43,7 +43,7 @@ func handleChat(d Deps) http.Handler {
 			writeError(w, r, err)
 			return
 		}
-		ctx, c := startChat(w, r, &d, req, model, seed)
+		ctx, c := startChat(w, r, &d, req, model, facts)
 		if c == nil {
 			return // answered already: an error, a fault, or a client that left
 		}
@@ -63,7 +63,7 @@ func handleChat(d Deps) http.Handler {
 // starts the chat span and generates. It returns nil once it has answered the request itself.
 //
 //go:noinline
-func startChat(w http.ResponseWriter, r *http.Request, dp *Deps, req *protocol.ChatRequest, model *catalog.Model, seed uint64) (context.Context, *chatCall) {
+func startChat(w http.ResponseWriter, r *http.Request, dp *Deps, req *protocol.ChatRequest, model *catalog.Model, facts requestFacts) (context.Context, *chatCall) {
 	d := *dp
 	rec := observability.RecordFrom(r.Context())
 	rec.Stream = req.Stream
@@ -97,6 +97,8 @@ func startChat(w http.ResponseWriter, r *http.Request, dp *Deps, req *protocol.C
 
 	res := generate.Generate(generate.Input{
 		Model: served.ID, Behavior: served.Behavior, DefaultTokens: served.DefaultTokens, Request: req,
+		TokenCeiling: d.Config.MaxTokens, MaxResponseBytes: d.Config.MaxResponseBytes,
+		ContextWindow: served.ContextWindow, PromptTokens: facts.promptTokens,
 	})
 	rec.PromptTokens = res.PromptTokens
 	rec.CompletionTokens = res.CompletionTokens
@@ -111,7 +113,7 @@ func startChat(w http.ResponseWriter, r *http.Request, dp *Deps, req *protocol.C
 		Stream:       req.Stream,
 		IncludeUsage: req.IncludeUsage,
 		Result:       res,
-		Timings:      simulation.NewTimings(sim.latency, seed),
+		Timings:      simulation.NewTimings(sim.latency, facts.seed),
 		Fault:        plan.Fault, // nil, or a fault that strikes mid-stream
 		Span:         span,
 		Deps:         dp,
@@ -133,37 +135,49 @@ type chatCall struct {
 	Deps         *Deps // shared by every call; not copied into each
 }
 
+// requestFacts are what reading a request learns beside the request itself.
+type requestFacts struct {
+	seed         uint64 // the latency jitter's seed: the same request waits the same
+	promptTokens int    // counted once, for the context window and the usage
+}
+
 // readChatRequest applies the checks in the contract's order: media type, size and arrival
-// (readBody), JSON and fields, then the model and what it supports. The model is returned
-// whenever the id is in the catalog.
+// (readBody), JSON and fields, then the model, what it supports and its context window. The
+// model is returned whenever the id is in the catalog.
 //
 //go:noinline
-func readChatRequest(w http.ResponseWriter, r *http.Request, cat *catalog.Catalog, limits protocol.Limits, maxBody int64) (*protocol.ChatRequest, *catalog.Model, uint64, error) {
+func readChatRequest(w http.ResponseWriter, r *http.Request, cat *catalog.Catalog, limits protocol.Limits, maxBody int64) (*protocol.ChatRequest, *catalog.Model, requestFacts, error) {
+	var none requestFacts
 	if err := readBody(w, r, maxBody); err != nil {
-		return nil, nil, 0, err
+		return nil, nil, none, err
 	}
 	buf := takeBody(r)
 	defer bufferPool.Put(buf)
 	req, aerr := protocol.DecodeChatRequest(buf.Bytes(), limits)
 	if aerr != nil {
-		return nil, nil, 0, aerr
+		return nil, nil, none, aerr
 	}
 	model, ok := cat.Lookup(req.Model)
 	if !ok {
 		// The id is not echoed: it is client text, and the catalog is one GET away.
-		return nil, nil, 0, apierr.New(apierr.ModelNotFound, "model", "The model does not exist in this mock's catalog; GET /v1/models lists the executable models.")
+		return nil, nil, none, apierr.New(apierr.ModelNotFound, "model", "The model does not exist in this mock's catalog; GET /v1/models lists the executable models.")
 	}
 	if !model.Executable() {
-		return nil, model, 0, apierr.New(apierr.ModelNotExecutable, "model", "The model "+model.ID+" is external provider metadata and never executes here; use a mock model from GET /v1/models.")
+		return nil, model, none, apierr.New(apierr.ModelNotExecutable, "model", "The model "+model.ID+" is external provider metadata and never executes here; use a mock model from GET /v1/models.")
 	}
 	if len(req.Tools) > 0 && !model.Capabilities.Tools {
-		return nil, model, 0, apierr.New(apierr.ToolsNotSupported, "tools", "The model "+model.ID+" does not support tools; mock-tools does.")
+		return nil, model, none, apierr.New(apierr.ToolsNotSupported, "tools", "The model "+model.ID+" does not support tools; mock-tools does.")
 	}
 	if req.Stream && !model.Capabilities.Streaming {
-		return nil, model, 0, apierr.New(apierr.InvalidValue, "stream", "The model "+model.ID+" does not support streaming.")
+		return nil, model, none, apierr.New(apierr.InvalidValue, "stream", "The model "+model.ID+" does not support streaming.")
 	}
-	// The latency jitter is seeded by the request's bytes: the same request waits the same.
-	return req, model, fnv64a(buf.Bytes()), nil
+	// A prompt (with the budget asked for) that the model's window cannot hold is refused as
+	// OpenAI refuses it; the window of a fallback model cuts its answer in Generate.
+	facts := requestFacts{seed: fnv64a(buf.Bytes()), promptTokens: generate.PromptTokens(req)}
+	if aerr := generate.CheckContext(facts.promptTokens, req.MaxTokens, model.ContextWindow); aerr != nil {
+		return nil, model, none, aerr
+	}
+	return req, model, facts, nil
 }
 
 // jsonContentType accepts application/json and application/*+json with any parameters, and a

@@ -254,11 +254,11 @@ func TestJitterIsSeededByTheBody(t *testing.T) {
 		t.Helper()
 		req := httptest.NewRequest("POST", chatPath, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
-		_, _, seed, err := readChatRequest(httptest.NewRecorder(), req, cat, limits, cfg.MaxBodyBytes)
+		_, _, facts, err := readChatRequest(httptest.NewRecorder(), req, cat, limits, cfg.MaxBodyBytes)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return seed
+		return facts.seed
 	}
 	a := chatBody("mock-echo", `"stream":true`)
 	if seedOf(a) != seedOf(a) {

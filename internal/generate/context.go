@@ -1,0 +1,34 @@
+package generate
+
+import (
+	"strconv"
+
+	"mockgateway/internal/apierr"
+)
+
+// CheckContext rejects a request that does not fit the model's context window, in OpenAI's
+// words: the prompt alone (promptTokens, from PromptTokens) when no budget was sent, or the
+// prompt plus the requested budget (the request's max_completion_tokens or max_tokens) when one
+// was. A window of zero or less means the model has none. Without a budget a prompt that fits
+// is accepted however little room it leaves: each choice then stops at the window (see
+// Input.ContextWindow), as a provider's model does.
+func CheckContext(promptTokens, budget, window int) *apierr.Error {
+	if window <= 0 {
+		return nil
+	}
+	head := "This model's maximum context length is " + strconv.Itoa(window) + " tokens. However, "
+	if budget > 0 {
+		if promptTokens+budget <= window {
+			return nil
+		}
+		return apierr.New(apierr.ContextLengthExceeded, "messages", head+"you requested "+
+			strconv.Itoa(promptTokens+budget)+" tokens ("+strconv.Itoa(promptTokens)+
+			" in the messages, "+strconv.Itoa(budget)+" in the completion). "+
+			"Please reduce the length of the messages or completion.")
+	}
+	if promptTokens <= window {
+		return nil
+	}
+	return apierr.New(apierr.ContextLengthExceeded, "messages", head+"your messages resulted in "+
+		strconv.Itoa(promptTokens)+" tokens. Please reduce the length of the messages.")
+}

@@ -1,0 +1,107 @@
+package generate
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"mockgateway/internal/protocol"
+)
+
+// DefaultMaxResponseBytes is the default cap on the bytes of content and tool arguments of one
+// answer, shared by its choices. 8 MiB lets each of 128 choices show 64 KiB, more than 4096
+// tokens of prose ever take (about 30 KB), so the byte cap only cuts what a token cannot bound:
+// long string literals and long words.
+const DefaultMaxResponseBytes = 8 << 20
+
+// choiceCeiling returns the ceiling of each of n choices: the token ceiling, lowered to what the
+// context window leaves after the prompt, and an equal share of the response's bytes.
+func choiceCeiling(in Input, promptTokens, n int) (pieces, bytes int) {
+	pieces = in.TokenCeiling
+	if pieces <= 0 {
+		pieces = protocol.DefaultMaxTokensCeiling
+	}
+	if in.ContextWindow > 0 {
+		pieces = min(pieces, max(in.ContextWindow-promptTokens, 0))
+	}
+	total := in.MaxResponseBytes
+	if total <= 0 {
+		total = DefaultMaxResponseBytes
+	}
+	return pieces, max(total/max(n, 1), 1)
+}
+
+// cutText applies, in order, the choice's ceiling, the stop sequences and the request's budget
+// to the pieces of a text choice, and returns what is left and the finish reason. The ceiling
+// comes first so that stop and the budget cut the same text whatever they are: a smaller budget
+// still gives a prefix of the answer.
+func (g *generation) cutText(pieces []string) ([]string, string) {
+	pieces, capped := capPieces(pieces, g.maxPieces, g.maxBytes)
+	pieces, stopped := cutAtStop(pieces, g.stops)
+	finish := finishStop
+	if budget := g.req.MaxTokens; budget > 0 && len(pieces) > budget {
+		pieces, finish = pieces[:budget], finishLength
+	} else if capped && !stopped {
+		finish = finishLength
+	}
+	if pieces == nil {
+		pieces = []string{}
+	}
+	return pieces, finish
+}
+
+// capPieces keeps at most maxPieces pieces and maxBytes bytes; the piece that crosses maxBytes
+// is cut at the last whole rune before it (and dropped when nothing is left), which may cut a
+// JSON string mid-value, as a provider's answer is cut at its limit. capped reports a cut.
+func capPieces(pieces []string, maxPieces, maxBytes int) (_ []string, capped bool) {
+	if len(pieces) > maxPieces {
+		pieces, capped = pieces[:maxPieces], true
+	}
+	total := 0
+	for k, p := range pieces {
+		if total+len(p) <= maxBytes {
+			total += len(p)
+			continue
+		}
+		keep := maxBytes - total
+		for keep > 0 && !utf8.RuneStart(p[keep]) {
+			keep--
+		}
+		if keep == 0 {
+			return pieces[:k], true
+		}
+		pieces[k] = p[:keep]
+		return pieces[:k+1], true
+	}
+	return pieces, capped
+}
+
+// cutAtStop cuts the text at the earliest occurrence of any stop string. The pieces before the
+// cut are kept as they are, the piece holding the cut is truncated (and dropped if nothing of it
+// is left), so a stop never changes the words before it. stopped reports a stop string found.
+func cutAtStop(pieces []string, stops []string) (_ []string, stopped bool) {
+	if len(stops) == 0 || len(pieces) == 0 {
+		return pieces, false
+	}
+	text := strings.Join(pieces, "")
+	cut := -1
+	for _, s := range stops {
+		if i := strings.Index(text, s); i >= 0 && (cut < 0 || i < cut) {
+			cut = i
+		}
+	}
+	if cut < 0 {
+		return pieces, false
+	}
+	pos := 0
+	for k, p := range pieces {
+		if cut < pos+len(p) {
+			if cut == pos {
+				return pieces[:k], true
+			}
+			pieces[k] = p[:cut-pos]
+			return pieces[:k+1], true
+		}
+		pos += len(p)
+	}
+	return pieces, true
+}

@@ -1,0 +1,93 @@
+package generate
+
+import "mockgateway/internal/protocol"
+
+// maxParallelCalls is the most calls one choice makes when parallel tool calls are allowed.
+const maxParallelCalls = 3
+
+// planToolCalls decides which tools mock-tools calls (rule 5 of the package documentation), or
+// nil when it answers with text.
+func planToolCalls(req *protocol.ChatRequest) []int {
+	if len(req.Tools) == 0 {
+		return nil
+	}
+	mode := effectiveToolChoice(req)
+	if mode == protocol.ToolChoiceNone {
+		return nil
+	}
+	forced := mode == protocol.ToolChoiceRequired || mode == protocol.ToolChoiceFunction
+	if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == "tool" && !forced {
+		return nil
+	}
+	if mode == protocol.ToolChoiceFunction {
+		for i := range req.Tools {
+			if req.Tools[i].Name == req.ToolChoice.Function {
+				return []int{i}
+			}
+		}
+		return []int{0} // the decoder rejects unknown names; stay total anyway
+	}
+	if req.ParallelToolCalls && len(req.Tools) >= 2 {
+		calls := make([]int, min(len(req.Tools), maxParallelCalls))
+		for i := range calls {
+			calls[i] = i
+		}
+		return calls
+	}
+	return []int{0}
+}
+
+// toolChoice generates the calls of one choice. All arguments are generated (up to the
+// choice's ceiling) before the budget is applied, so a budget only cuts fragments and never
+// changes them.
+func (g *generation) toolChoice(i int, r *rng) Choice {
+	b := g.builder()
+	ends := make([]int, len(g.calls)) // piece index where each call's arguments end
+	for k := range g.calls {
+		appendSchemaInstance(&b, r, g.argSchemas[k], &g.cache)
+		ends[k] = len(b.ends)
+	}
+	all, capped := capPieces(b.pieces(), g.maxPieces, g.maxBytes)
+	limit := len(all)
+	if budget := g.req.MaxTokens; budget > 0 {
+		limit = min(limit, budget)
+	}
+
+	finish := finishToolCalls
+	if capped {
+		finish = finishLength
+	}
+	calls := make([]ToolCall, 0, len(g.calls))
+	start := 0
+	for k, t := range g.calls {
+		end := min(ends[k], len(all))
+		args := all[min(start, end):end:end]
+		left := limit - start
+		if left <= 0 && k > 0 {
+			finish = finishLength
+			break
+		}
+		if left < len(args) {
+			args, finish = args[:max(left, 0)], finishLength
+		}
+		calls = append(calls, ToolCall{
+			ID:        toolCallID(g.requestSeed(), i, k),
+			Name:      g.req.Tools[t].Name,
+			Arguments: args,
+		})
+		start = ends[k]
+	}
+	return Choice{Index: i, ToolCalls: calls, FinishReason: finish}
+}
+
+// toolCallID derives a call id from the request, the choice and the call's position.
+func toolCallID(seed [32]byte, choice, call int) string {
+	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+	sum := subSeed(seed, "call", uint64(choice), uint64(call))
+	var id [5 + 24]byte
+	copy(id[:], "call_")
+	for j := range 24 {
+		id[5+j] = alphabet[int(sum[j])%len(alphabet)]
+	}
+	return string(id[:])
+}

@@ -1,0 +1,109 @@
+package protocol
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// nested returns a schema whose deepest subschema is at level depth (the root is level 0),
+// descending through properties, items and anyOf in turn.
+func nested(depth int) string {
+	s := `{"type":"string"}`
+	for i := depth; i > 0; i-- {
+		switch i % 3 {
+		case 0:
+			s = `{"type":"object","properties":{"a":` + s + `},"required":["a"],"additionalProperties":false}`
+		case 1:
+			s = `{"type":"array","items":` + s + `}`
+		default:
+			s = `{"anyOf":[{"type":"null"},` + s + `]}`
+		}
+	}
+	return s
+}
+
+func names(n int, pattern string) string {
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = fmt.Sprintf(pattern, i)
+	}
+	return strings.Join(parts, ",")
+}
+
+func TestCheckSchemaLimits(t *testing.T) {
+	props := func(n int) string {
+		return `{"type":"object","properties":{` + names(n, `"p%d":{"type":"null"}`) + `}}`
+	}
+	enum := func(n int) string { return `{"enum":[` + names(n, `%d`) + `]}` }
+	// 251 string values of 60 characters: 15,060 characters in one large enum.
+	largeEnum := func(values, width int) string {
+		return `{"type":"string","enum":[` + names(values, `"%0`+fmt.Sprint(width)+`d"`) + `]}`
+	}
+	tests := []struct {
+		name, schema, want string
+	}{
+		{"nesting at the limit", nested(10), ""},
+		{"nesting past the limit", nested(11), "11 levels of nesting exceeds limit of 10."},
+		{"thousands of levels", nested(3000), "11 levels of nesting exceeds limit of 10."},
+		{"definitions nest too", `{"$defs":{"d":` + nested(10) + `}}`, "11 levels of nesting exceeds limit of 10."},
+		{"properties at the limit", `{"anyOf":[` + props(2500) + `,` + props(2500) + `]}`, ""},
+		{"properties past the limit", `{"anyOf":[` + props(2500) + `,` + props(2501) + `]}`,
+			"Total number of object properties (5001) exceeds limit of 5000."},
+		{"enum values at the limit", `{"anyOf":[` + enum(600) + `,` + enum(400) + `]}`, ""},
+		{"enum values past the limit", `{"anyOf":[` + enum(600) + `,` + enum(401) + `]}`,
+			"Total number of enum values (1001) exceeds limit of 1000."},
+		{"large enum at the limit", largeEnum(250, 80), ""},
+		{"large enum under its characters", largeEnum(251, 59), ""},
+		{"large enum past the limit", largeEnum(251, 60),
+			"Total string length (15060) of values of an enum with 251 values exceeds limit of 15000."},
+		{"characters at the limit", `{"const":"` + strings.Repeat("é", 119990) + `","properties":{"` + strings.Repeat("n", 10) + `":{}}}`, ""},
+		{"characters past the limit", `{"$defs":{"` + strings.Repeat("d", 60000) + `":{}},"properties":{"` + strings.Repeat("p", 60000) + `":{"const":7}}}`,
+			"Total string length of property names, definition names, enum values and const values (120001) exceeds limit of 120000."},
+		{"escaped keyword", `{"prop\u0065rties":{` + names(5001, `"p%d":{}`) + `}}`,
+			"Total number of object properties (5001) exceeds limit of 5000."},
+		{"escapes are one character", `{"const":"` + strings.Repeat(`\n`, 120000) + `"}`, ""},
+		{"deep const values are skipped", `{"const":` + strings.Repeat(`[`, 5000) + strings.Repeat(`]`, 5000) + `}`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if !json.Valid([]byte(tt.schema)) {
+				t.Fatal("test schema is not JSON")
+			}
+			e := CheckSchemaLimits("response_format", json.RawMessage(tt.schema))
+			switch {
+			case tt.want == "" && e != nil:
+				t.Fatalf("unexpected %v", e)
+			case tt.want == "":
+			case e == nil:
+				t.Fatalf("accepted, want %q", tt.want)
+			case e.Message != "Invalid schema for response_format 'response_format': "+tt.want ||
+				e.Param != "response_format" || e.Code != "invalid_value" || e.Status != 400:
+				t.Fatalf("got %+v", e)
+			}
+		})
+	}
+}
+
+func TestCheckSchemaLimitsNamesNoClientText(t *testing.T) {
+	schema := `{"type":"object","properties":{` + names(5001, `"SECRET%d":{"description":"SECRET"}`) + `}}`
+	e := CheckSchemaLimits("tools[3].function.parameters", json.RawMessage(schema))
+	if e == nil || e.Param != "tools[3].function.parameters" ||
+		!strings.HasPrefix(e.Message, "Invalid schema for function 'tools[3].function.parameters': ") ||
+		strings.Contains(e.Message, "SECRET") {
+		t.Fatalf("got %+v", e)
+	}
+}
+
+func BenchmarkCheckSchemaLimits(b *testing.B) {
+	schema := json.RawMessage(`{"type":"object","properties":{` +
+		names(5000, `"p%d":{"type":"string","description":"some text","pattern":"^[a-z]+$"}`) + `}}`)
+	b.SetBytes(int64(len(schema)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if CheckSchemaLimits("response_format", schema) != nil {
+			b.Fatal("rejected")
+		}
+	}
+}
