@@ -118,6 +118,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Metrics:    metrics,
 		Spans:      tracing.Buffer,
 		Drain:      drain,
+		Attempts:   simulation.NewAttemptCounter(cfg.AttemptKeys, cfg.AttemptTTL, time.Now),
 		Version:    version,
 		Release:    release,
 		Started:    time.Now(),

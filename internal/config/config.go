@@ -30,6 +30,11 @@ type Config struct {
 	// AllowSimulationHeaders lets requests choose simulated faults and latency with x-mock-*
 	// headers; off, only the catalog decides.
 	AllowSimulationHeaders bool
+	// AttemptKeys and AttemptTTL bound the attempt counter of clients that retry without an
+	// attempt header: at most AttemptKeys requests are remembered, each for AttemptTTL after
+	// its last attempt.
+	AttemptKeys int
+	AttemptTTL  time.Duration
 
 	MaxBodyBytes int64
 	MaxTokens    int // ceiling for max_tokens / max_completion_tokens
@@ -84,6 +89,8 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 		{flagenv.Setting{Name: "log-format", Env: "MOCKGATEWAY_LOG_FORMAT", Default: "json", Usage: "json or text"}, str(&c.LogFormat)},
 		{flagenv.Setting{Name: "log-file", Env: "MOCKGATEWAY_LOG_FILE", Usage: "also append the log to this file"}, str(&c.LogFile)},
 		{flagenv.Setting{Name: "allow-simulation-headers", Env: "MOCKGATEWAY_ALLOW_SIMULATION_HEADERS", Default: "true", Usage: "let x-mock-* request headers choose simulated faults and latency"}, boolOf(&c.AllowSimulationHeaders)},
+		{flagenv.Setting{Name: "attempt-keys", Env: "MOCKGATEWAY_ATTEMPT_KEYS", Default: "10000", Usage: "requests remembered to count the attempts of clients that retry without an attempt header (0: off)"}, intOf(&c.AttemptKeys)},
+		{flagenv.Setting{Name: "attempt-ttl", Env: "MOCKGATEWAY_ATTEMPT_TTL", Default: "60s", Usage: "how long such a request is remembered after its last attempt"}, durationOf(&c.AttemptTTL)},
 		{flagenv.Setting{Name: "max-body-bytes", Env: "MOCKGATEWAY_MAX_BODY_BYTES", Default: "1048576", Usage: "largest request body accepted"}, int64Of(&c.MaxBodyBytes)},
 		{flagenv.Setting{Name: "max-tokens", Env: "MOCKGATEWAY_MAX_TOKENS", Default: "4096", Usage: "ceiling for max_tokens and max_completion_tokens"}, intOf(&c.MaxTokens)},
 		{flagenv.Setting{Name: "max-choices", Env: "MOCKGATEWAY_MAX_CHOICES", Default: "128", Usage: "largest n"}, intOf(&c.MaxChoices)},
@@ -148,6 +155,8 @@ func (c Config) validate() error {
 		{c.MaxTokens >= 1, "max-tokens: must be at least 1"},
 		{c.MaxChoices >= 1 && c.MaxChoices <= 128, "max-choices: must be from 1 to 128"},
 		{c.MaxResponseBytes >= 1, "max-response-bytes: must be at least 1"},
+		{c.AttemptKeys >= 0, "attempt-keys: must not be negative"},
+		{c.AttemptTTL > 0, "attempt-ttl: must be positive"},
 		{c.MaxConcurrent >= 1, "max-concurrent: must be at least 1"},
 		{c.ReadHeaderTimeout > 0, "read-header-timeout: must be positive"},
 		{c.ReadTimeout >= c.ReadHeaderTimeout, "read-timeout: must be at least read-header-timeout"},
@@ -180,6 +189,8 @@ func (c Config) LogValue() slog.Value {
 		slog.String("log_format", c.LogFormat),
 		slog.String("log_file", c.LogFile),
 		slog.Bool("allow_simulation_headers", c.AllowSimulationHeaders),
+		slog.Int("attempt_keys", c.AttemptKeys),
+		slog.String("attempt_ttl", c.AttemptTTL.String()),
 		slog.Int64("max_body_bytes", c.MaxBodyBytes),
 		slog.Int("max_tokens", c.MaxTokens),
 		slog.Int("max_choices", c.MaxChoices),

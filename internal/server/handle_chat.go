@@ -67,7 +67,7 @@ func startChat(w http.ResponseWriter, r *http.Request, dp *Deps, req *protocol.C
 	d := *dp
 	rec := observability.RecordFrom(r.Context())
 	rec.Stream = req.Stream
-	sim, serr := simulate(r, d, model)
+	sim, serr := simulate(r, d, model, facts.seed)
 	if serr != nil {
 		writeError(w, r, serr)
 		return nil, nil
@@ -198,6 +198,15 @@ func fnv64a(b []byte) uint64 {
 	h := uint64(14695981039346656037)
 	for _, c := range b {
 		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return h
+}
+
+// fnv64aString goes on hashing s into h, an FNV-1a state.
+func fnv64aString(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
 		h *= 1099511628211
 	}
 	return h

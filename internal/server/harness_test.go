@@ -120,6 +120,9 @@ func newHarness(t *testing.T, opts ...func(*Deps)) *harness {
 	if d.Metrics == nil {
 		d.Metrics = observability.NewMetrics(prometheus.NewRegistry(), d.Catalog.IDs(), d.Catalog.ExecutableIDs(), observability.BuildInfo{Version: "4.2.0", Release: "Gateway Foundation", FaultKinds: simulation.Kinds()})
 	}
+	if d.Attempts == nil {
+		d.Attempts = simulation.NewAttemptCounter(d.Config.AttemptKeys, d.Config.AttemptTTL, time.Now)
+	}
 	return &harness{t: t, handler: New(d), logs: logs, spans: spans, tp: tp, metrics: d.Metrics, drain: d.Drain, deps: d}
 }
 

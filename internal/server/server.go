@@ -17,6 +17,7 @@ import (
 
 	"mockgateway/internal/catalog"
 	"mockgateway/internal/config"
+	"mockgateway/internal/simulation"
 	"mockgateway/observability"
 )
 
@@ -30,15 +31,21 @@ type Deps struct {
 	Metrics    *observability.Metrics    // nil: metrics off
 	Spans      *observability.SpanBuffer // nil: /debug/traces answers 404
 	Drain      *Drain
-	Version    string
-	Release    string
-	Started    time.Time
+	// Attempts counts the attempts of clients that retry without an attempt header; nil: New
+	// builds one from Config.
+	Attempts *simulation.AttemptCounter
+	Version  string
+	Release  string
+	Started  time.Time
 }
 
 // New builds the router and wraps it in the middleware chain.
 func New(d Deps) http.Handler {
 	if d.Drain == nil {
 		d.Drain = NewDrain()
+	}
+	if d.Attempts == nil {
+		d.Attempts = simulation.NewAttemptCounter(d.Config.AttemptKeys, d.Config.AttemptTTL, time.Now)
 	}
 	r := mux.NewRouter()
 	// A cleaned-path redirect would turn a POST into a GET at the client; a plain 404 is honest.

@@ -24,9 +24,9 @@ type simulated struct {
 
 // simulate reads the x-mock-* headers (when allowed) over the model's catalog settings and
 // decides the plan. A malformed header is a 400 naming the header, never a silent default.
-func simulate(r *http.Request, d Deps, model *catalog.Model) (simulated, *apierr.Error) {
+// bodyHash identifies the request for clients that retry without saying so (attemptOf).
+func simulate(r *http.Request, d Deps, model *catalog.Model, bodyHash uint64) (simulated, *apierr.Error) {
 	fault, latency := model.FaultSpec, model.Latency
-	attempt := 1
 	latencyFromHeader := false
 	if d.Config.AllowSimulationHeaders {
 		if v := r.Header.Get(simulation.HeaderFault); v != "" {
@@ -43,16 +43,15 @@ func simulate(r *http.Request, d Deps, model *catalog.Model) (simulated, *apierr
 			}
 			latency, latencyFromHeader = l, true
 		}
-		a, err := simulation.AttemptOf(r.Header)
-		if err != nil {
-			return simulated{}, invalidHeader(simulation.HeaderAttempt, err)
-		}
-		attempt = a
-	} else if v := r.Header.Get(simulation.HeaderRetryCount); v != "" {
-		// The catalog's "fail the first K attempts" still follows the SDKs' own retry counter.
-		attempt, _ = simulation.AttemptOf(http.Header{simulation.HeaderRetryCount: {v}})
+	}
+	attempt, key, err := attemptOf(r, d, model, fault, bodyHash)
+	if err != nil {
+		return simulated{}, err
 	}
 	plan := simulation.Decide(model.ID, fault, attempt, model.Gateway, d.Catalog.Target)
+	if key != 0 && plan.Fault == nil {
+		d.Attempts.Done(key) // it got through: an identical request later is a first try again
+	}
 	served := model
 	if plan.ServedBy != model.ID {
 		if m, ok := d.Catalog.Lookup(plan.ServedBy); ok {
@@ -64,6 +63,41 @@ func simulate(r *http.Request, d Deps, model *catalog.Model) (simulated, *apierr
 		}
 	}
 	return simulated{plan: plan, latency: latency, served: served}, nil
+}
+
+// attemptOf numbers this attempt of the request for "fail the first K attempts". A client that
+// says which attempt it is — x-mock-attempt, or an x-stainless-retry-count above 0 from an
+// official SDK retrying — is taken at its word. Otherwise the attempt is counted by a key: a
+// hash of the body, the model and the fault header, since a retry resends the same request.
+// That covers clients that retry on their own (LangChain, the Vercel AI SDK, go-openai, …);
+// LangChain JS sends x-stainless-retry-count: 0 on each of its own retries (it turns the SDK's
+// retries off), so 0 is no proof of a first try. key is 0 when the request has no key.
+func attemptOf(r *http.Request, d Deps, model *catalog.Model, fault *simulation.Fault, bodyHash uint64) (attempt int, key uint64, _ *apierr.Error) {
+	h := r.Header
+	if !d.Config.AllowSimulationHeaders {
+		// Only the SDKs' own counter: the header that would name an attempt is not allowed.
+		h = http.Header{simulation.HeaderRetryCount: r.Header[simulation.HeaderRetryCount]}
+	}
+	attempt, err := simulation.AttemptOf(h)
+	if err != nil {
+		return 0, 0, invalidHeader(simulation.HeaderAttempt, err)
+	}
+	// A gateway policy makes its own attempts within one request; without "first K" there is
+	// nothing to count; x-mock-attempt is the test's own word.
+	if h.Get(simulation.HeaderAttempt) != "" || fault == nil || fault.Attempts <= 0 || model.Gateway != nil {
+		return attempt, 0, nil
+	}
+	key = bodyHash
+	for _, v := range [...]string{model.ID, r.Header.Get(simulation.HeaderFault)} {
+		key = fnv64aString(key^uint64(len(v)), v)
+	}
+	key |= 1 // never 0, which means "not counted"
+	if attempt > 1 {
+		// An SDK's retry, counted by the SDK; the key is still returned, so that its success
+		// forgets the first try the counter saw.
+		return attempt, key, nil
+	}
+	return d.Attempts.Next(key), key, nil
 }
 
 func invalidHeader(name string, err error) *apierr.Error {

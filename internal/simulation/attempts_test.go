@@ -1,0 +1,80 @@
+package simulation
+
+import (
+	"testing"
+	"time"
+)
+
+type fakeClock struct{ t time.Time }
+
+func (c *fakeClock) now() time.Time { return c.t }
+
+func TestAttemptCounterCountsRetriesOfOneRequest(t *testing.T) {
+	clock := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+	c := NewAttemptCounter(10, time.Minute, clock.now)
+	for want := 1; want <= 3; want++ {
+		if got := c.Next(42); got != want {
+			t.Fatalf("attempt %d: got %d", want, got)
+		}
+		clock.t = clock.t.Add(time.Second)
+	}
+	if got := c.Next(7); got != 1 {
+		t.Errorf("another request is its own first attempt, got %d", got)
+	}
+}
+
+func TestAttemptCounterForgetsOnSuccessAndAfterTTL(t *testing.T) {
+	clock := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+	c := NewAttemptCounter(10, time.Minute, clock.now)
+	c.Next(1)
+	c.Next(1)
+	c.Done(1)
+	if got := c.Next(1); got != 1 {
+		t.Errorf("after success the same request starts again: got %d", got)
+	}
+	clock.t = clock.t.Add(time.Minute + time.Second)
+	if got := c.Next(1); got != 1 {
+		t.Errorf("after the TTL the same request starts again: got %d", got)
+	}
+	clock.t = clock.t.Add(30 * time.Second)
+	if got := c.Next(1); got != 2 {
+		t.Errorf("within the TTL of the last attempt it counts on: got %d", got)
+	}
+}
+
+// TestAttemptCounterIsBounded drives far more distinct requests through the counter than it
+// keeps: it never holds more than its maximum, and evicts the key seen longest ago.
+func TestAttemptCounterIsBounded(t *testing.T) {
+	clock := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+	const max = 100
+	c := NewAttemptCounter(max, time.Minute, clock.now)
+	c.Next(0)
+	for k := uint64(1); k < 100_000; k++ {
+		clock.t = clock.t.Add(time.Microsecond)
+		c.Next(k)
+		if k == 50 {
+			c.Next(0) // 0 is now more recent than 1..49
+		}
+		if n := c.Len(); n > max {
+			t.Fatalf("after %d keys the counter holds %d, more than %d", k, n, max)
+		}
+	}
+	// 0 was refreshed and then evicted in turn as 100,000 newer keys arrived; the newest stay.
+	if got := c.Next(99_999); got != 2 {
+		t.Errorf("the newest key was evicted: got attempt %d", got)
+	}
+}
+
+func TestAttemptCounterOff(t *testing.T) {
+	c := NewAttemptCounter(0, time.Minute, time.Now)
+	for range 3 {
+		if got := c.Next(1); got != 1 {
+			t.Fatalf("counting off: got %d", got)
+		}
+	}
+	var nilCounter *AttemptCounter
+	if got := nilCounter.Next(1); got != 1 {
+		t.Fatalf("nil counter: got %d", got)
+	}
+	nilCounter.Done(1)
+}
