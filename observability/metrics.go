@@ -298,7 +298,7 @@ func observeWithExemplar(ctx context.Context, now int64, g *exemplarGate, o prom
 
 // children memoizes a vector's children by their label values. WithLabelValues hashes and
 // checks every value and takes the vector's lock on each call, for each of the four or five
-// series a request touches; the label values are closed sets (TELEMETRY.md), so each
+// series a request touches; the label values are closed sets (docs/telemetry.md), so each
 // combination is made once and then found under a read lock.
 type children[K comparable, M any] struct {
 	mu   sync.RWMutex

@@ -274,7 +274,7 @@ const maxUserAgent = 128
 
 // describeServerSpan gives the SERVER span the chain started its name and attributes. The chain makes it rather
 // than an instrumentation library because those record the raw path, query and host a client
-// sent; this one records only the allowlisted, bounded attributes of TELEMETRY.md.
+// sent; this one records only the allowlisted, bounded attributes of docs/telemetry.md.
 func describeServerSpan(span trace.Span, r *http.Request, rec *Record) {
 	if !span.IsRecording() {
 		return

@@ -2,7 +2,7 @@ package main
 
 // End-to-end tests with the official Go SDK (github.com/openai/openai-go/v3): the real service
 // runs through run on port 0, and an unmodified client talks to it. Where this file and the
-// SDK disagree with CONTRACT.md, the SDK is the judge.
+// SDK disagree with docs/protocol.md, the SDK is the judge.
 
 import (
 	"bufio"

@@ -91,7 +91,7 @@ func openMetricsText(t *testing.T, m *observability.Metrics) string {
 	return rr.Body.String()
 }
 
-// TestCanaries is TELEMETRY.md's proof: canaries in every place a client can put text, every
+// TestCanaries is the proof of docs/telemetry.md's redaction rule: canaries in every place a client can put text, every
 // path run, then every log line, exported span and event, the whole /metrics text, and every
 // error body and header searched. Zero hits.
 func TestCanaries(t *testing.T) {
