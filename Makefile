@@ -22,12 +22,16 @@ fuzz:
 		$(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZ_COUNT) -parallel 2 $$pkg || exit 1; \
 	done
 
-# check: formatting and vet, the mechanical part of review.
+# check: formatting, vet and staticcheck (pinned; go run fetches and caches it), the mechanical
+# part of review.
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 check:
 	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	cd deploy/test && $(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
+	cd deploy/test && $(GO) run $(STATICCHECK) ./...
 
 # deps: what the tests need beyond the Go toolchain — the Node SDK and Vercel AI SDK used by the
 # client-compatibility test (installed from the lock file), and Debian's prometheus (server and

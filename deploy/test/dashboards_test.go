@@ -166,7 +166,7 @@ func selectorNames(t *testing.T, where string, expr parser.Expr) []string {
 		}
 		name := vs.Name
 		for _, m := range vs.LabelMatchers {
-			if m.Name == labels.MetricName && m.Type == labels.MatchEqual {
+			if m.Name == "__name__" && m.Type == labels.MatchEqual {
 				name = m.Value
 			}
 		}

@@ -174,11 +174,9 @@ func (c *Canaries) Scan(s string) []Hit {
 	var hits []Hit
 	seen := map[string]bool{}
 	add := func(h Hit) {
-		key := h.Encoding
+		key := "fragment:" + h.Text[h.Start:h.End]
 		if h.Canary != nil {
 			key = h.Canary.Value
-		} else {
-			key = "fragment:" + h.Text[h.Start:h.End]
 		}
 		if seen[key] {
 			return

@@ -122,13 +122,6 @@ func (n *jnode) get(key string) *jnode {
 	return nil
 }
 
-func (n *jnode) text() string {
-	if n == nil {
-		return ""
-	}
-	return n.str
-}
-
 var arrayIndex = regexp.MustCompile(`\[\d+\]$`)
 
 // flatten calls emit with one "path=value" part per scalar. Object keys are part of the path, so

@@ -261,7 +261,7 @@ func TestJitterIsSeededByTheBody(t *testing.T) {
 		return facts.seed
 	}
 	a := chatBody("mock-echo", `"stream":true`)
-	if seedOf(a) != seedOf(a) {
+	if first, again := seedOf(a), seedOf(a); first != again {
 		t.Error("the same request got two seeds")
 	}
 	if seedOf(a) == seedOf(chatBody("mock-chat", `"stream":true`)) {

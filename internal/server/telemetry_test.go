@@ -62,17 +62,17 @@ func spansText(spans tracetest.SpanStubs) string {
 	for _, s := range spans {
 		fmt.Fprintf(&b, "%s|%s|%s|", s.Name, s.Status.Description, s.SpanKind)
 		for _, a := range s.Attributes {
-			fmt.Fprintf(&b, "%s=%s;", a.Key, a.Value.Emit())
+			fmt.Fprintf(&b, "%s=%s;", a.Key, a.Value.String())
 		}
 		for _, e := range s.Events {
 			b.WriteString(e.Name + "{")
 			for _, a := range e.Attributes {
-				fmt.Fprintf(&b, "%s=%s;", a.Key, a.Value.Emit())
+				fmt.Fprintf(&b, "%s=%s;", a.Key, a.Value.String())
 			}
 			b.WriteString("}")
 		}
 		for _, a := range s.Resource.Attributes() {
-			fmt.Fprintf(&b, "%s=%s;", a.Key, a.Value.Emit())
+			fmt.Fprintf(&b, "%s=%s;", a.Key, a.Value.String())
 		}
 		b.WriteString("\n")
 	}
@@ -341,7 +341,7 @@ func TestSpans(t *testing.T) {
 		"gen_ai.request.temperature": "0.5", "gen_ai.request.choice.count": "2", "mockgateway.stream.outcome": "completed",
 	}
 	for k, v := range want {
-		if got := ca[k].Emit(); got != v {
+		if got := ca[k].String(); got != v {
 			t.Errorf("chat span %s = %q, want %q", k, got, v)
 		}
 	}
