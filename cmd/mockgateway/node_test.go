@@ -9,9 +9,10 @@ import (
 	"time"
 )
 
-// TestNodeClients runs the official openai Node SDK and the Vercel AI SDK (chat mode), unmodified,
-// against the real service: internal/clientcompat/node. `make test` installs them first (npm ci);
-// a missing Node or missing packages fail this test rather than skip it.
+// TestNodeClients runs the Node clients of internal/clientcompat/node, unmodified, against the
+// real service: every *.test.mjs there — the official openai SDK and the Vercel AI SDK (chat
+// mode), LangChain JS (@langchain/openai) and the Agents SDK (@openai/agents). `make test`
+// installs them first (npm ci); a missing Node or missing packages fail this test, never skip it.
 func TestNodeClients(t *testing.T) {
 	dir, err := filepath.Abs("../../internal/clientcompat/node")
 	if err != nil {
@@ -21,13 +22,22 @@ func TestNodeClients(t *testing.T) {
 	if err != nil {
 		t.Fatal("node is not installed; the client-compatibility tests need Node 20+ (make test installs the packages)")
 	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "openai")); err != nil {
-		t.Fatalf("the Node SDKs are not installed in %s: run 'make deps' (make test does)", dir)
+	for _, pkg := range []string{"openai", "ai", "@langchain/openai", "@openai/agents"} {
+		if _, err := os.Stat(filepath.Join(dir, "node_modules", pkg)); err != nil {
+			t.Fatalf("%s is not installed in %s: run 'make deps' (make test does)", pkg, dir)
+		}
+	}
+	suites, err := filepath.Glob(filepath.Join(dir, "*.test.mjs"))
+	if err != nil || len(suites) < 3 {
+		t.Fatalf("the Node suites are missing from %s: %v %v", dir, suites, err)
+	}
+	for i := range suites {
+		suites[i] = filepath.Base(suites[i]) // Glob's order is sorted
 	}
 	in := startService(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", "compat.test.mjs")
+	cmd := exec.CommandContext(ctx, node, append([]string{"--test", "--test-reporter=spec"}, suites...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "MOCKGATEWAY_BASE_URL="+in.URL+"/v1", "NO_COLOR=1")
 	out, err := cmd.CombinedOutput()
