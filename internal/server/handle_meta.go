@@ -147,3 +147,15 @@ func handleDebugTraces(b *observability.SpanBuffer) http.Handler {
 		}{len(spans), spans})
 	})
 }
+
+// handleOpenAPI serves the OpenAPI document of what the mock serves, for users to import into
+// their HTTP tools.
+func handleOpenAPI(doc []byte) http.Handler {
+	length := strconv.Itoa(len(doc))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Type", "application/json")
+		h.Set("Content-Length", length)
+		_, _ = w.Write(doc)
+	})
+}

@@ -6,6 +6,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"mockgateway/internal/apierr"
+	"mockgateway/internal/openapi"
 	"mockgateway/observability"
 )
 
@@ -34,6 +35,7 @@ func addRoutes(r *mux.Router, d Deps) {
 	handle("/v1/models/{model}", v1(handleGetModel(d.Catalog))).Methods(http.MethodGet)
 
 	handle("/health", handleHealth(d)).Methods(http.MethodGet)
+	handle("/openapi.json", handleOpenAPI(openapi.Document())).Methods(http.MethodGet)
 	if d.Metrics != nil {
 		handle("/metrics", d.Metrics.Handler()).Methods(http.MethodGet)
 	}
@@ -64,7 +66,7 @@ func (h *routed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func handleNotFound() http.Handler {
-	err := apierr.New(apierr.NotFound, "", "No such route. The mock serves GET /health, GET /v1/models, GET /v1/models/{model} and POST /v1/chat/completions.")
+	err := apierr.New(apierr.NotFound, "", "No such route. The mock serves GET /health, GET /v1/models, GET /v1/models/{model}, POST /v1/chat/completions and GET /openapi.json.")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 	})
