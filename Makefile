@@ -8,7 +8,7 @@ FUZZ_TARGETS := ./internal/protocol:FuzzDecodeChatRequest ./internal/protocol:Fu
 	./internal/simulation:FuzzParseLatency ./internal/server:FuzzSSEWriter ./internal/generate:FuzzSchemaInstance ./observability:FuzzDecodeSpanRecord
 FUZZ_COUNT ?= 20000x
 
-.PHONY: test check deps fuzz run build bench soak
+.PHONY: test check deps fuzz run build bench soak hostile
 
 test: deps check
 	$(GO) test -race -count=1 -timeout 12m ./...
@@ -55,6 +55,11 @@ BENCH_FLAGS ?=
 bench:
 	@command -v wrk >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq wrk; }
 	$(GO) run ./cmd/loadtest bench $(BENCH_FLAGS)
+
+# hostile: the hostile requests of the limits issue against the built binary, each on a fresh
+# server; prints CPU, peak RSS and the answer per case. A benchmark: it reports, it does not time out.
+hostile:
+	$(GO) run ./cmd/loadtest hostile
 
 # soak: mixed traffic for a set duration, sampled every 10s; not part of make test.
 SOAK_DURATION ?= 10m

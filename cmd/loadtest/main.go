@@ -4,6 +4,8 @@
 //	go run ./cmd/loadtest [bench] [flags]   Go benchmarks, wrk load runs next to a bare baseline,
 //	                                        RSS with 10,000 open streams; one Markdown table
 //	go run ./cmd/loadtest soak [flags]      mixed traffic for a duration, sampled over time
+//	go run ./cmd/loadtest hostile           the hostile requests of the limits issue, each on a
+//	                                        fresh server: CPU, peak RSS and the answer
 //
 // Both build cmd/mockgateway and cmd/baseline into a temporary directory and start them on free
 // loopback ports. All load goes to 127.0.0.1 and is bounded in count and time.
@@ -37,8 +39,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = runBench(ctx, args, stdout, stderr)
 	case "soak":
 		err = runSoak(ctx, args, stdout, stderr)
+	case "hostile":
+		err = runHostile(ctx, args, stdout, stderr)
 	default:
-		fmt.Fprintf(stderr, "loadtest: unknown mode %q (bench or soak)\n", mode)
+		fmt.Fprintf(stderr, "loadtest: unknown mode %q (bench, soak or hostile)\n", mode)
 		return 2
 	}
 	if err != nil {

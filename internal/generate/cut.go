@@ -8,10 +8,11 @@ import (
 )
 
 // DefaultMaxResponseBytes is the default cap on the bytes of content and tool arguments of one
-// answer, shared by its choices. 8 MiB lets each of 128 choices show 64 KiB, more than 4096
+// answer, shared by its choices. 4 MiB lets each of 128 choices show 32 KiB, more than 4096
 // tokens of prose ever take (about 30 KB), so the byte cap only cuts what a token cannot bound:
-// long string literals and long words.
-const DefaultMaxResponseBytes = 8 << 20
+// long string literals and long words. It is also what bounds a request's memory: eight of the
+// largest answers at once stay under 300 MiB (make hostile).
+const DefaultMaxResponseBytes = 4 << 20
 
 // choiceCeiling returns the ceiling of each of n choices: the token ceiling, lowered to what the
 // context window leaves after the prompt, and an equal share of the response's bytes.
