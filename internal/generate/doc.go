@@ -1,6 +1,8 @@
 // Package generate owns the deterministic output of the mock models and the usage estimator:
 // given a validated request it produces each choice's content pieces or tool calls, its
-// finish_reason, and the prompt and completion token counts. It does no I/O and keeps no state.
+// finish_reason, and the prompt and completion token counts — all at once (Generate) or, for a
+// stream, prose piece by piece as it is sent (Prepare). It does no I/O and keeps no state
+// beyond what it returns.
 //
 // # Determinism
 //
@@ -79,6 +81,19 @@
 // without any fragment (the first call is always kept) and set "length".
 //
 // An echo answer draws nothing at random: every choice of it is the same, made once.
+//
+// # Made as it is read
+//
+// [Generate] makes every choice whole. [Prepare] gives the same answer for a response that
+// sends it as it is made (a stream), but its prose choices are lazy: text answers of the chat
+// behavior, and mock-tools' prose (after a tool result too), with no stop sequence. A lazy
+// choice keeps only its position — its random stream and its sentence, a few hundred bytes —
+// and [Choice.Next] makes its pieces one at a time, the same pieces, finish_reason and token
+// count as Generate's, under the same ceiling and budget; so an open stream of n = 128 × 4096
+// tokens holds kilobytes, not its answer, and its first chunk does not wait for the rest.
+// Its finish_reason and tokens are known up front when the ceiling in bytes cannot cut it,
+// else once it is read to its end or [Result.Settle] has read it there. JSON, tool calls, echo
+// and text with stop sequences are made whole, as Generate makes them, within the ceiling.
 //
 // # Usage
 //

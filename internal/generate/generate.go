@@ -54,18 +54,27 @@ type ToolCall struct {
 type Choice struct {
 	Index int
 	// Content holds the content pieces, one token each; joined they are the message content. It
-	// is nil when the choice calls tools, and non-nil (possibly empty) otherwise.
-	Content      []string
-	ToolCalls    []ToolCall // nil unless the choice calls tools
-	FinishReason string     // "stop", "length" or "tool_calls"
+	// is nil when the choice calls tools or is lazy (see Lazy), and non-nil (possibly empty)
+	// otherwise.
+	Content   []string
+	ToolCalls []ToolCall // nil unless the choice calls tools
+	// FinishReason is "stop", "length" or "tool_calls". A lazy choice has it once it is settled
+	// (see Lazy), "" before.
+	FinishReason string
+
+	lazy *lazyProse // the cursor of a lazy choice (Prepare), nil otherwise
 }
 
-// Text returns the message content.
+// Text returns the message content (of a choice that is not lazy).
 func (c Choice) Text() string { return strings.Join(c.Content, "") }
 
 // Tokens returns the completion tokens of the choice: its content pieces plus its argument
-// fragments, which is also the number of content or argument deltas a stream emits for it.
+// fragments, which is also the number of content or argument deltas a stream emits for it. For
+// a lazy choice it is final once the choice is settled, and the pieces read so far before.
 func (c Choice) Tokens() int {
+	if c.lazy != nil {
+		return c.lazy.tokens()
+	}
 	n := len(c.Content)
 	for i := range c.ToolCalls {
 		n += len(c.ToolCalls[i].Arguments)
@@ -75,9 +84,11 @@ func (c Choice) Tokens() int {
 
 // Result is a generated completion.
 type Result struct {
-	Choices          []Choice // len == Request.N (at least 1), Index 0..N-1
-	PromptTokens     int
-	CompletionTokens int // sum of Tokens() over choices
+	Choices      []Choice // len == Request.N (at least 1), Index 0..N-1
+	PromptTokens int
+	// CompletionTokens is the sum of Tokens() over the choices. In a result of Prepare whose lazy
+	// choices are not all settled, it is final only after Settle.
+	CompletionTokens int
 }
 
 // Finish reasons.
@@ -126,7 +137,11 @@ func Generate(in Input) Result {
 		req = &protocol.ChatRequest{}
 	}
 	n := max(req.N, 1)
-	g := newGeneration(in, req, n)
+	return newGeneration(in, req, n).result(n)
+}
+
+// result makes every choice.
+func (g *generation) result(n int) Result {
 	res := Result{Choices: make([]Choice, n), PromptTokens: g.promptTokens}
 	var r rng // one ChaCha8 state, reseeded for every choice
 	for i := range n {
@@ -253,10 +268,6 @@ func (g *generation) fullText(b *pieceBuilder, r *rng) {
 	}
 }
 
-// lead is the fixed opening of mock-tools' answer to a tool result.
-func (g *generation) lead() string {
-	if g.in.Behavior == BehaviorTools && g.afterTool {
-		return toolResultLead
-	}
-	return ""
-}
+// lead reports whether the prose opens with the fixed lead of mock-tools' answer to a tool
+// result.
+func (g *generation) lead() bool { return g.in.Behavior == BehaviorTools && g.afterTool }

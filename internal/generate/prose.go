@@ -40,45 +40,74 @@ const toolResultLead = "Based on the tool result,"
 
 func (r *rng) word() string { return words[r.intn(len(words))] }
 
-// appendProse appends exactly n pieces of prose to b: sentences of 6–14 words from the word
-// list, the first word capitalized and the last one followed by "."; the last piece of the
-// prose always ends a sentence. Words are separated by single spaces, so every piece but the
-// very first is " word". When lead is non-empty its pieces come first (they count towards n) and
-// the prose continues the lead's sentence in lower case.
-func appendProse(b *pieceBuilder, r *rng, n int, lead string) {
-	emitted := 0
-	for _, p := range SplitPieces(lead) {
-		if emitted == n || b.full() {
-			return
-		}
-		b.add(p)
-		emitted++
+// leadPieces are the pieces of toolResultLead.
+var leadPieces = SplitPieces(toolResultLead)
+
+// wordForms holds, for each word, " word." and " Word.": every form a prose piece takes is a
+// substring of one of them, so making a piece copies nothing.
+var wordForms = func() (f [len(words)][2]string) {
+	for i, w := range words {
+		f[i][0] = " " + w + "."
+		f[i][1] = " " + string(w[0]-'a'+'A') + w[1:] + "."
 	}
-	left := 0             // words left in the current sentence
-	capital := lead == "" // whether the next word starts a sentence
-	// Past the builder's ceiling the rest would be cut: stopping there draws fewer words but
-	// leaves every word before the cut as it was.
-	for ; emitted < n && !b.full(); emitted++ {
-		if left == 0 {
-			left = r.between(minSentenceWords, maxSentenceWords)
-		}
-		w := r.word()
-		if len(b.buf) > 0 {
-			b.buf = append(b.buf, ' ')
-		}
-		if capital {
-			b.buf = append(b.buf, w[0]-'a'+'A')
-			b.buf = append(b.buf, w[1:]...)
-			capital = false
-		} else {
-			b.buf = append(b.buf, w...)
-		}
-		left--
-		if left == 0 || emitted == n-1 {
-			b.buf = append(b.buf, '.')
-			capital = true
-			left = 0
-		}
-		b.cut()
+	return f
+}()
+
+// prose is the state of a prose answer between two of its pieces: appendProse writes it into a
+// builder, a lazy choice (see Prepare) makes it one piece at a time. It is the single definition
+// of the prose rules: sentences of 6–14 words from the word list, the first word capitalized and
+// the last one followed by "."; the last piece always ends a sentence. Words are separated by
+// single spaces, so every piece but the very first is " word". With the lead (after a tool
+// result) its pieces come first, count towards the length, and the prose continues the lead's
+// sentence in lower case.
+type prose struct {
+	n       int  // the pieces in all, the lead's included
+	emitted int  // the pieces made so far
+	left    int  // words left in the current sentence
+	lead    bool // open with toolResultLead
+	capital bool // the next word starts a sentence
+}
+
+func newProse(n int, lead bool) prose { return prose{n: n, lead: lead, capital: !lead} }
+
+// more reports whether a piece is left.
+func (p *prose) more() bool { return p.emitted < p.n }
+
+// next makes the next piece, drawing from r. Call it only while more reports true.
+func (p *prose) next(r *rng) string {
+	k := p.emitted
+	p.emitted++
+	if p.lead && k < len(leadPieces) {
+		return leadPieces[k]
+	}
+	if p.left == 0 {
+		p.left = r.between(minSentenceWords, maxSentenceWords)
+	}
+	form := &wordForms[r.intn(len(words))]
+	p.left--
+	end := p.left == 0 || k == p.n-1
+	s := form[0]
+	if p.capital {
+		s = form[1]
+	}
+	p.capital = end
+	if end {
+		p.left = 0
+	} else {
+		s = s[:len(s)-1] // no "."
+	}
+	if k == 0 {
+		s = s[1:] // the very first piece has no space before it
+	}
+	return s
+}
+
+// appendProse appends exactly n pieces of prose to b (see prose), opening with the tool-result
+// lead when lead is set. Past the builder's ceiling the rest would be cut: stopping there draws
+// fewer words but leaves every word before the cut as it was.
+func appendProse(b *pieceBuilder, r *rng, n int, lead bool) {
+	p := newProse(n, lead)
+	for p.more() && !b.full() {
+		b.add(p.next(r))
 	}
 }

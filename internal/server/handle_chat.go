@@ -95,14 +95,22 @@ func startChat(w http.ResponseWriter, r *http.Request, dp *Deps, req *protocol.C
 	}
 	served := sim.served
 
-	res := generate.Generate(generate.Input{
+	in := generate.Input{
 		Model: served.ID, Behavior: served.Behavior, DefaultTokens: served.DefaultTokens, Request: req,
 		TokenCeiling: d.Config.MaxTokens, MaxResponseBytes: d.Config.MaxResponseBytes,
 		ContextWindow: served.ContextWindow, PromptTokens: facts.promptTokens,
-	})
+	}
+	var res generate.Result
+	if req.Stream {
+		// Prose is made as it is sent: an open stream holds each choice's position, not its
+		// answer, and the first chunk does not wait for the whole answer to be made.
+		res = generate.Prepare(in)
+	} else {
+		res = generate.Generate(in)
+	}
 	rec.PromptTokens = res.PromptTokens
-	rec.CompletionTokens = res.CompletionTokens
-	rec.FinishReason = res.Choices[0].FinishReason
+	rec.CompletionTokens = res.CompletionTokens    // a stream counts what it sent (streamChat)
+	rec.FinishReason = res.Choices[0].FinishReason // "" for a lazy choice until streamChat settles it
 
 	handedOver = true // handleChat ends the span once the answer is written
 	return ctx, &chatCall{
@@ -128,7 +136,7 @@ type chatCall struct {
 	Model        *catalog.Model // the model that answers: the requested one or a fallback
 	Stream       bool
 	IncludeUsage bool
-	Result       generate.Result
+	Result       generate.Result // Generate's for JSON; Prepare's for a stream: lazy prose, settled by streamChat
 	Timings      *simulation.Timings
 	Fault        *simulation.Fault // a mid-stream fault to strike, or nil
 	Span         trace.Span

@@ -32,7 +32,9 @@ type frame struct {
 //
 // They are made one at a time as the stream goes, pointing into the result rather than copying
 // it: laid out in advance they were a slice of frames, and an allocation per content piece, kept
-// for the whole life of every open stream.
+// for the whole life of every open stream. A lazy choice (generate.Prepare) goes further: its
+// pieces are made here, one per frame, so an open stream holds each choice's position, not its
+// text.
 func framesOf(res generate.Result) iter.Seq[frame] {
 	return func(yield func(frame) bool) {
 		cursors := make([]frameCursor, len(res.Choices))
@@ -56,16 +58,21 @@ func framesOf(res generate.Result) iter.Seq[frame] {
 }
 
 // frameCursor walks one choice's frames: pos 0 is the role chunk, then the content pieces, then
-// each tool call's header and argument fragments, then the finish chunk.
+// each tool call's header and argument fragments, then the finish chunk. A lazy choice's pieces
+// come from its Next, until it ends: then the finish chunk, and pos -1.
 type frameCursor struct {
 	ch     *generate.Choice
 	choice int
 	pos    int
 	empty  string // the role chunk's "content":"" points here
+	piece  string // a lazy choice's current piece, which its content delta points to
 }
 
 func (c *frameCursor) next() (frame, bool) {
 	ch, pos := c.ch, c.pos
+	if pos < 0 {
+		return frame{}, false
+	}
 	c.pos++
 	if pos == 0 {
 		role := protocol.Delta{Role: "assistant", Content: &c.empty}
@@ -75,6 +82,14 @@ func (c *frameCursor) next() (frame, bool) {
 			role.Content = nil
 		}
 		return frame{choice: c.choice, delta: role}, true
+	}
+	if ch.Lazy() {
+		var ok bool
+		if c.piece, ok = ch.Next(); ok {
+			return frame{choice: c.choice, delta: protocol.Delta{Content: &c.piece}, token: true}, true
+		}
+		c.pos = -1 // settled: its FinishReason is set
+		return frame{choice: c.choice, finish: &ch.FinishReason}, true
 	}
 	pos--
 	if pos < len(ch.Content) {
@@ -216,11 +231,23 @@ func streamChat(ctx context.Context, w http.ResponseWriter, c *chatCall) {
 	_ = st.flush() // the headers go now, from this short stack; a client already gone shows at the first chunk
 	err := st.run(ctx, c)
 	st.rec.CompletionTokens = st.sent
+	settle(c, st.rec)
 	if err == nil {
 		st.life.End(observability.OutcomeCompleted)
 		return
 	}
 	st.end(w, err)
+}
+
+// settle gives the record the answer's finish reason once every choice has one: a lazy choice
+// (generate.Prepare) knows it only once read to its end, so one that a stream left unread (the
+// client went away, a fault, a timeout) is read there now, without sending or keeping it, and
+// the logs, metrics and span report what the whole answer was, as for a JSON response.
+//
+//go:noinline
+func settle(c *chatCall, rec *observability.Record) {
+	c.Result.Settle()
+	rec.FinishReason = c.Result.Choices[0].FinishReason
 }
 
 // stream is one SSE response in progress.
@@ -286,6 +313,7 @@ func (st *stream) run(ctx context.Context, c *chatCall) error {
 		return err
 	}
 	if c.IncludeUsage {
+		c.Result.Settle() // every choice was read to its end: this only sums their tokens
 		if err := st.usage(protocol.NewUsage(c.Result.PromptTokens, c.Result.CompletionTokens)); err != nil {
 			return writeFailed(err)
 		}
