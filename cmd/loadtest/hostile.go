@@ -5,349 +5,410 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
-	"runtime"
-	"strconv"
+	"os/exec"
+	"sort"
 	"strings"
 	"sync"
 	"time"
 )
 
-// hostileCase is one request (or crowd of requests) a careless or hostile client sends. Each
-// runs against a fresh server, so the process's peak RSS (VmHWM) is the case's own.
-type hostileCase struct {
-	name  string
-	flags []string // extra server flags
-	// run drives the server and returns what the client got, plus any figure of its own (an
-	// RSS while streams are open, a release time).
-	run func(ctx context.Context, s *server) (answer, extra string, err error)
-	// targets, for the report: CPU seconds, peak RSS MiB, seconds to the answer.
-	cpu, rssMiB, wall float64
+// limits are a case's resource targets; a zero field is not judged (the case has targets of its
+// own instead).
+type limits struct{ cpu, rssMiB, wall float64 }
+
+// issueLimits are the issue's targets for one hostile request: ≤ 0.5 s of server CPU, ≤ 200 MiB
+// peak RSS, answered within 5 s.
+var issueLimits = limits{cpu: 0.5, rssMiB: 200, wall: 5}
+
+// check is one case-specific target and whether this run met it.
+type check struct {
+	want string
+	ok   bool
 }
 
-// runHostile is `loadtest hostile`: the hostile cases of the "one bad request hurts no one
-// else" issue against the built binary, with default flags unless a case says otherwise. It
-// reports figures; it fails only when the server dies or a request gets no HTTP answer at all.
+// hostileCase is one request, or crowd of clients, that a careless or hostile client sends.
+type hostileCase struct {
+	name   string
+	flags  []string // server flags beyond the defaults
+	body   string   // the request of a one-body case; the tests check it fits the body limit
+	drive  func(ctx context.Context, s *server, body string) (answer string, checks []check, err error)
+	limits limits
+}
+
+// bigBodies raises --max-body-bytes for the two schemas that cannot be written under 1 MiB;
+// at the default they would only measure the 413.
+var bigBodies = []string{"--max-body-bytes", "16777216"}
+
+// runHostile is `loadtest hostile`. Each case runs against a fresh server, so VmHWM is the
+// case's own peak. It reports figures and never fails on them: it fails only when the server
+// dies or a request gets no HTTP answer at all.
 func runHostile(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 {
-		return fmt.Errorf("hostile takes no flags (got %v)", args)
+		return fmt.Errorf("hostile takes no arguments (got %v)", args)
 	}
 	ws, err := newWorkspace(ctx, "", false, stderr)
 	if err != nil {
 		return err
 	}
 	defer ws.close()
-	fmt.Fprintf(stdout, "## Hostile requests (`make hostile`)\n\n%d cores; each case on a fresh server; targets from the issue.\n\n", runtime.NumCPU())
-	fmt.Fprintln(stdout, "| case | answer | server CPU s | peak RSS MiB | wall s | meets target | notes |")
-	fmt.Fprintln(stdout, "|---|---|---|---|---|---|---|")
+	m := describeMachine(ws.nofile)
+	fmt.Fprintf(stdout, "\n## mockgateway hostile requests\n\n- Server: %s\n- Machine: %d cores (%s), %s\n",
+		serverVersion(ctx, ws), m.NProc, m.CPUModel, m.GoVersion)
+	fmt.Fprintf(stdout, "- Each case on a fresh server, default flags unless named; CPU is the server's utime+stime over the case, peak RSS its VmHWM\n\n")
+	fmt.Fprintln(stdout, "| # | case | answer | server CPU s | peak RSS MiB | wall s | target | meets |")
+	fmt.Fprintln(stdout, "|---|---|---|---:|---:|---:|---|---|")
+	var problems []string
 	for i, c := range hostileCases() {
-		if err := ctx.Err(); err != nil {
-			return err
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
-		row, err := measureCase(ctx, ws, "hostile-"+strconv.Itoa(i), c)
-		if err != nil {
-			return fmt.Errorf("%s: %w", c.name, err)
-		}
+		row, err := measureCase(ctx, ws, i+1, c)
 		fmt.Fprintln(stdout, row)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("case %d (%s): %v", i+1, c.name, err))
+		}
+	}
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "; "))
 	}
 	return nil
 }
 
-func measureCase(ctx context.Context, ws *workspace, name string, c hostileCase) (string, error) {
-	s, err := ws.startMockgateway(ctx, name, c.flags...) // a log file of its own: its address
+// serverVersion is the binary's own --version line and the commit of the tree it was built
+// from (GOFLAGS may hold -buildvcs=false, so the binary may not know it).
+func serverVersion(ctx context.Context, ws *workspace) string {
+	out, _ := exec.CommandContext(ctx, ws.mockgw, "--version").Output()
+	cmd := exec.CommandContext(ctx, "git", "describe", "--always", "--dirty")
+	cmd.Dir = ws.src
+	if rev, err := cmd.Output(); err == nil {
+		out = append(append(out[:len(bytes.TrimSpace(out))], ", built from git "...), bytes.TrimSpace(rev)...)
+	}
+	return string(bytes.TrimSpace(out))
+}
+
+// measureCase runs one case on a server of its own and returns its table row. The error is a
+// crash or a request left without an HTTP answer.
+func measureCase(ctx context.Context, ws *workspace, n int, c hostileCase) (string, error) {
+	s, err := ws.startMockgateway(ctx, fmt.Sprintf("hostile-%d", n), c.flags...)
 	if err != nil {
-		return "", err
+		return fmt.Sprintf("| %d | %s | server did not start | | | | | **no** |", n, c.name), err
 	}
 	defer s.stop()
 	cpu0, _ := cpuSeconds(s.pid())
 	start := time.Now()
-	answer, extra, err := c.run(ctx, s)
+	answer, checks, err := c.drive(ctx, s, c.body)
 	wall := time.Since(start).Seconds()
-	if err != nil {
-		return "", err
-	}
 	cpu1, _ := cpuSeconds(s.pid())
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.pid()))
-	if err != nil {
-		return "", fmt.Errorf("the server is gone: %w", err)
-	}
+	status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.pid()))
 	hwm, _ := parseProcStatus(string(status), "VmHWM")
+	select {
+	case <-s.exited:
+		err = errors.Join(err, fmt.Errorf("the server exited: %v", <-s.done))
+	default:
+	}
+	if err != nil {
+		answer = "**no answer**: " + err.Error()
+	}
 	cpu, mib := cpu1-cpu0, float64(hwm)/(1<<20)
-	ok := cpu <= c.cpu && mib <= c.rssMiB && wall <= c.wall
-	return fmt.Sprintf("| %s | %s | %.2f | %.0f | %.2f | %s (≤ %.1f s, ≤ %.0f MiB, ≤ %.1f s) | %s |",
-		c.name, answer, cpu, mib, wall, yesNo(&ok), c.cpu, c.rssMiB, c.wall, extra), nil
+	l := c.limits
+	if l.cpu > 0 {
+		checks = append(checks, check{fmt.Sprintf("CPU ≤ %.1f s", l.cpu), cpu <= l.cpu})
+	}
+	if l.rssMiB > 0 {
+		checks = append(checks, check{fmt.Sprintf("peak RSS ≤ %.0f MiB", l.rssMiB), mib <= l.rssMiB})
+	}
+	if l.wall > 0 {
+		checks = append(checks, check{fmt.Sprintf("answered ≤ %.0f s", l.wall), wall <= l.wall})
+	}
+	var wants, missed []string
+	for _, ch := range checks {
+		wants = append(wants, ch.want)
+		if !ch.ok {
+			missed = append(missed, ch.want)
+		}
+	}
+	meets := "yes"
+	if len(missed) > 0 || err != nil {
+		meets = "**no**: " + strings.Join(missed, ", ")
+	}
+	name := c.name
+	if c.body != "" {
+		name += fmt.Sprintf(" (%s B body)", num(float64(len(c.body))))
+	}
+	if len(c.flags) > 0 {
+		name += " `" + strings.Join(c.flags, " ") + "`"
+	}
+	return fmt.Sprintf("| %d | %s | %s | %.2f | %.0f | %.2f | %s | %s |",
+		n, name, answer, cpu, mib, wall, strings.Join(wants, ", "), meets), err
 }
 
-// nested returns a JSON Schema of depth levels of objects with width properties, leaf at the
-// bottom.
+// nested is a JSON Schema of depth levels of objects with width required properties each, leaf
+// at the bottom.
 func nested(width, depth int, leaf string) string {
 	s := leaf
 	for range depth {
-		var b strings.Builder
-		b.WriteString(`{"type":"object","properties":{`)
+		props := make([]string, width)
+		names := make([]string, width)
 		for i := range width {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			fmt.Fprintf(&b, `"p%d":%s`, i, s)
+			props[i] = fmt.Sprintf(`"p%d":%s`, i, s)
+			names[i] = fmt.Sprintf(`"p%d"`, i)
 		}
-		b.WriteString(`},"required":[`)
-		for i := range width {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			fmt.Fprintf(&b, `"p%d"`, i)
-		}
-		b.WriteString(`]}`)
-		s = b.String()
+		s = `{"type":"object","properties":{` + strings.Join(props, ",") + `},"required":[` + strings.Join(names, ",") + `]}`
 	}
 	return s
 }
 
+// schemaBody is a chat request for a response_format json_schema (not strict); extra is more
+// top-level fields, each followed by a comma.
 func schemaBody(model, schema, extra string) string {
-	return `{"model":"` + model + `","messages":[{"role":"user","content":"hi"}],` + extra +
+	return `{"model":"` + model + `",` + extra + `"messages":[{"role":"user","content":"hi"}],` +
 		`"response_format":{"type":"json_schema","json_schema":{"name":"x","schema":` + schema + `}}}`
 }
 
+// listOf joins n items made by f with commas.
+func listOf(n int, f func(i int) string) string {
+	items := make([]string, n)
+	for i := range items {
+		items[i] = f(i)
+	}
+	return strings.Join(items, ",")
+}
+
+const smallRequest = `{"model":"mock-chat","messages":[{"role":"user","content":"hi"}]}`
+
+// maximalStream runs every one of its 128 choices to the 4096-piece budget (prose stops at the
+// model's 32 tokens whatever max_tokens says): far more than any socket buffer holds.
+var maximalStream = schemaBody("mock-chat", `{"type":"object","properties":{"a":{"type":"array","items":{"type":"integer"},"minItems":5000}},"required":["a"]}`,
+	`"n":128,"max_tokens":4096,"stream":true,`)
+
 func hostileCases() []hostileCase {
-	def := func(c hostileCase) hostileCase { c.cpu, c.rssMiB, c.wall = 0.5, 200, 5; return c }
-	// Bodies over the default --max-body-bytes would only measure the 413: these cases raise it.
-	bigBodies := []string{"--max-body-bytes", "16777216"}
-	one := func(body string) func(context.Context, *server) (string, string, error) {
-		return func(ctx context.Context, s *server) (string, string, error) { return hostilePost(ctx, s, body, nil) }
-	}
-	pattern16 := `{"type":"object","properties":{` + strings.TrimSuffix(strings.Repeat(`"a":{"type":"string","pattern":"[a-z]{1000}"},`, 1), ",")
-	for i := 1; i < 16; i++ {
-		pattern16 += `,"a` + strconv.Itoa(i) + `":{"type":"string","pattern":"[a-z]{1000}"}`
-	}
-	pattern16 += `}}`
-	var required, props strings.Builder
-	for i := range 80000 {
-		if i > 0 {
-			required.WriteByte(',')
-		}
-		fmt.Fprintf(&required, `"r%d"`, i)
-	}
-	for i := range 60000 {
-		if i > 0 {
-			props.WriteByte(',')
-		}
-		fmt.Fprintf(&props, `"p%d":{"type":"string"}`, i)
-	}
+	pattern := `{"type":"string","pattern":"[a-z]{1000}"}`
 	strings64 := nested(64, 2, `{"type":"string","minLength":4096}`)
-	ints := nested(64, 3, `{"type":"integer"}`)
-	echo := `{"model":"mock-echo","n":128,"messages":[{"role":"user","content":"` + strings.Repeat("word ", 200000) + `"}]}`
 	heavy := schemaBody("mock-chat", strings64, `"n":128,`)
-	tool := `{"model":"mock-tools","n":128,"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","parameters":` + strings64 + `}}]}`
+	prose := `{"model":"mock-chat","n":128,"max_tokens":4096,"stream":true,"messages":[{"role":"user","content":"hi"}]}`
 	return []hostileCase{
-		def(hostileCase{name: "16 strings, pattern [a-z]{1000}", run: one(schemaBody("mock-chat", pattern16, ""))}),
-		def(hostileCase{name: "64 strings of pattern [a-z]{1000}", run: one(schemaBody("mock-chat", `{"type":"array","items":{"type":"string","pattern":"[a-z]{1000}"},"minItems":64}`, ""))}),
-		def(hostileCase{name: "80,000 required names", run: one(schemaBody("mock-chat", `{"type":"object","properties":{},"required":[`+required.String()+`]}`, ""))}),
-		def(hostileCase{name: "60,000 properties (--max-body-bytes 16 MiB)", flags: bigBodies, run: one(schemaBody("mock-chat", `{"type":"object","properties":{`+props.String()+`}}`, ""))}),
-		def(hostileCase{name: "64×64 strings minLength 4096, n=128", run: one(heavy)}),
-		def(hostileCase{name: "the same as tool parameters, n=128", run: one(tool)}),
-		def(hostileCase{name: "64×64×64 integers, n=128 (--max-body-bytes 16 MiB)", flags: bigBodies, run: one(schemaBody("mock-chat", ints, `"n":128,`))}),
-		def(hostileCase{name: "mock-echo, 1 MB prompt, n=128", run: one(echo)}),
-		{name: "8 clients at once, 64×64×4 KiB, n=128", cpu: 4, rssMiB: 300, wall: 5, run: crowd(8, heavy)},
-		{name: "200 open streams, n=128, max_tokens 4096", cpu: 10, rssMiB: 256, wall: 30, run: openStreams(200)},
-		{name: "6 JSON + 2 stream clients that never read", flags: []string{"--write-timeout", "2s", "--max-concurrent", "8"}, cpu: 5, rssMiB: 300, wall: 10, run: nonReaders},
-		{name: "8 trickling bodies, --max-concurrent 4", flags: []string{"--max-concurrent", "4", "--read-header-timeout", "2s", "--read-timeout", "3s"}, cpu: 1, rssMiB: 200, wall: 6, run: tricklers},
+		{name: "16 strings of pattern [a-z]{1000}", limits: issueLimits, drive: one,
+			body: schemaBody("mock-chat", `{"type":"object","properties":{`+listOf(16, func(i int) string { return fmt.Sprintf(`"a%d":%s`, i, pattern) })+`}}`, "")},
+		{name: "array of 64 strings of pattern [a-z]{1000}", limits: issueLimits, drive: one,
+			body: schemaBody("mock-chat", `{"type":"array","items":`+pattern+`,"minItems":64}`, "")},
+		{name: "80,000 required names", limits: issueLimits, drive: one,
+			body: schemaBody("mock-chat", `{"type":"object","properties":{},"required":[`+listOf(80000, func(i int) string { return fmt.Sprintf(`"r%d"`, i) })+`]}`, "")},
+		{name: "60,000 string properties", flags: bigBodies, limits: issueLimits, drive: one,
+			body: schemaBody("mock-chat", `{"type":"object","properties":{`+listOf(60000, func(i int) string { return fmt.Sprintf(`"p%d":{"type":"string"}`, i) })+`}}`, "")},
+		{name: "64×64 strings of minLength 4096, n=128", limits: issueLimits, drive: one, body: heavy},
+		{name: "the same as mock-tools tool parameters, n=128", limits: issueLimits, drive: one,
+			body: `{"model":"mock-tools","n":128,"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","parameters":` + strings64 + `}}]}`},
+		{name: "64×64×64 integers, n=128", flags: bigBodies, limits: issueLimits, drive: one,
+			body: schemaBody("mock-chat", nested(64, 3, `{"type":"integer"}`), `"n":128,`)},
+		{name: "mock-echo, 1 MB prompt, n=128", limits: issueLimits, drive: expect(400, "context_length_exceeded"),
+			body: `{"model":"mock-echo","n":128,"messages":[{"role":"user","content":"` + strings.Repeat("word ", 200000) + `"}]}`},
+		// Eight of case 5 at once: 0.5 s of CPU each, and the issue's 300 MiB for the lot.
+		{name: "8 clients at once with the 64×64 body", limits: limits{cpu: 4, rssMiB: 300, wall: 5}, drive: crowd(8), body: heavy},
+		{name: "200 open streams, n=128, max_tokens 4096", drive: openStreams(200), body: prose},
+		{name: "200 open streams, n=128, every choice to 4096 pieces (json_schema)", drive: openStreams(200), body: maximalStream},
+		{name: "6 JSON + 2 stream clients that never read", flags: []string{"--write-timeout", "2s", "--max-concurrent", "8"}, drive: nonReaders},
+		{name: "8 clients trickling a body, 1 B per 200 ms", flags: []string{"--max-concurrent", "4", "--read-header-timeout", "2s", "--read-timeout", "3s"}, drive: tricklers},
 	}
 }
 
-// hostilePost sends one chat request and summarizes the answer: status and error code, or the finish
-// reason of the first choice and the body's size.
-func hostilePost(ctx context.Context, s *server, body string, header http.Header) (string, string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+// chatAnswer sends one chat request and describes the answer: status and error code, or the
+// first choice's finish_reason, with the body's size.
+func chatAnswer(ctx context.Context, s *server, body string) (status int, desc string, err error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "POST", s.url("/v1/chat/completions"), strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	for k, v := range header {
-		req.Header[k] = v
-	}
-	resp, err := http.DefaultClient.Do(req)
+	client := &http.Client{}
+	defer client.CloseIdleConnections()
+	resp, b, err := post(ctx, client, s.url("/v1/chat/completions"), body, nil)
 	if err != nil {
-		return "", "", fmt.Errorf("no answer: %w", err)
+		return 0, "", err
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return "", "", fmt.Errorf("the answer broke off: %w", err)
-	}
+	return resp.StatusCode, describe(resp.StatusCode, b), nil
+}
+
+func describe(status int, body []byte) string {
 	var v struct {
 		Error   *struct{ Code string } `json:"error"`
 		Choices []struct {
 			FinishReason string `json:"finish_reason"`
 		} `json:"choices"`
 	}
-	_ = json.Unmarshal(b, &v)
+	_ = json.Unmarshal(body, &v)
 	switch {
 	case v.Error != nil:
-		return fmt.Sprintf("%d %s", resp.StatusCode, v.Error.Code), "", nil
+		return fmt.Sprintf("%d %s, %s B", status, v.Error.Code, num(float64(len(body))))
 	case len(v.Choices) > 0:
-		return fmt.Sprintf("%d, %d choices, finish %s, %.1f MB", resp.StatusCode, len(v.Choices), v.Choices[0].FinishReason, float64(len(b))/1e6), "", nil
+		return fmt.Sprintf("%d %s ×%d, %s B", status, v.Choices[0].FinishReason, len(v.Choices), num(float64(len(body))))
 	}
-	return fmt.Sprintf("%d, %d bytes", resp.StatusCode, len(b)), "", nil
+	return fmt.Sprintf("%d, %s B", status, num(float64(len(body))))
 }
 
-func crowd(n int, body string) func(context.Context, *server) (string, string, error) {
-	return func(ctx context.Context, s *server) (string, string, error) {
-		answers := make([]string, n)
+func one(ctx context.Context, s *server, body string) (string, []check, error) {
+	_, desc, err := chatAnswer(ctx, s, body)
+	return desc, nil, err
+}
+
+// expect is one request whose answer must be an error of this status and code.
+func expect(status int, code string) func(context.Context, *server, string) (string, []check, error) {
+	return func(ctx context.Context, s *server, body string) (string, []check, error) {
+		got, desc, err := chatAnswer(ctx, s, body)
+		return desc, []check{{fmt.Sprintf("%d %s", status, code), got == status && strings.HasPrefix(desc, fmt.Sprintf("%d %s,", status, code))}}, err
+	}
+}
+
+// tally counts equal answers: "8× 200 length ×128, …".
+func tally(answers []string) string {
+	counts := map[string]int{}
+	for _, a := range answers {
+		counts[a]++
+	}
+	var out []string
+	for a, n := range counts {
+		out = append(out, fmt.Sprintf("%d× %s", n, a))
+	}
+	sort.Strings(out)
+	return strings.Join(out, "; ")
+}
+
+// crowd sends the body from n clients at once.
+func crowd(n int) func(context.Context, *server, string) (string, []check, error) {
+	return func(ctx context.Context, s *server, body string) (string, []check, error) {
+		answers, errs := make([]string, n), make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() { _, answers[i], errs[i] = chatAnswer(ctx, s, body) })
+		}
+		wg.Wait()
+		return tally(answers), nil, errors.Join(errs...)
+	}
+}
+
+// rawRequest is an HTTP/1.1 chat request to write on a bare connection.
+func rawRequest(body string, header ...string) []byte {
+	h := strings.Join(append(header, ""), "\r\n")
+	return fmt.Appendf(nil, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n%sContent-Length: %d\r\n\r\n%s", h, len(body), body)
+}
+
+// openStreams opens n streams that send a chunk a second, reads the first chunk of each, and
+// takes the server's VmRSS while all are open; closing the connections ends them.
+func openStreams(n int) func(context.Context, *server, string) (string, []check, error) {
+	return func(ctx context.Context, s *server, body string) (string, []check, error) {
+		req := rawRequest(body, "X-Mock-Latency: ttfc=0s;between=1s")
+		conns := make([]net.Conn, n)
 		errs := make([]error, n)
 		var wg sync.WaitGroup
 		for i := range n {
-			wg.Go(func() { answers[i], _, errs[i] = hostilePost(ctx, s, body, nil) })
-		}
-		wg.Wait()
-		for _, err := range errs {
-			if err != nil {
-				return "", "", err
-			}
-		}
-		return answers[0] + fmt.Sprintf(" (×%d)", n), "", nil
-	}
-}
-
-// openStreams opens n maximal streams that send a chunk a second, reads each one's first chunk,
-// and reports the server's RSS while all are open. Maximal: every choice runs to the 4096-token
-// budget, which prose never does (its default length is 32 whatever the budget), so the answer is
-// a JSON array of 5,000 integers, cut at 4096 pieces.
-func openStreams(n int) func(context.Context, *server) (string, string, error) {
-	body := `{"model":"mock-chat","n":128,"max_tokens":4096,"stream":true,"messages":[{"role":"user","content":"hi"}],` +
-		`"response_format":{"type":"json_schema","json_schema":{"name":"x","schema":{"type":"object","properties":{"a":{"type":"array","items":{"type":"integer"},"minItems":5000}},"required":["a"]}}}}`
-	return func(ctx context.Context, s *server) (string, string, error) {
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel() // closes every stream
-		client := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 0, MaxIdleConnsPerHost: n}}
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		opened, failed := 0, 0
-		for range n {
-			wg.Go(func() {
-				req, _ := http.NewRequestWithContext(ctx, "POST", s.url("/v1/chat/completions"), strings.NewReader(body))
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("X-Mock-Latency", "ttfc=0s;between=1s")
-				resp, err := client.Do(req)
-				ok := err == nil && resp.StatusCode == 200
-				if ok {
-					line, err := bufio.NewReader(resp.Body).ReadString('\n')
-					ok = err == nil && strings.HasPrefix(line, "data: ")
-					go func() { <-ctx.Done(); resp.Body.Close() }()
-				}
-				mu.Lock()
-				if ok {
-					opened++
-				} else {
-					failed++
-				}
-				mu.Unlock()
-			})
+			wg.Go(func() { conns[i], errs[i] = openStream(s.addr, req) })
 		}
 		wg.Wait()
 		open, _ := rss(s.pid())
-		return fmt.Sprintf("%d open, %d failed", opened, failed), fmt.Sprintf("RSS with all open: %.0f MiB (target < 256)", float64(open)/(1<<20)), nil
+		opened := 0
+		for _, c := range conns {
+			if c != nil {
+				opened++
+				c.Close()
+			}
+		}
+		mib := float64(open) / (1 << 20)
+		return fmt.Sprintf("%d of %d open; VmRSS %.0f MiB with all open", opened, n, mib),
+			[]check{{fmt.Sprintf("all %d open", n), opened == n}, {"VmRSS open < 256 MiB", mib < 256}}, errors.Join(errs...)
 	}
 }
 
-// nonReaders sends 6 large JSON requests and 2 streams on raw connections and never reads; it
-// reports how long until the server has let them all go (in-flight back to its own scrape),
-// then that a fresh request is answered.
-func nonReaders(ctx context.Context, s *server) (string, string, error) {
-	// Answers far larger than the socket buffers (a few MB of JSON; a stream of half a million
-	// chunks), so that the server's writes block on clients that do not read.
-	jsonBody := schemaBody("mock-chat", nested(64, 2, `{"type":"string","minLength":4096}`), `"n":128,`)
-	stream := schemaBody("mock-chat", `{"type":"object","properties":{"a":{"type":"array","items":{"type":"integer"},"minItems":5000}},"required":["a"]}`, `"n":128,"max_tokens":4096,"stream":true,`)
-	var conns []net.Conn
-	defer func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}()
+// nonReaders writes 6 JSON requests with answers of about 4 MB and 2 maximal streams on bare
+// connections with small receive windows, and never reads, so the server's writes block. It
+// takes the time until the in-flight gauge is back to the scrape itself, then sends a fresh
+// request.
+func nonReaders(ctx context.Context, s *server, _ string) (string, []check, error) {
+	heavy := schemaBody("mock-chat", nested(64, 2, `{"type":"string","minLength":4096}`), `"n":128,`)
 	start := time.Now()
 	for i := range 8 {
-		body := jsonBody
+		body := heavy
 		if i >= 6 {
-			body = stream
+			body = maximalStream
 		}
-		c, err := net.Dial("tcp", s.addr)
+		c, err := net.DialTimeout("tcp", s.addr, 5*time.Second)
 		if err != nil {
-			return "", "", err
+			return "", nil, err
 		}
-		if tc, ok := c.(*net.TCPConn); ok {
-			_ = tc.SetReadBuffer(4096) // a small window, so the server's writes block soon
+		defer c.Close()
+		_ = c.(*net.TCPConn).SetReadBuffer(4096)
+		if _, err := c.Write(rawRequest(body)); err != nil {
+			return "", nil, err
 		}
-		conns = append(conns, c)
-		fmt.Fprintf(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
 	}
+	client := &http.Client{Timeout: 5 * time.Second}
+	defer client.CloseIdleConnections()
+	const gauge = "mockgateway_http_requests_in_flight"
 	released := -1.0
-	for time.Since(start) < 8*time.Second {
-		time.Sleep(100 * time.Millisecond)
-		if v, err := scrape(ctx, http.DefaultClient, s.url("/metrics"), "mockgateway_http_requests_in_flight"); err == nil && v["mockgateway_http_requests_in_flight"] <= 1 {
+	for time.Since(start) < 10*time.Second && ctx.Err() == nil {
+		time.Sleep(50 * time.Millisecond)
+		if v, err := scrape(ctx, client, s.url("/metrics"), gauge); err == nil && v[gauge] <= 1 {
 			released = time.Since(start).Seconds()
 			break
 		}
 	}
-	answer, _, err := hostilePost(ctx, s, `{"model":"mock-chat","messages":[{"role":"user","content":"hi"}]}`, nil)
-	if err != nil {
-		return "", "", err
+	status, desc, err := chatAnswer(ctx, s, smallRequest)
+	rel := "not within 10 s"
+	if released >= 0 {
+		rel = fmt.Sprintf("%.2f s", released)
 	}
-	if released < 0 {
-		return "fresh request: " + answer, "**not released within 8 s**", nil
-	}
-	return "fresh request: " + answer, fmt.Sprintf("all 8 released after %.1f s (target ≤ 4.5)", released), nil
+	return fmt.Sprintf("all 8 released after %s; then a fresh request: %s", rel, desc),
+		[]check{{"released ≤ 4.5 s", released >= 0 && released <= 4.5}, {"fresh request 200", status == 200}}, err
 }
 
-// tricklers start 8 bodies that arrive a byte every 200 ms, then send a normal request; it
-// reports the normal request's answer and latency and what the tricklers got.
-func tricklers(ctx context.Context, s *server) (string, string, error) {
-	type result struct{ status string }
-	results := make(chan result, 8)
-	for range 8 {
-		go func() {
-			c, err := net.Dial("tcp", s.addr)
-			if err != nil {
-				results <- result{"dial: " + err.Error()}
-				return
-			}
-			defer c.Close()
-			fmt.Fprintf(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n")
-			go func() {
-				for range 1000 {
-					if _, err := c.Write([]byte(" ")); err != nil {
-						return
-					}
-					time.Sleep(200 * time.Millisecond)
-				}
-			}()
-			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-			if err != nil {
-				results <- result{"no answer"}
-				return
-			}
-			b, _ := io.ReadAll(resp.Body)
-			var v struct{ Error struct{ Code string } }
-			_ = json.Unmarshal(b, &v)
-			results <- result{fmt.Sprintf("%d %s", resp.StatusCode, v.Error.Code)}
-		}()
+// tricklers starts 8 clients that send their headers, then a body byte every 200 ms; while they
+// trickle, a normal request is sent and timed. Each trickler gets its own answer.
+func tricklers(ctx context.Context, s *server, _ string) (string, []check, error) {
+	const n = 8
+	answers, errs := make([]string, n), make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { answers[i], errs[i] = trickle(s.addr) })
 	}
-	time.Sleep(500 * time.Millisecond)
+	time.Sleep(500 * time.Millisecond) // all eight are trickling
 	t0 := time.Now()
-	answer, _, err := hostilePost(ctx, s, `{"model":"mock-chat","messages":[{"role":"user","content":"hi"}]}`, nil)
-	if err != nil {
-		return "", "", err
-	}
+	status, desc, err := chatAnswer(ctx, s, smallRequest)
 	normal := time.Since(t0).Seconds()
-	counts := map[string]int{}
-	for range 8 {
-		counts[(<-results).status]++
+	wg.Wait()
+	all408 := true
+	for _, a := range answers {
+		all408 = all408 && strings.HasPrefix(a, "408 request_timeout,")
 	}
-	var got bytes.Buffer
-	for k, n := range counts {
-		fmt.Fprintf(&got, "%d× %s ", n, k)
+	return fmt.Sprintf("normal request: %s in %.3f s; tricklers: %s", desc, normal, tally(answers)),
+		[]check{{"normal 200 within 1 s", status == 200 && normal <= 1}, {"every trickler 408 request_timeout", all408}},
+		errors.Join(append(errs, err)...)
+}
+
+// trickle is one client that announces a 1000-byte body and sends it a byte every 200 ms,
+// until the server answers (or 10 s pass: no answer at all).
+func trickle(addr string) (string, error) {
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return "", err
 	}
-	return "normal request: " + answer + fmt.Sprintf(" in %.2f s", normal), "tricklers got: " + strings.TrimSpace(got.String()), nil
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.Write([]byte("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n")); err != nil {
+		return "", err
+	}
+	go func() { // ends when the connection is closed under it
+		for range 1000 {
+			time.Sleep(200 * time.Millisecond)
+			if _, err := c.Write([]byte(" ")); err != nil {
+				return
+			}
+		}
+	}()
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		return "", fmt.Errorf("trickler: %w", err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	return describe(resp.StatusCode, b), nil
 }
