@@ -12,11 +12,16 @@ var errInvalidJSON = errors.New("invalid JSON")
 // is checked with json.Valid first (which also bounds the nesting depth), so the descent below
 // can assume well-formed input; it is hand-written because json.Decoder's token API allocates
 // several times per token, and this runs for every tool schema of every request.
+//
+// A schema of megabytes has hundreds of thousands of values, so the parser allocates in bulk
+// (BenchmarkParseLargeSchema): the input is made a string once and every literal without
+// escapes is a substring of it; values are carved from chunks; each object's members and each
+// array's items are gathered on a stack and copied out once, exactly sized.
 func parseJSON(data []byte) (*jvalue, error) {
 	if !json.Valid(data) {
 		return nil, errInvalidJSON
 	}
-	p := jsonParser{data: data}
+	p := jsonParser{data: data, text: string(data)}
 	v := p.value()
 	if p.err != nil {
 		return nil, p.err
@@ -26,8 +31,46 @@ func parseJSON(data []byte) (*jvalue, error) {
 
 type jsonParser struct {
 	data []byte
+	text string // data as one string, which literals are cut from
 	pos  int
 	err  error
+
+	chunk    []jvalue  // where the next values are carved from
+	keyChunk []string  // where the next objects' member names are carved from
+	valChunk []*jvalue // where the next objects' values and arrays' items are carved from
+	keys     []string  // the members of the objects being parsed, innermost last
+	vals     []*jvalue // their values, and the items of the arrays being parsed
+}
+
+// valuesPerChunk is how many values, names or items one allocation holds.
+const valuesPerChunk = 256
+
+// carve returns a copy of src cut from *chunk (capped, so that an append to it copies rather
+// than run into its neighbour), starting a new chunk when this one is too short. A slice of more
+// than a quarter chunk gets an allocation of its own.
+func carve[T any](chunk *[]T, src []T) []T {
+	n := len(src)
+	if n > valuesPerChunk/4 {
+		return append([]T(nil), src...)
+	}
+	if len(*chunk) < n {
+		*chunk = make([]T, valuesPerChunk)
+	}
+	out := (*chunk)[:n:n]
+	copy(out, src)
+	*chunk = (*chunk)[n:]
+	return out
+}
+
+// alloc returns a new value carved from the current chunk.
+func (p *jsonParser) alloc(kind jkind) *jvalue {
+	if len(p.chunk) == 0 {
+		p.chunk = make([]jvalue, valuesPerChunk)
+	}
+	v := &p.chunk[0]
+	p.chunk = p.chunk[1:]
+	v.kind = kind
+	return v
 }
 
 func (p *jsonParser) skipSpace() {
@@ -50,18 +93,20 @@ func (p *jsonParser) value() *jvalue {
 	switch c := p.data[p.pos]; {
 	case c == '{':
 		p.pos++
-		v := &jvalue{kind: jObject}
+		v := p.alloc(jObject)
 		p.skipSpace()
 		if p.pos < len(p.data) && p.data[p.pos] == '}' {
 			p.pos++
 			return v
 		}
+		kbase, vbase := len(p.keys), len(p.vals) // arrays use vals alone: the two stacks differ
 		for p.err == nil {
 			p.skipSpace()
-			v.keys = append(v.keys, p.string())
+			p.keys = append(p.keys, p.string())
 			p.skipSpace()
 			p.pos++ // ':'
-			v.vals = append(v.vals, p.value())
+			val := p.value()
+			p.vals = append(p.vals, val)
 			p.skipSpace()
 			if p.pos >= len(p.data) {
 				p.err = errInvalidJSON
@@ -72,18 +117,23 @@ func (p *jsonParser) value() *jvalue {
 				break
 			}
 		}
+		v.keys = carve(&p.keyChunk, p.keys[kbase:])
+		v.vals = carve(&p.valChunk, p.vals[vbase:])
+		p.keys, p.vals = p.keys[:kbase], p.vals[:vbase]
 		v.reindex()
 		return v
 	case c == '[':
 		p.pos++
-		v := &jvalue{kind: jArray}
+		v := p.alloc(jArray)
 		p.skipSpace()
 		if p.pos < len(p.data) && p.data[p.pos] == ']' {
 			p.pos++
 			return v
 		}
+		base := len(p.vals)
 		for p.err == nil {
-			v.arr = append(v.arr, p.value())
+			item := p.value()
+			p.vals = append(p.vals, item)
 			p.skipSpace()
 			if p.pos >= len(p.data) {
 				p.err = errInvalidJSON
@@ -94,29 +144,37 @@ func (p *jsonParser) value() *jvalue {
 				break
 			}
 		}
+		v.arr = carve(&p.valChunk, p.vals[base:])
+		p.vals = p.vals[:base]
 		return v
 	case c == '"':
-		return &jvalue{kind: jString, s: p.string()}
+		v := p.alloc(jString)
+		v.s = p.string()
+		return v
 	case c == 't':
 		p.pos += len("true")
-		return &jvalue{kind: jBool, b: true}
+		v := p.alloc(jBool)
+		v.b = true
+		return v
 	case c == 'f':
 		p.pos += len("false")
-		return &jvalue{kind: jBool}
+		return p.alloc(jBool)
 	case c == 'n':
 		p.pos += len("null")
-		return &jvalue{kind: jNull}
+		return p.alloc(jNull)
 	default:
 		start := p.pos
 		for p.pos < len(p.data) && strings.IndexByte("+-.0123456789eE", p.data[p.pos]) >= 0 {
 			p.pos++
 		}
-		return &jvalue{kind: jNumber, s: string(p.data[start:p.pos])}
+		v := p.alloc(jNumber)
+		v.s = p.text[start:p.pos]
+		return v
 	}
 }
 
 // string reads a string literal at p.pos. Literals without escapes (nearly all of them in a
-// schema) are copied directly; others are left to encoding/json.
+// schema) are cut from the text; others are left to encoding/json.
 func (p *jsonParser) string() string {
 	start := p.pos
 	p.pos++ // opening quote
@@ -130,7 +188,7 @@ func (p *jsonParser) string() string {
 		case '"':
 			p.pos++
 			if !escaped {
-				return string(p.data[start+1 : p.pos-1])
+				return p.text[start+1 : p.pos-1]
 			}
 			var s string
 			if err := json.Unmarshal(p.data[start:p.pos], &s); err != nil {

@@ -63,3 +63,23 @@ func BenchmarkGenerateHugeSchema(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkParseLargeSchema parses the 64×64×64-integer schema of make hostile (5 MB, about
+// 800,000 values): allocations per parse should stay a few per object, not several per value.
+//
+//	go test -run '^$' -bench ParseLargeSchema -benchmem ./internal/generate
+func BenchmarkParseLargeSchema(b *testing.B) {
+	schema := `{"type":"integer"}`
+	for range 3 {
+		schema = `{"type":"object","properties":{` + strings.ReplaceAll(repeatJSON(64, `"p%d":LEAF`), "LEAF", schema) +
+			`},"required":[` + repeatJSON(64, `"p%d"`) + `]}`
+	}
+	data := []byte(schema)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := parseJSON(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
