@@ -154,7 +154,7 @@ func (c Config) validate() error {
 		{c.MaxBodyBytes >= 1024, "max-body-bytes: must be at least 1024"},
 		{c.MaxTokens >= 1, "max-tokens: must be at least 1"},
 		{c.MaxChoices >= 1 && c.MaxChoices <= 128, "max-choices: must be from 1 to 128"},
-		{c.MaxResponseBytes >= 1, "max-response-bytes: must be at least 1"},
+		{c.MaxResponseBytes >= 1 && c.MaxResponseBytes <= 1<<30, "max-response-bytes: must be from 1 to 1073741824 (1 GiB)"},
 		{c.AttemptKeys >= 0, "attempt-keys: must not be negative"},
 		{c.AttemptTTL > 0, "attempt-ttl: must be positive"},
 		{c.MaxConcurrent >= 1, "max-concurrent: must be at least 1"},

@@ -47,6 +47,7 @@ func TestInvalid(t *testing.T) {
 		{nil, map[string]string{"MOCKGATEWAY_MAX_TOKENS": "lots"}, "MOCKGATEWAY_MAX_TOKENS"},
 		{[]string{"--stream-timeout", "forever"}, nil, "--stream-timeout"},
 		{[]string{"--max-choices", "500"}, nil, "max-choices"},
+		{[]string{"--max-response-bytes", "2000000000"}, nil, "max-response-bytes"},
 		{[]string{"--write-timeout", "0s"}, nil, "write-timeout"},
 		{nil, map[string]string{"MOCKGATEWAY_WRITE_TIMEOUT": "soon"}, "MOCKGATEWAY_WRITE_TIMEOUT"},
 		{[]string{"stray"}, nil, "unexpected argument"},

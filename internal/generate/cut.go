@@ -35,17 +35,14 @@ func choiceCeiling(in Input, promptTokens, n int) (pieces, bytes int) {
 // to the pieces of a text choice, and returns what is left and the finish reason. The ceiling
 // comes first so that stop and the budget cut the same text whatever they are: a smaller budget
 // still gives a prefix of the answer.
-func (g *generation) cutText(pieces []string) ([]string, string) {
+func (g *generation) cutText(pieces Pieces) (Pieces, string) {
 	pieces, capped := capPieces(pieces, g.maxPieces, g.maxBytes)
 	pieces, stopped := cutAtStop(pieces, g.stops)
 	finish := finishStop
-	if budget := g.req.MaxTokens; budget > 0 && len(pieces) > budget {
-		pieces, finish = pieces[:budget], finishLength
+	if budget := g.req.MaxTokens; budget > 0 && pieces.Len() > budget {
+		pieces, finish = pieces.slice(0, budget), finishLength
 	} else if capped && !stopped {
 		finish = finishLength
-	}
-	if pieces == nil {
-		pieces = []string{}
 	}
 	return pieces, finish
 }
@@ -53,12 +50,13 @@ func (g *generation) cutText(pieces []string) ([]string, string) {
 // capPieces keeps at most maxPieces pieces and maxBytes bytes; the piece that crosses maxBytes
 // is cut at the last whole rune before it (and dropped when nothing is left), which may cut a
 // JSON string mid-value, as a provider's answer is cut at its limit. capped reports a cut.
-func capPieces(pieces []string, maxPieces, maxBytes int) (_ []string, capped bool) {
-	if len(pieces) > maxPieces {
-		pieces, capped = pieces[:maxPieces], true
+func capPieces(pieces Pieces, maxPieces, maxBytes int) (_ Pieces, capped bool) {
+	if pieces.Len() > maxPieces {
+		pieces, capped = pieces.slice(0, maxPieces), true
 	}
 	total := 0
-	for k, p := range pieces {
+	for k := range pieces.Len() {
+		p := pieces.At(k)
 		if total+len(p) <= maxBytes {
 			total += len(p)
 			continue
@@ -68,10 +66,9 @@ func capPieces(pieces []string, maxPieces, maxBytes int) (_ []string, capped boo
 			keep--
 		}
 		if keep == 0 {
-			return pieces[:k], true
+			return pieces.slice(0, k), true
 		}
-		pieces[k] = p[:keep]
-		return pieces[:k+1], true
+		return pieces.truncateLast(k, keep), true
 	}
 	return pieces, capped
 }
@@ -79,11 +76,11 @@ func capPieces(pieces []string, maxPieces, maxBytes int) (_ []string, capped boo
 // cutAtStop cuts the text at the earliest occurrence of any stop string. The pieces before the
 // cut are kept as they are, the piece holding the cut is truncated (and dropped if nothing of it
 // is left), so a stop never changes the words before it. stopped reports a stop string found.
-func cutAtStop(pieces []string, stops []string) (_ []string, stopped bool) {
-	if len(stops) == 0 || len(pieces) == 0 {
+func cutAtStop(pieces Pieces, stops []string) (_ Pieces, stopped bool) {
+	if len(stops) == 0 || pieces.Len() == 0 {
 		return pieces, false
 	}
-	text := strings.Join(pieces, "")
+	text := pieces.Text()
 	cut := -1
 	for _, s := range stops {
 		if i := strings.Index(text, s); i >= 0 && (cut < 0 || i < cut) {
@@ -94,13 +91,13 @@ func cutAtStop(pieces []string, stops []string) (_ []string, stopped bool) {
 		return pieces, false
 	}
 	pos := 0
-	for k, p := range pieces {
+	for k := range pieces.Len() {
+		p := pieces.At(k)
 		if cut < pos+len(p) {
 			if cut == pos {
-				return pieces[:k], true
+				return pieces.slice(0, k), true
 			}
-			pieces[k] = p[:cut-pos]
-			return pieces[:k+1], true
+			return pieces.truncateLast(k, cut-pos), true
 		}
 		pos += len(p)
 	}

@@ -140,8 +140,8 @@ func TestEcho(t *testing.T) {
 			res := Generate(Input{Model: "mock-echo", Behavior: BehaviorEcho, DefaultTokens: 1,
 				Request: &protocol.ChatRequest{N: 1, Messages: tt.msgs}})
 			c := res.Choices[0]
-			if c.Text() != tt.want || !slices.Equal(c.Content, tt.pieces) || c.FinishReason != "stop" {
-				t.Fatalf("got %q %q %s, want %q %q stop", c.Text(), c.Content, c.FinishReason, tt.want, tt.pieces)
+			if c.Text() != tt.want || !slices.Equal(c.Content.Strings(), tt.pieces) || c.FinishReason != "stop" {
+				t.Fatalf("got %q %q %s, want %q %q stop", c.Text(), c.Content.Strings(), c.FinishReason, tt.want, tt.pieces)
 			}
 			if res.CompletionTokens != len(tt.pieces) {
 				t.Errorf("CompletionTokens = %d, want %d", res.CompletionTokens, len(tt.pieces))
@@ -178,11 +178,11 @@ func TestChatProse(t *testing.T) {
 	for _, n := range []int{1, 2, 7, 40, 333} {
 		res := Generate(Input{Model: "mock-chat", Behavior: BehaviorChat, DefaultTokens: n, Request: userRequest("hi")})
 		c := res.Choices[0]
-		if len(c.Content) != n || c.FinishReason != "stop" {
-			t.Fatalf("n=%d: %d pieces, finish %s", n, len(c.Content), c.FinishReason)
+		if c.Content.Len() != n || c.FinishReason != "stop" {
+			t.Fatalf("n=%d: %d pieces, finish %s", n, c.Content.Len(), c.FinishReason)
 		}
 		sentence := 0
-		for k, p := range c.Content {
+		for k, p := range c.Content.Strings() {
 			w := p
 			if k > 0 {
 				if !strings.HasPrefix(p, " ") {
@@ -216,7 +216,7 @@ func TestStopAndBudget(t *testing.T) {
 	full := chat(userRequest("cut me")).Choices[0]
 	text := full.Text()
 	// Pick stop strings from the uncut output, so the test knows where they occur.
-	stopAt := func(k int) string { return strings.TrimSpace(full.Content[k])[:3] }
+	stopAt := func(k int) string { return strings.TrimSpace(full.Content.At(k))[:3] }
 
 	tests := []struct {
 		name       string
@@ -234,7 +234,7 @@ func TestStopAndBudget(t *testing.T) {
 		{"budget before stop", []string{stopAt(30)}, 4, 4, "length"},
 		{"empty stop ignored", []string{""}, 0, 40, "stop"},
 		{"stop not found", []string{"§§"}, 0, 40, "stop"},
-		{"stop at the start", []string{full.Content[0][:2]}, 0, 0, "stop"},
+		{"stop at the start", []string{full.Content.At(0)[:2]}, 0, 0, "stop"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -244,10 +244,10 @@ func TestStopAndBudget(t *testing.T) {
 			if c.FinishReason != tt.wantFinish {
 				t.Errorf("finish = %s, want %s", c.FinishReason, tt.wantFinish)
 			}
-			if tt.wantPieces >= 0 && len(c.Content) != tt.wantPieces {
-				t.Errorf("%d pieces, want %d", len(c.Content), tt.wantPieces)
+			if tt.wantPieces >= 0 && c.Content.Len() != tt.wantPieces {
+				t.Errorf("%d pieces, want %d", c.Content.Len(), tt.wantPieces)
 			}
-			if c.Content == nil {
+			if c.Content.IsNil() {
 				t.Error("Content is nil for a text choice")
 			}
 			// Cuts never change the words: the output is a prefix of the uncut one, piece by
@@ -256,9 +256,9 @@ func TestStopAndBudget(t *testing.T) {
 			if !strings.HasPrefix(text, got) {
 				t.Fatalf("%q is not a prefix of the uncut %q", got, text)
 			}
-			for k := range max(len(c.Content)-1, 0) {
-				if c.Content[k] != full.Content[k] {
-					t.Fatalf("piece %d changed: %q vs %q", k, c.Content[k], full.Content[k])
+			for k := range max(c.Content.Len()-1, 0) {
+				if c.Content.At(k) != full.Content.At(k) {
+					t.Fatalf("piece %d changed: %q vs %q", k, c.Content.At(k), full.Content.At(k))
 				}
 			}
 			for _, s := range tt.stop {
@@ -266,8 +266,8 @@ func TestStopAndBudget(t *testing.T) {
 					t.Errorf("output %q contains stop %q", got, s)
 				}
 			}
-			if tt.budget > 0 && len(c.Content) > tt.budget {
-				t.Errorf("%d pieces exceed the budget %d", len(c.Content), tt.budget)
+			if tt.budget > 0 && c.Content.Len() > tt.budget {
+				t.Errorf("%d pieces exceed the budget %d", c.Content.Len(), tt.budget)
 			}
 		})
 	}
@@ -277,8 +277,8 @@ func TestStopSpanningPieces(t *testing.T) {
 	req := userRequest("hello brave new world")
 	req.Stop = []string{"o b", "new"} // "o b" spans " hello" and " brave"; the earliest wins
 	c := Generate(Input{Model: "mock-echo", Behavior: BehaviorEcho, Request: req}).Choices[0]
-	if want := []string{"echo:", " hell"}; !slices.Equal(c.Content, want) || c.FinishReason != "stop" {
-		t.Fatalf("got %q %s, want %q stop", c.Content, c.FinishReason, want)
+	if want := []string{"echo:", " hell"}; !slices.Equal(c.Content.Strings(), want) || c.FinishReason != "stop" {
+		t.Fatalf("got %q %s, want %q stop", c.Content.Strings(), c.FinishReason, want)
 	}
 }
 
@@ -328,7 +328,7 @@ func TestToolCalls(t *testing.T) {
 			ids := map[string]bool{}
 			for _, c := range res.Choices {
 				if tt.wantCalls == nil {
-					if c.ToolCalls != nil || c.FinishReason != "stop" || len(c.Content) != 12 {
+					if c.ToolCalls != nil || c.FinishReason != "stop" || c.Content.Len() != 12 {
 						t.Fatalf("want a 12-piece text answer, got %+v", c)
 					}
 					if got := strings.HasPrefix(c.Text(), "Based on the tool result, "); got != tt.wantLead {
@@ -339,7 +339,7 @@ func TestToolCalls(t *testing.T) {
 					}
 					continue
 				}
-				if c.Content != nil || c.FinishReason != "tool_calls" {
+				if !c.Content.IsNil() || c.FinishReason != "tool_calls" {
 					t.Fatalf("want tool calls, got %+v", c)
 				}
 				var names []string
@@ -352,7 +352,7 @@ func TestToolCalls(t *testing.T) {
 						t.Errorf("id %q repeated", tc.ID)
 					}
 					ids[tc.ID] = true
-					args := strings.Join(tc.Arguments, "")
+					args := tc.Arguments.Text()
 					var v map[string]any
 					if err := json.Unmarshal([]byte(args), &v); err != nil {
 						t.Errorf("arguments %q are not a JSON object: %v", args, err)
@@ -374,12 +374,12 @@ func TestToolCallArgumentsMatchSchema(t *testing.T) {
 		for k, tc := range c.ToolCalls {
 			schema := string(tools[k].Parameters)
 			if schema == "" {
-				if got := strings.Join(tc.Arguments, ""); got != "{}" {
+				if got := tc.Arguments.Text(); got != "{}" {
 					t.Errorf("%s without parameters: arguments %q, want {}", tc.Name, got)
 				}
 				continue
 			}
-			validateInstance(t, schema, strings.Join(tc.Arguments, ""))
+			validateInstance(t, schema, tc.Arguments.Text())
 		}
 	}
 }
@@ -388,7 +388,7 @@ func TestToolCallBudget(t *testing.T) {
 	req := &protocol.ChatRequest{N: 1, Messages: []protocol.Message{{Role: "user", Content: "go"}}, Tools: weatherTools(), ParallelToolCalls: true}
 	in := Input{Model: "mock-tools", Behavior: BehaviorTools, DefaultTokens: 12, Request: req}
 	full := Generate(in).Choices[0]
-	first := len(full.ToolCalls[0].Arguments)
+	first := full.ToolCalls[0].Arguments.Len()
 	total := full.Tokens()
 
 	tests := []struct {
@@ -421,7 +421,7 @@ func TestToolCallBudget(t *testing.T) {
 			}
 			for k, tc := range c.ToolCalls { // a budget only cuts: ids, names and fragments stay
 				want := full.ToolCalls[k]
-				if tc.ID != want.ID || tc.Name != want.Name || !slices.Equal(tc.Arguments, want.Arguments[:len(tc.Arguments)]) {
+				if tc.ID != want.ID || tc.Name != want.Name || !slices.Equal(tc.Arguments.Strings(), want.Arguments.Strings()[:tc.Arguments.Len()]) {
 					t.Errorf("call %d changed under a budget: %+v vs %+v", k, tc, want)
 				}
 			}
@@ -498,7 +498,7 @@ func TestResponseFormats(t *testing.T) {
 				if c.FinishReason != "stop" {
 					t.Errorf("finish %s", c.FinishReason)
 				}
-				checkJSONPieces(t, c.Content, tt.format.Type != "text")
+				checkJSONPieces(t, c.Content.Strings(), tt.format.Type != "text")
 				tt.check(t, text)
 			}
 		})

@@ -55,7 +55,7 @@ func BenchmarkGenerateHugeSchema(b *testing.B) {
 				for _, ch := range res.Choices {
 					out += len(ch.Text())
 					for _, call := range ch.ToolCalls {
-						out += len(strings.Join(call.Arguments, ""))
+						out += len(call.Arguments.Text())
 					}
 				}
 			}

@@ -47,7 +47,7 @@ func checkCeiling(t *testing.T, res Result, wantCut bool) int {
 	for _, c := range res.Choices {
 		size := len(c.Text())
 		for _, call := range c.ToolCalls {
-			size += len(strings.Join(call.Arguments, ""))
+			size += len(call.Arguments.Text())
 		}
 		total += size
 		if c.Tokens() > testCeiling {
@@ -213,7 +213,7 @@ func TestCeilingKeepsPrefixes(t *testing.T) {
 		}
 	}
 	req := schemaRequest(schema, 1)
-	req.Stop = []string{full.Content[20]}
+	req.Stop = []string{full.Content.At(20)}
 	c := Generate(Input{Model: "m", Behavior: BehaviorChat, Request: req}).Choices[0]
 	if c.FinishReason != finishStop || !strings.HasPrefix(full.Text(), c.Text()) || c.Tokens() > 20 {
 		t.Fatalf("stop: %d tokens, finish %q", c.Tokens(), c.FinishReason)

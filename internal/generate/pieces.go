@@ -2,6 +2,7 @@ package generate
 
 import (
 	"math"
+	"slices"
 	"unicode"
 	"unicode/utf8"
 )
@@ -64,7 +65,7 @@ func countRuns(s string) int {
 // is what keeps generation linear in the answer rather than in what the request asks for.
 type pieceBuilder struct {
 	buf  []byte
-	ends []int // ends[k] is the end offset of piece k in buf
+	ends []uint32 // ends[k] is the end offset of piece k in buf
 
 	limited   bool
 	maxPieces int
@@ -142,10 +143,10 @@ func (b *pieceBuilder) add(s string) {
 func (b *pieceBuilder) cut() {
 	last := 0
 	if n := len(b.ends); n > 0 {
-		last = b.ends[n-1]
+		last = int(b.ends[n-1])
 	}
 	if len(b.buf) > last {
-		b.ends = append(b.ends, len(b.buf))
+		b.ends = append(b.ends, uint32(len(b.buf)))
 	}
 }
 
@@ -162,14 +163,88 @@ func (b *pieceBuilder) reset(m builderMark) {
 // text returns the bytes appended since m (valid until the next append).
 func (b *pieceBuilder) since(m builderMark) []byte { return b.buf[m.buf:] }
 
-// pieces converts the buffer into a string once and returns the pieces as substrings of it.
-func (b *pieceBuilder) pieces() []string {
-	text := string(b.buf)
-	out := make([]string, len(b.ends))
-	start := 0
-	for k, end := range b.ends {
-		out[k] = text[start:end]
-		start = end
+// pieces copies out the builder's text and piece ends, exactly sized, so the builder can be
+// emptied and used again.
+func (b *pieceBuilder) pieces() Pieces {
+	if len(b.ends) == 0 {
+		return Pieces{ends: []uint32{}}
+	}
+	return Pieces{text: string(b.buf), ends: slices.Clone(b.ends)}
+}
+
+// Pieces is text cut into pieces (tokens), kept as the text and the end of each piece: a choice
+// of 4,096 pieces costs its text and 4 bytes a piece, where a []string costs a 16-byte header a
+// piece and a join to send it whole (BenchmarkHeavyAnswerMemory). Pieces are read with Len and
+// At, the whole text with Text; copies share their text and ends, which are never changed once
+// a choice is made.
+type Pieces struct {
+	text  string   // the whole text the pieces are cut from (may go on past the last piece)
+	start uint32   // the offset of the first piece in text
+	ends  []uint32 // ends[k] is the end offset of piece k in text; nil: no pieces at all (see IsNil)
+}
+
+// PiecesOf returns the given pieces as Pieces (for tests and for callers that have strings).
+func PiecesOf(pieces ...string) Pieces {
+	var b pieceBuilder
+	for _, p := range pieces {
+		b.add(p)
+	}
+	return b.pieces()
+}
+
+// Len returns the number of pieces.
+func (p Pieces) Len() int { return len(p.ends) }
+
+// At returns piece k, a substring of the text (no copy).
+func (p Pieces) At(k int) string {
+	lo := p.start
+	if k > 0 {
+		lo = p.ends[k-1]
+	}
+	return p.text[lo:p.ends[k]]
+}
+
+// Text returns the pieces joined, a substring of the text (no copy).
+func (p Pieces) Text() string {
+	if len(p.ends) == 0 {
+		return ""
+	}
+	return p.text[p.start:p.ends[len(p.ends)-1]]
+}
+
+// IsNil reports whether there are no pieces at all, as for a choice that calls tools (as
+// opposed to a text choice with an empty answer).
+func (p Pieces) IsNil() bool { return p.ends == nil }
+
+// Strings returns the pieces as strings (nil when IsNil), for tests and callers that need them.
+func (p Pieces) Strings() []string {
+	if p.ends == nil {
+		return nil
+	}
+	out := make([]string, len(p.ends))
+	for k := range out {
+		out[k] = p.At(k)
 	}
 	return out
+}
+
+// slice returns pieces i up to j.
+func (p Pieces) slice(i, j int) Pieces {
+	start := p.start
+	if i > 0 {
+		start = p.ends[i-1]
+	}
+	return Pieces{text: p.text, start: start, ends: p.ends[i:j:j]}
+}
+
+// truncateLast returns the first k+1 pieces with piece k cut to its first n bytes (n > 0). The
+// ends are copied, so pieces that share them with p are not changed.
+func (p Pieces) truncateLast(k, n int) Pieces {
+	lo := p.start
+	if k > 0 {
+		lo = p.ends[k-1]
+	}
+	ends := append(make([]uint32, 0, k+1), p.ends[:k+1]...)
+	ends[k] = lo + uint32(n)
+	return Pieces{text: p.text, start: p.start, ends: ends}
 }

@@ -100,15 +100,15 @@ func TestPrepareIsGenerate(t *testing.T) {
 		}
 		for i := range got.Choices {
 			c, w := &got.Choices[i], want.Choices[i]
-			if c.Index != w.Index || c.Content != nil || !c.Lazy() || (c.FinishReason != "") != upFront {
+			if c.Index != w.Index || !c.Content.IsNil() || !c.Lazy() || (c.FinishReason != "") != upFront {
 				t.Fatalf("%s: choice %d: %+v", name, i, *c)
 			}
 			if upFront && (c.FinishReason != w.FinishReason || c.Tokens() != w.Tokens()) {
 				t.Fatalf("%s: choice %d up front: %s %d, want %s %d", name, i, c.FinishReason, c.Tokens(), w.FinishReason, w.Tokens())
 			}
 			pieces := readLazy(c)
-			if !slices.Equal(pieces, w.Content) {
-				t.Fatalf("%s: choice %d pieces\n%q\nwant\n%q", name, i, pieces, w.Content)
+			if !slices.Equal(pieces, w.Content.Strings()) {
+				t.Fatalf("%s: choice %d pieces\n%q\nwant\n%q", name, i, pieces, w.Content.Strings())
 			}
 			if c.FinishReason != w.FinishReason || c.Tokens() != w.Tokens() {
 				t.Fatalf("%s: choice %d: %s %d, want %s %d", name, i, c.FinishReason, c.Tokens(), w.FinishReason, w.Tokens())

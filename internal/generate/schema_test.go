@@ -48,7 +48,7 @@ func instance(schema string, stream uint64) []string {
 	}
 	var b pieceBuilder
 	appendSchemaInstance(&b, &r, v, nil)
-	return b.pieces()
+	return b.pieces().Strings()
 }
 
 // schemaCases are schemas every instance of which must validate.
@@ -243,7 +243,7 @@ func FuzzSchemaInstance(f *testing.F) {
 		if len(b.buf) > 300+maxPatternBytes {
 			t.Fatalf("%d bytes under a ceiling of 300 for schema %s", len(b.buf), schema)
 		}
-		for _, p := range b.pieces() {
+		for _, p := range b.pieces().Strings() {
 			if p == "" {
 				t.Fatalf("empty piece under a ceiling for schema %s", schema)
 			}

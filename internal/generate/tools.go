@@ -44,11 +44,11 @@ func (g *generation) toolChoice(i int, r *rng) Choice {
 	b := g.builder()
 	ends := make([]int, len(g.calls)) // piece index where each call's arguments end
 	for k := range g.calls {
-		appendSchemaInstance(&b, r, g.argSchemas[k], &g.cache)
+		appendSchemaInstance(b, r, g.argSchemas[k], &g.cache)
 		ends[k] = len(b.ends)
 	}
 	all, capped := capPieces(b.pieces(), g.maxPieces, g.maxBytes)
-	limit := len(all)
+	limit := all.Len()
 	if budget := g.req.MaxTokens; budget > 0 {
 		limit = min(limit, budget)
 	}
@@ -60,15 +60,15 @@ func (g *generation) toolChoice(i int, r *rng) Choice {
 	calls := make([]ToolCall, 0, len(g.calls))
 	start := 0
 	for k, t := range g.calls {
-		end := min(ends[k], len(all))
-		args := all[min(start, end):end:end]
+		end := min(ends[k], all.Len())
+		args := all.slice(min(start, end), end)
 		left := limit - start
 		if left <= 0 && k > 0 {
 			finish = finishLength
 			break
 		}
-		if left < len(args) {
-			args, finish = args[:max(left, 0)], finishLength
+		if left < args.Len() {
+			args, finish = args.slice(0, max(left, 0)), finishLength
 		}
 		calls = append(calls, ToolCall{
 			ID:        toolCallID(g.requestSeed(), i, k),

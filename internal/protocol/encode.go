@@ -108,6 +108,24 @@ func (t *ToolCallDelta) appendJSON(buf []byte) []byte {
 	return append(buf, "}}"...)
 }
 
+// SizeHint returns about how many bytes AppendJSON appends, a little more rather than less: the
+// text the completion carries with a quarter more for escapes, and its fixed fields.
+func (c *Completion) SizeHint() int {
+	text, fixed := 0, 512
+	for i := range c.Choices {
+		m := &c.Choices[i].Message
+		fixed += 256
+		if m.Content != nil {
+			text += len(*m.Content)
+		}
+		for k := range m.ToolCalls {
+			fixed += 128 + len(m.ToolCalls[k].ID) + len(m.ToolCalls[k].Function.Name)
+			text += len(m.ToolCalls[k].Function.Arguments)
+		}
+	}
+	return fixed + text + text/4
+}
+
 // AppendJSON appends the completion's JSON encoding to buf.
 func (c *Completion) AppendJSON(buf []byte) []byte {
 	buf = append(buf, `{"id":`...)

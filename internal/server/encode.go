@@ -10,22 +10,51 @@ import (
 
 var bufferPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-// jsonAppender is a body that encodes itself by appending, without reflection: the chat
-// completion, sent by every successful JSON chat request (protocol.Completion.AppendJSON).
-type jsonAppender interface{ AppendJSON([]byte) []byte }
+// maxPooledBuffer is the largest buffer put back in bufferPool. The pool serves the everyday
+// body and answer of a few KB; a rare body or answer of megabytes is left to the collector
+// rather than held by the pool for the requests after it.
+const maxPooledBuffer = 64 << 10
 
-// encodeJSON is the one place responses are encoded. It encodes into a buffer first, so a value
-// that fails to encode becomes a clean 500 instead of half a 200.
-func encodeJSON(w http.ResponseWriter, status int, v any) {
+// getBuffer returns an empty buffer from the pool; putBuffer gives it back.
+func getBuffer() *bytes.Buffer {
 	buf := bufferPool.Get().(*bytes.Buffer)
 	buf.Reset()
-	defer bufferPool.Put(buf)
+	return buf
+}
+
+func putBuffer(buf *bytes.Buffer) {
+	if buf.Cap() <= maxPooledBuffer {
+		bufferPool.Put(buf)
+	}
+}
+
+// jsonAppender is a body that encodes itself by appending, without reflection, and knows about
+// how long it is: the chat completion, sent by every successful JSON chat request
+// (protocol.Completion.AppendJSON).
+type jsonAppender interface {
+	AppendJSON([]byte) []byte
+	SizeHint() int
+}
+
+// encodeJSON is the one place responses are encoded and written (encodeBody, writeJSONBytes).
+func encodeJSON(w http.ResponseWriter, status int, v any) {
+	buf, status := encodeBody(status, v)
+	defer putBuffer(buf)
+	writeJSONBytes(w, status, buf.Bytes())
+}
+
+// encodeBody encodes v into a buffer from the pool, which the caller gives back with putBuffer.
+// It encodes before anything is written, so a value that fails to encode becomes a clean 500
+// instead of half a 200. An appender's buffer is sized once from its hint, so a large answer is
+// not copied through every doubling of its buffer (BenchmarkHeavyAnswerMemory).
+func encodeBody(status int, v any) (*bytes.Buffer, int) {
+	buf := getBuffer()
 	if a, ok := v.(jsonAppender); ok {
+		buf.Grow(a.SizeHint() + 1)
 		// The same bytes as the Encoder below would write, trailing newline included.
 		b := a.AppendJSON(buf.AvailableBuffer())
 		buf.Write(append(b, '\n'))
-		writeJSONBytes(w, status, buf.Bytes())
-		return
+		return buf, status
 	}
 	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
@@ -34,7 +63,7 @@ func encodeJSON(w http.ResponseWriter, status int, v any) {
 		buf.Reset()
 		buf.WriteString(`{"error":{"message":"The response could not be encoded.","type":"server_error","param":null,"code":"internal_error"}}` + "\n")
 	}
-	writeJSONBytes(w, status, buf.Bytes())
+	return buf, status
 }
 
 // writeJSONBytes writes an already encoded JSON body.

@@ -145,10 +145,9 @@ func readBody(w http.ResponseWriter, r *http.Request, maxBody int64) error {
 		}
 		return tooLarge(maxBody)
 	}
-	buf := bufferPool.Get().(*bytes.Buffer)
-	buf.Reset()
+	buf := getBuffer()
 	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, maxBody)); err != nil {
-		bufferPool.Put(buf)
+		putBuffer(buf)
 		var mbe *http.MaxBytesError
 		switch {
 		case errors.As(err, &mbe):
@@ -191,7 +190,7 @@ func (b *bodyRead) Read(p []byte) (int, error) {
 // Close gives the buffer back to the pool.
 func (b *bodyRead) Close() error {
 	if b.buf != nil {
-		bufferPool.Put(b.buf)
+		putBuffer(b.buf)
 		b.buf = nil
 	}
 	return nil
@@ -200,11 +199,11 @@ func (b *bodyRead) Close() error {
 // dropBody gives back the buffer of a body read for a request that is refused after all.
 func dropBody(r *http.Request) {
 	if _, ok := r.Body.(*bodyRead); ok {
-		bufferPool.Put(takeBody(r))
+		putBuffer(takeBody(r))
 	}
 }
 
-// takeBody hands over the body readBody read: the buffer (the caller puts it back in bufferPool
+// takeBody hands over the body readBody read: the buffer (the caller puts it back with putBuffer
 // when done with it) and r.Body restored to net/http's own, closed at its end, which net/http
 // then leaves alone when the response starts.
 func takeBody(r *http.Request) *bytes.Buffer {

@@ -160,7 +160,7 @@ func readChatRequest(w http.ResponseWriter, r *http.Request, cat *catalog.Catalo
 		return nil, nil, none, err
 	}
 	buf := takeBody(r)
-	defer bufferPool.Put(buf)
+	defer putBuffer(buf)
 	req, aerr := protocol.DecodeChatRequest(buf.Bytes(), limits)
 	if aerr != nil {
 		return nil, nil, none, aerr
@@ -245,6 +245,23 @@ func respondChat(ctx context.Context, w http.ResponseWriter, r *http.Request, c 
 			return
 		}
 	}
+	body := completionBody(c)
+	setProcessingMS(w, rec)
+	if c.Fault != nil && c.Fault.Kind == simulation.StreamCut {
+		cutJSON(w, body)
+		return
+	}
+	buf, status := encodeBody(http.StatusOK, &body)
+	defer putBuffer(buf)
+	// What is left to send is the bytes: a client that reads slowly holds them, not the
+	// generated text as well.
+	c.Result.DropText()
+	writeJSONBytes(w, status, buf.Bytes())
+}
+
+// completionBody is the chat.completion of a call; its contents and arguments are the generated
+// text itself, not copies.
+func completionBody(c *chatCall) protocol.Completion {
 	body := protocol.Completion{
 		ID: c.ID, Object: "chat.completion", Created: c.Created, Model: c.Model.ID,
 		Choices:           make([]protocol.CompletionChoice, len(c.Result.Choices)),
@@ -257,7 +274,7 @@ func respondChat(ctx context.Context, w http.ResponseWriter, r *http.Request, c 
 			for _, tc := range ch.ToolCalls {
 				msg.ToolCalls = append(msg.ToolCalls, protocol.ToolCallJSON{
 					ID: tc.ID, Type: "function",
-					Function: protocol.FunctionCall{Name: tc.Name, Arguments: strings.Join(tc.Arguments, "")},
+					Function: protocol.FunctionCall{Name: tc.Name, Arguments: tc.Arguments.Text()},
 				})
 			}
 		} else {
@@ -266,12 +283,7 @@ func respondChat(ctx context.Context, w http.ResponseWriter, r *http.Request, c 
 		}
 		body.Choices[i] = protocol.CompletionChoice{Index: ch.Index, Message: msg, FinishReason: ch.FinishReason}
 	}
-	setProcessingMS(w, rec)
-	if c.Fault != nil && c.Fault.Kind == simulation.StreamCut {
-		cutJSON(w, body)
-		return
-	}
-	encodeJSON(w, http.StatusOK, &body)
+	return body
 }
 
 // cutJSON sends the headers and half of the body, then drops the connection.

@@ -23,8 +23,8 @@ func FuzzSSEWriter(f *testing.F) {
 	f.Fuzz(func(t *testing.T, p1, p2, a1, a2 string, usage bool) {
 		model := &catalog.Model{ID: "mock-chat"}
 		res := generate.Result{Choices: []generate.Choice{
-			{Index: 0, Content: []string{p1, p2}, FinishReason: "stop"},
-			{Index: 1, ToolCalls: []generate.ToolCall{{ID: "call_x", Name: "f", Arguments: []string{a1, a2}}}, FinishReason: "tool_calls"},
+			{Index: 0, Content: generate.PiecesOf(p1, p2), FinishReason: "stop"},
+			{Index: 1, ToolCalls: []generate.ToolCall{{ID: "call_x", Name: "f", Arguments: generate.PiecesOf(a1, a2)}}, FinishReason: "tool_calls"},
 		}}
 		rr := httptest.NewRecorder()
 		s := newSSE(rr, &chatCall{ID: "chatcmpl-x", Model: model, IncludeUsage: usage})

@@ -65,7 +65,7 @@ type frameCursor struct {
 	choice int
 	pos    int
 	empty  string // the role chunk's "content":"" points here
-	piece  string // a lazy choice's current piece, which its content delta points to
+	piece  string // the current content piece, which its content delta points to
 }
 
 func (c *frameCursor) next() (frame, bool) {
@@ -92,10 +92,11 @@ func (c *frameCursor) next() (frame, bool) {
 		return frame{choice: c.choice, finish: &ch.FinishReason}, true
 	}
 	pos--
-	if pos < len(ch.Content) {
-		return frame{choice: c.choice, delta: protocol.Delta{Content: &ch.Content[pos]}, token: true}, true
+	if pos < ch.Content.Len() {
+		c.piece = ch.Content.At(pos)
+		return frame{choice: c.choice, delta: protocol.Delta{Content: &c.piece}, token: true}, true
 	}
-	pos -= len(ch.Content)
+	pos -= ch.Content.Len()
 	for k := range ch.ToolCalls {
 		tc := &ch.ToolCalls[k]
 		if pos == 0 {
@@ -103,12 +104,12 @@ func (c *frameCursor) next() (frame, bool) {
 				Index: k, ID: tc.ID, Type: "function", Function: protocol.FunctionDelta{Name: tc.Name},
 			}}}}, true
 		}
-		if pos--; pos < len(tc.Arguments) {
+		if pos--; pos < tc.Arguments.Len() {
 			return frame{choice: c.choice, delta: protocol.Delta{ToolCalls: []protocol.ToolCallDelta{{
-				Index: k, Function: protocol.FunctionDelta{Arguments: tc.Arguments[pos]},
+				Index: k, Function: protocol.FunctionDelta{Arguments: tc.Arguments.At(pos)},
 			}}}, token: true}, true
 		}
-		pos -= len(tc.Arguments)
+		pos -= tc.Arguments.Len()
 	}
 	if pos == 0 {
 		return frame{choice: c.choice, finish: &ch.FinishReason}, true
