@@ -12,6 +12,8 @@ FUZZ_COUNT ?= 20000x
 
 test: deps check
 	$(GO) test -race -count=1 -timeout 12m ./...
+	# Stack sizes are only what production has without the race detector, which doubles them.
+	$(GO) test -count=1 -run '^TestParkedStreamStack$$' ./internal/server
 	cd deploy/test && $(GO) test -race -count=1 -timeout 10m ./...
 	$(MAKE) --no-print-directory fuzz
 

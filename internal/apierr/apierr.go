@@ -103,6 +103,9 @@ type Error struct {
 	Code    Code
 	Param   string // a field path such as messages[2].tool_call_id; empty means null
 	Message string
+	// Header is set on the response beside the envelope: the Retry-After and x-ratelimit-*
+	// headers of a simulated rate limit. Nil for most errors.
+	Header http.Header
 }
 
 func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }

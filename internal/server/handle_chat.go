@@ -22,110 +22,91 @@ import (
 	"mockgateway/observability"
 )
 
-// handleChat serves POST /v1/chat/completions: decode strictly, resolve the model, generate
-// deterministically, then answer as one JSON body or as an SSE stream (stream.go).
-//
-// A stream parks this goroutine for its whole length with every frame below it on the stack, and
-// the stack must stay within 8 KB at its deepest or each open stream holds 16 KB. So the frames
-// here are kept small, and the deep work runs in calls of its own: decoding in readChatRequest,
-// the rest up to the answer in startChat, whose locals are gone by the time the stream parks.
-func handleChat(d Deps) http.Handler {
-	limits := protocol.Limits{MaxTokensCeiling: d.Config.MaxTokens, MaxChoices: d.Config.MaxChoices}
-	serve := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := observability.RecordFrom(r.Context())
-		rec.Chat = true
-		rec.Model = observability.ModelOther
-		req, model, facts, err := readChatRequest(w, r, d.Catalog, limits, d.Config.MaxBodyBytes)
-		if model != nil {
-			rec.Model = model.ID // a catalog id: a bounded label even when the request fails
-		}
-		if err != nil {
-			writeError(w, r, err)
-			return
-		}
-		ctx, c := startChat(w, r, &d, req, model, facts)
-		if c == nil {
-			return // answered already: an error, a fault, or a client that left
-		}
-		defer c.Span.End()
-		if c.Stream {
-			streamChat(ctx, w, c)
-		} else {
-			respondChat(ctx, w, r, c)
-		}
-		setChatResponseAttributes(c.Span, c, rec)
-	})
-	// takesBody: v1Guard reads the body before the request takes a concurrency slot.
-	return &takesBody{maxBody: d.Config.MaxBodyBytes, next: serve}
+// chatHandler serves POST /v1/chat/completions. It holds exactly what the chat path needs, built
+// once by newChatHandler; every call of it shares it (chatCall.h).
+type chatHandler struct {
+	catalog          *catalog.Catalog
+	limits           protocol.Limits // what the decoder enforces
+	maxBody          int64
+	tokenCeiling     int // --max-tokens: every choice of every model stops there
+	maxResponseBytes int
+	sim              simulator
+	tracer           trace.Tracer
+	metrics          *observability.Metrics
+	drain            *Drain
+	streamTimeout    time.Duration
+	writeTimeout     time.Duration
 }
 
-// startChat does everything between a valid request and its answer: it applies the simulation,
-// starts the chat span and generates. It returns nil once it has answered the request itself.
+func newChatHandler(d Deps) http.Handler {
+	h := &chatHandler{
+		catalog:          d.Catalog,
+		limits:           protocol.Limits{MaxTokensCeiling: d.Config.MaxTokens, MaxChoices: d.Config.MaxChoices},
+		maxBody:          d.Config.MaxBodyBytes,
+		tokenCeiling:     d.Config.MaxTokens,
+		maxResponseBytes: d.Config.MaxResponseBytes,
+		sim:              simulator{headers: d.Config.AllowSimulationHeaders, catalog: d.Catalog, attempts: d.Attempts},
+		tracer:           d.Tracer,
+		metrics:          d.Metrics,
+		drain:            d.Drain,
+		streamTimeout:    d.Config.StreamTimeout,
+		writeTimeout:     d.Config.WriteTimeout,
+	}
+	// takesBody: v1Guard reads the body before the request takes a concurrency slot.
+	return &takesBody{maxBody: d.Config.MaxBodyBytes, next: h}
+}
+
+// ServeHTTP takes a chat request through its steps: decode it, resolve its model, simulate what
+// was asked (a gateway policy, latency, a fault), generate the answer, respond. A step that
+// refuses the request returns an *apierr.Error for the one writeError.
 //
-//go:noinline
-func startChat(w http.ResponseWriter, r *http.Request, dp *Deps, req *protocol.ChatRequest, model *catalog.Model, facts requestFacts) (context.Context, *chatCall) {
-	d := *dp
+// A stream parks this goroutine for its whole length, with every frame below it on the stack;
+// its stack must stay within 8 KB or each open stream holds 16 (TestParkedStreamStack,
+// docs/performance.md). So the steps that go deep — decoding, generating — are calls of their
+// own that have returned before the stream parks.
+func (h *chatHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := observability.RecordFrom(r.Context())
-	rec.Stream = req.Stream
-	sim, serr := simulate(r, d, model, facts.seed)
-	if serr != nil {
-		writeError(w, r, serr)
-		return nil, nil
+	rec.Chat, rec.Model = true, observability.ModelOther
+	req, facts, err := h.decode(w, r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	model, err := h.resolve(req, facts, rec)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	sim, err := h.sim.decide(r, model, facts.seed)
+	if err != nil {
+		writeError(w, r, err)
+		return
 	}
 
-	ctx, span := d.Tracer.Start(r.Context(), "chat "+model.ID, trace.WithAttributes(chatRequestAttributes(model, req)...))
-	handedOver := false
-	defer func() {
-		if !handedOver {
-			span.End() // answered here, or a panic on the way: the span still reaches the buffer
-		}
-	}()
+	ctx, span := h.tracer.Start(r.Context(), "chat "+model.ID, trace.WithAttributes(chatRequestAttributes(model, req)...))
+	defer span.End() // also on a panic: the span still reaches the buffer
 	w.Header().Set("Openai-Version", "2020-10-01")
-
-	plan := sim.plan
-	reportPlan(ctx, w, span, d, model.ID, sim)
-	if plan.Sleep && plan.Wait > 0 && !pauseJSON(ctx, d, plan.Wait) {
-		return nil, nil
+	reportPlan(ctx, w, span, h.metrics, model.ID, sim)
+	if plan := sim.plan; plan.Sleep && !h.wait(ctx, plan.Wait) {
+		return // the client left
 	}
-	if f := plan.Fault; f != nil && f.BeforeOutput() {
-		recordFault(ctx, span, d, model.ID, f.Kind)
-		serveFault(ctx, w, r, d, f)
+	if f := sim.plan.Fault; f != nil && f.BeforeOutput() {
+		recordFault(ctx, span, h.metrics, model.ID, f.Kind)
+		if f.Kind == simulation.Timeout && !h.wait(ctx, f.For) {
+			return // the client gave up first, as clients do
+		}
+		writeError(w, r, faultError(f))
 		setErrorType(span, rec)
-		return nil, nil
+		return
 	}
-	served := sim.served
 
-	in := generate.Input{
-		Model: served.ID, Behavior: served.Behavior, DefaultTokens: served.DefaultTokens, Request: req,
-		TokenCeiling: d.Config.MaxTokens, MaxResponseBytes: d.Config.MaxResponseBytes,
-		ContextWindow: served.ContextWindow, PromptTokens: facts.promptTokens,
-	}
-	var res generate.Result
-	if req.Stream {
-		// Prose is made as it is sent: an open stream holds each choice's position, not its
-		// answer, and the first chunk does not wait for the whole answer to be made.
-		res = generate.Prepare(in)
+	c := h.generate(req, sim, facts, span, rec)
+	if c.Stream {
+		streamChat(ctx, w, c)
 	} else {
-		res = generate.Generate(in)
+		h.respond(ctx, w, r, c)
 	}
-	rec.PromptTokens = res.PromptTokens
-	rec.CompletionTokens = res.CompletionTokens    // a stream counts what it sent (streamChat)
-	rec.FinishReason = res.Choices[0].FinishReason // "" for a lazy choice until streamChat settles it
-
-	handedOver = true // handleChat ends the span once the answer is written
-	return ctx, &chatCall{
-		ID:      newCompletionID(),
-		Created: time.Now().Unix(),
-		Model:   served,
-		// Not the request: a parked stream would keep the whole prompt alive with it.
-		Stream:       req.Stream,
-		IncludeUsage: req.IncludeUsage,
-		Result:       res,
-		Timings:      simulation.NewTimings(sim.latency, facts.seed),
-		Fault:        plan.Fault, // nil, or a fault that strikes mid-stream
-		Span:         span,
-		Deps:         dp,
-	}
+	setChatResponseAttributes(span, c, rec)
 }
 
 // chatCall is one executed chat completion: what the generator made of the request, the two
@@ -140,7 +121,7 @@ type chatCall struct {
 	Timings      *simulation.Timings
 	Fault        *simulation.Fault // a mid-stream fault to strike, or nil
 	Span         trace.Span
-	Deps         *Deps // shared by every call; not copied into each
+	h            *chatHandler // shared by every call; not copied into each
 }
 
 // requestFacts are what reading a request learns beside the request itself.
@@ -149,43 +130,85 @@ type requestFacts struct {
 	promptTokens int    // counted once, for the context window and the usage
 }
 
-// readChatRequest applies the checks in the contract's order: media type, size and arrival
-// (readBody), JSON and fields, then the model, what it supports and its context window. The
-// model is returned whenever the id is in the catalog.
+// decode reads the body and decodes it strictly, in the contract's order: media type, size and
+// arrival (readBody), then JSON and fields.
 //
 //go:noinline
-func readChatRequest(w http.ResponseWriter, r *http.Request, cat *catalog.Catalog, limits protocol.Limits, maxBody int64) (*protocol.ChatRequest, *catalog.Model, requestFacts, error) {
-	var none requestFacts
-	if err := readBody(w, r, maxBody); err != nil {
-		return nil, nil, none, err
+func (h *chatHandler) decode(w http.ResponseWriter, r *http.Request) (*protocol.ChatRequest, requestFacts, error) {
+	if err := readBody(w, r, h.maxBody); err != nil {
+		return nil, requestFacts{}, err
 	}
 	buf := takeBody(r)
 	defer putBuffer(buf)
-	req, aerr := protocol.DecodeChatRequest(buf.Bytes(), limits)
+	req, aerr := protocol.DecodeChatRequest(buf.Bytes(), h.limits)
 	if aerr != nil {
-		return nil, nil, none, aerr
+		return nil, requestFacts{}, aerr
 	}
-	model, ok := cat.Lookup(req.Model)
+	return req, requestFacts{seed: fnv64a(buf.Bytes()), promptTokens: generate.PromptTokens(req)}, nil
+}
+
+// resolve finds the request's model and checks that it can serve it: executable, with the
+// capabilities asked for, and a context window that holds the prompt with its budget (refused
+// as OpenAI refuses it; a fallback model's window cuts its answer in Generate). The record gets
+// the model's id whenever it is in the catalog: a bounded label even when the request fails.
+//
+//go:noinline
+func (h *chatHandler) resolve(req *protocol.ChatRequest, facts requestFacts, rec *observability.Record) (*catalog.Model, error) {
+	model, ok := h.catalog.Lookup(req.Model)
 	if !ok {
 		// The id is not echoed: it is client text, and the catalog is one GET away.
-		return nil, nil, none, apierr.New(apierr.ModelNotFound, "model", "The model does not exist in this mock's catalog; GET /v1/models lists the executable models.")
+		return nil, apierr.New(apierr.ModelNotFound, "model", "The model does not exist in this mock's catalog; GET /v1/models lists the executable models.")
 	}
-	if !model.Executable() {
-		return nil, model, none, apierr.New(apierr.ModelNotExecutable, "model", "The model "+model.ID+" is external provider metadata and never executes here; use a mock model from GET /v1/models.")
+	rec.Model = model.ID
+	switch {
+	case !model.Executable():
+		return nil, apierr.New(apierr.ModelNotExecutable, "model", "The model "+model.ID+" is external provider metadata and never executes here; use a mock model from GET /v1/models.")
+	case len(req.Tools) > 0 && !model.Capabilities.Tools:
+		return nil, apierr.New(apierr.ToolsNotSupported, "tools", "The model "+model.ID+" does not support tools; mock-tools does.")
+	case req.Stream && !model.Capabilities.Streaming:
+		return nil, apierr.New(apierr.InvalidValue, "stream", "The model "+model.ID+" does not support streaming.")
 	}
-	if len(req.Tools) > 0 && !model.Capabilities.Tools {
-		return nil, model, none, apierr.New(apierr.ToolsNotSupported, "tools", "The model "+model.ID+" does not support tools; mock-tools does.")
-	}
-	if req.Stream && !model.Capabilities.Streaming {
-		return nil, model, none, apierr.New(apierr.InvalidValue, "stream", "The model "+model.ID+" does not support streaming.")
-	}
-	// A prompt (with the budget asked for) that the model's window cannot hold is refused as
-	// OpenAI refuses it; the window of a fallback model cuts its answer in Generate.
-	facts := requestFacts{seed: fnv64a(buf.Bytes()), promptTokens: generate.PromptTokens(req)}
 	if aerr := generate.CheckContext(facts.promptTokens, req.MaxTokens, model.ContextWindow); aerr != nil {
-		return nil, model, none, aerr
+		return nil, aerr
 	}
-	return req, model, facts, nil
+	return model, nil
+}
+
+// generate makes the answer of the model that serves the request. A stream's prose is made as it
+// is sent (generate.Prepare): an open stream holds each choice's position, not its answer, and
+// the first chunk does not wait for the whole answer to be made.
+//
+//go:noinline
+func (h *chatHandler) generate(req *protocol.ChatRequest, sim simulated, facts requestFacts, span trace.Span, rec *observability.Record) *chatCall {
+	served := sim.served
+	in := generate.Input{
+		Model: served.ID, Behavior: served.Behavior, DefaultTokens: served.DefaultTokens, Request: req,
+		TokenCeiling: h.tokenCeiling, MaxResponseBytes: h.maxResponseBytes,
+		ContextWindow: served.ContextWindow, PromptTokens: facts.promptTokens,
+	}
+	var res generate.Result
+	if req.Stream {
+		res = generate.Prepare(in)
+	} else {
+		res = generate.Generate(in)
+	}
+	rec.Stream = req.Stream
+	rec.PromptTokens = res.PromptTokens
+	rec.CompletionTokens = res.CompletionTokens    // a stream counts what it sent (streamChat)
+	rec.FinishReason = res.Choices[0].FinishReason // "" for a lazy choice until streamChat settles it
+	return &chatCall{
+		ID:      newCompletionID(),
+		Created: time.Now().Unix(),
+		Model:   served,
+		// Not the request: a parked stream would keep the whole prompt alive with it.
+		Stream:       req.Stream,
+		IncludeUsage: req.IncludeUsage,
+		Result:       res,
+		Timings:      simulation.NewTimings(sim.latency, facts.seed),
+		Fault:        sim.plan.Fault, // nil, or a fault that strikes mid-stream
+		Span:         span,
+		h:            h,
+	}
 }
 
 // jsonContentType accepts application/json and application/*+json with any parameters, and a
@@ -231,17 +254,17 @@ func newCompletionID() string {
 	return string(out[:])
 }
 
-// respondChat writes the JSON response after the model's simulated latency.
-func respondChat(ctx context.Context, w http.ResponseWriter, r *http.Request, c *chatCall) {
+// respond writes the JSON answer after the model's simulated latency.
+func (h *chatHandler) respond(ctx context.Context, w http.ResponseWriter, r *http.Request, c *chatCall) {
 	rec := observability.RecordFrom(ctx)
-	if !pauseJSON(ctx, *c.Deps, c.Timings.Total(c.Result.CompletionTokens)) {
+	if !h.wait(ctx, c.Timings.Total(c.Result.CompletionTokens)) {
 		return
 	}
 	if f := c.Fault; f != nil {
 		// A mid-stream fault on a request that does not stream: an error, or a cut body.
-		recordFault(ctx, c.Span, *c.Deps, rec.Model, f.Kind)
+		recordFault(ctx, c.Span, h.metrics, rec.Model, f.Kind)
 		if f.Kind == simulation.StreamError {
-			serveFault(ctx, w, r, *c.Deps, f)
+			writeError(w, r, faultError(f))
 			return
 		}
 	}
@@ -296,18 +319,19 @@ func cutJSON(w http.ResponseWriter, body protocol.Completion) {
 	cutConnection(w)
 }
 
-// pauseJSON waits d unless the client leaves (false: nothing more can be written) or shutdown
-// ends the wait early (true: answer now rather than hold the drain).
-func pauseJSON(ctx context.Context, d Deps, wait time.Duration) bool {
-	if wait <= 0 {
+// wait waits d unless the client leaves (false: nothing more can be written) or shutdown ends
+// the wait early (true: answer now rather than hold the drain). No wait is longer than a
+// stream may last.
+func (h *chatHandler) wait(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
 		return true
 	}
-	t := time.NewTimer(min(wait, d.Config.StreamTimeout))
+	t := time.NewTimer(min(d, h.streamTimeout))
 	defer t.Stop()
 	select {
 	case <-t.C:
 		return true
-	case <-d.Drain.Aborted():
+	case <-h.drain.Aborted():
 		return true
 	case <-ctx.Done():
 		observability.RecordFrom(ctx).Status = 499 // client closed the request

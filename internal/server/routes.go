@@ -30,17 +30,20 @@ func addRoutes(r *mux.Router, d Deps) {
 	v1 := func(h http.Handler) http.Handler {
 		return &v1Guard{key: d.Config.APIKey, drain: d.Drain, limit: limit, next: h}
 	}
-	handle("/v1/chat/completions", v1(handleChat(d))).Methods(http.MethodPost)
-	handle("/v1/models", v1(handleListModels(d.Catalog))).Methods(http.MethodGet)
-	handle("/v1/models/{model}", v1(handleGetModel(d.Catalog))).Methods(http.MethodGet)
+	// Every GET route answers HEAD too, as net/http's own handlers do: the same status and
+	// headers, no body (net/http drops what a handler writes to a HEAD request).
+	get := []string{http.MethodGet, http.MethodHead}
+	handle("/v1/chat/completions", v1(newChatHandler(d))).Methods(http.MethodPost)
+	handle("/v1/models", v1(handleListModels(d.Catalog))).Methods(get...)
+	handle("/v1/models/{model}", v1(handleGetModel(d.Catalog))).Methods(get...)
 
-	handle("/health", handleHealth(d)).Methods(http.MethodGet)
-	handle("/openapi.json", handleOpenAPI(openapi.Document())).Methods(http.MethodGet)
+	handle("/health", handleHealth(d)).Methods(get...)
+	handle("/openapi.json", handleOpenAPI(openapi.Document())).Methods(get...)
 	if d.Metrics != nil {
-		handle("/metrics", d.Metrics.Handler()).Methods(http.MethodGet)
+		handle("/metrics", d.Metrics.Handler()).Methods(get...)
 	}
 	if d.Spans != nil {
-		handle("/debug/traces", handleDebugTraces(d.Spans)).Methods(http.MethodGet)
+		handle("/debug/traces", handleDebugTraces(d.Spans)).Methods(get...)
 	}
 
 	for _, s := range unsupportedSurfaces {
@@ -83,7 +86,7 @@ func handleUnsupportedSurface(surface string) http.Handler {
 // handleMethodNotAllowed answers 405 with the Allow header, found by asking the router which
 // methods would have matched this path.
 func handleMethodNotAllowed(router *mux.Router, apiKey string) http.Handler {
-	candidates := []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
+	candidates := []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var allow []string
 		rec := observability.RecordFrom(r.Context())

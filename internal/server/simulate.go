@@ -22,13 +22,20 @@ type simulated struct {
 	served  *catalog.Model // the model that answers: the requested one or a fallback
 }
 
-// simulate reads the x-mock-* headers (when allowed) over the model's catalog settings and
-// decides the plan. A malformed header is a 400 naming the header, never a silent default.
-// bodyHash identifies the request for clients that retry without saying so (attemptOf).
-func simulate(r *http.Request, d Deps, model *catalog.Model, bodyHash uint64) (simulated, *apierr.Error) {
+// simulator decides what the simulation does to a chat request.
+type simulator struct {
+	headers  bool // --allow-simulation-headers: the x-mock-* headers are read
+	catalog  *catalog.Catalog
+	attempts *simulation.AttemptCounter
+}
+
+// decide reads the x-mock-* headers (when allowed) over the model's catalog settings and decides
+// the plan. A malformed header is a 400 naming the header, never a silent default. bodyHash
+// identifies the request for clients that retry without saying so (attemptOf).
+func (s simulator) decide(r *http.Request, model *catalog.Model, bodyHash uint64) (simulated, error) {
 	fault, latency := model.FaultSpec, model.Latency
 	latencyFromHeader := false
-	if d.Config.AllowSimulationHeaders {
+	if s.headers {
 		if v := r.Header.Get(simulation.HeaderFault); v != "" {
 			f, err := simulation.ParseFault(v)
 			if err != nil {
@@ -44,17 +51,17 @@ func simulate(r *http.Request, d Deps, model *catalog.Model, bodyHash uint64) (s
 			latency, latencyFromHeader = l, true
 		}
 	}
-	attempt, key, err := attemptOf(r, d, model, fault, bodyHash)
+	attempt, key, err := s.attemptOf(r, model, fault, bodyHash)
 	if err != nil {
 		return simulated{}, err
 	}
-	plan := simulation.Decide(model.ID, fault, attempt, model.Gateway, d.Catalog.Target)
+	plan := simulation.Decide(model.ID, fault, attempt, model.Gateway, s.catalog.Target)
 	if key != 0 && plan.Fault == nil {
-		d.Attempts.Done(key) // it got through: an identical request later is a first try again
+		s.attempts.Done(key) // it got through: an identical request later is a first try again
 	}
 	served := model
 	if plan.ServedBy != model.ID {
-		if m, ok := d.Catalog.Lookup(plan.ServedBy); ok {
+		if m, ok := s.catalog.Lookup(plan.ServedBy); ok {
 			served = m
 			// A fallback serves with its own latency, unless a header chose the latency.
 			if !latencyFromHeader {
@@ -72,9 +79,9 @@ func simulate(r *http.Request, d Deps, model *catalog.Model, bodyHash uint64) (s
 // That covers clients that retry on their own (LangChain, the Vercel AI SDK, go-openai, …);
 // LangChain JS sends x-stainless-retry-count: 0 on each of its own retries (it turns the SDK's
 // retries off), so 0 is no proof of a first try. key is 0 when the request has no key.
-func attemptOf(r *http.Request, d Deps, model *catalog.Model, fault *simulation.Fault, bodyHash uint64) (attempt int, key uint64, _ *apierr.Error) {
+func (s simulator) attemptOf(r *http.Request, model *catalog.Model, fault *simulation.Fault, bodyHash uint64) (attempt int, key uint64, _ *apierr.Error) {
 	h := r.Header
-	if !d.Config.AllowSimulationHeaders {
+	if !s.headers {
 		// Only the SDKs' own counter: the header that would name an attempt is not allowed.
 		h = http.Header{simulation.HeaderRetryCount: r.Header[simulation.HeaderRetryCount]}
 	}
@@ -97,7 +104,7 @@ func attemptOf(r *http.Request, d Deps, model *catalog.Model, fault *simulation.
 		// forgets the first try the counter saw.
 		return attempt, key, nil
 	}
-	return d.Attempts.Next(key), key, nil
+	return s.attempts.Next(key), key, nil
 }
 
 func invalidHeader(name string, err error) *apierr.Error {
@@ -107,7 +114,7 @@ func invalidHeader(name string, err error) *apierr.Error {
 
 // reportPlan makes a gateway policy's decision visible in every signal: response headers, span
 // events marked simulated=true, metrics, and the access log (through the Record).
-func reportPlan(ctx context.Context, w http.ResponseWriter, span trace.Span, d Deps, requested string, s simulated) {
+func reportPlan(ctx context.Context, w http.ResponseWriter, span trace.Span, metrics *observability.Metrics, requested string, s simulated) {
 	p := s.plan
 	if !p.Policy {
 		return
@@ -141,10 +148,10 @@ func reportPlan(ctx context.Context, w http.ResponseWriter, span trace.Span, d D
 				attribute.String("mockgateway.gateway.to", st.To), // a catalog id (the catalog checks its fallbacks)
 				attribute.String("mockgateway.gateway.result", reason),
 			))
-			d.Metrics.ObserveFallback(ctx, requested, st.To)
+			metrics.ObserveFallback(ctx, requested, st.To)
 		}
 	}
-	d.Metrics.ObserveRetries(ctx, requested, p.Cause, retries)
+	metrics.ObserveRetries(ctx, requested, p.Cause, retries)
 	span.SetAttributes(
 		attribute.Int("mockgateway.gateway.attempts", p.Attempts),
 		attribute.String("mockgateway.gateway.served_by", p.ServedBy),
@@ -152,47 +159,51 @@ func reportPlan(ctx context.Context, w http.ResponseWriter, span trace.Span, d D
 }
 
 // recordFault makes one served fault visible: counted, a span event, and the access log field.
-func recordFault(ctx context.Context, span trace.Span, d Deps, model string, kind string) {
+func recordFault(ctx context.Context, span trace.Span, metrics *observability.Metrics, model string, kind string) {
 	observability.RecordFrom(ctx).Fault = kind
-	d.Metrics.ObserveFault(ctx, model, kind)
+	metrics.ObserveFault(ctx, model, kind)
 	span.AddEvent("simulation.fault", trace.WithAttributes(
 		attribute.Bool("simulated", true),
 		attribute.String("mockgateway.simulation.fault", kind),
 	))
 }
 
-// serveFault answers with a fault that happens before any output.
-func serveFault(ctx context.Context, w http.ResponseWriter, r *http.Request, d Deps, f *simulation.Fault) {
-	h := w.Header()
+// faultError is the error a simulated fault answers with, with the headers OpenAI sends beside
+// it (a timeout has waited first; a mid-stream error on a request that does not stream is an
+// error too).
+func faultError(f *simulation.Fault) *apierr.Error {
 	switch f.Kind {
 	case simulation.RateLimit:
 		secs := int(f.RetryAfter.Round(time.Second) / time.Second)
 		if f.RetryAfter > 0 && secs == 0 {
 			secs = 1
 		}
-		h.Set("Retry-After", strconv.Itoa(secs))
-		h.Set("Retry-After-Ms", strconv.FormatInt(f.RetryAfter.Milliseconds(), 10))
-		// OpenAI's x-ratelimit-* headers, in its formats, describing an exhausted request budget.
-		h.Set("X-Ratelimit-Limit-Requests", "60")
-		h.Set("X-Ratelimit-Remaining-Requests", "0")
-		h.Set("X-Ratelimit-Reset-Requests", durationHeader(f.RetryAfter))
-		h.Set("X-Ratelimit-Limit-Tokens", "150000")
-		h.Set("X-Ratelimit-Remaining-Tokens", "150000")
-		h.Set("X-Ratelimit-Reset-Tokens", "0s")
-		writeError(w, r, apierr.New(apierr.SimulatedRateLimit, "", "Simulated rate limit: this mock was asked to answer 429 for this attempt. Nothing real was limited."))
-	case simulation.ServerError:
-		writeError(w, r, apierr.New(apierr.SimulatedServerError, "", "Simulated server error: this mock was asked to fail this attempt. Nothing real failed."))
-	case simulation.Unavailable:
-		h.Set("Retry-After", strconv.Itoa(max(1, int(f.RetryAfter.Round(time.Second)/time.Second))))
-		h.Set("Retry-After-Ms", strconv.FormatInt(f.RetryAfter.Milliseconds(), 10))
-		writeError(w, r, apierr.New(apierr.SimulatedUnavailable, "", "Simulated unavailability: this mock was asked to answer 503 for this attempt. Nothing real is down."))
-	case simulation.Timeout:
-		if !pauseJSON(ctx, d, f.For) {
-			return // the client gave up first, as clients do
+		e := apierr.New(apierr.SimulatedRateLimit, "", "Simulated rate limit: this mock was asked to answer 429 for this attempt. Nothing real was limited.")
+		e.Header = http.Header{
+			"Retry-After":    {strconv.Itoa(secs)},
+			"Retry-After-Ms": {strconv.FormatInt(f.RetryAfter.Milliseconds(), 10)},
+			// OpenAI's x-ratelimit-* headers, in its formats, describing an exhausted request budget.
+			"X-Ratelimit-Limit-Requests":     {"60"},
+			"X-Ratelimit-Remaining-Requests": {"0"},
+			"X-Ratelimit-Reset-Requests":     {durationHeader(f.RetryAfter)},
+			"X-Ratelimit-Limit-Tokens":       {"150000"},
+			"X-Ratelimit-Remaining-Tokens":   {"150000"},
+			"X-Ratelimit-Reset-Tokens":       {"0s"},
 		}
-		writeError(w, r, apierr.New(apierr.SimulatedTimeout, "", "Simulated timeout: this mock stalled as asked, then gave up. Nothing real timed out."))
-	case simulation.StreamError:
-		writeError(w, r, apierr.New(apierr.SimulatedStreamError, "", "Simulated mid-stream error, on a request that does not stream. Nothing real failed."))
+		return e
+	case simulation.ServerError:
+		return apierr.New(apierr.SimulatedServerError, "", "Simulated server error: this mock was asked to fail this attempt. Nothing real failed.")
+	case simulation.Unavailable:
+		e := apierr.New(apierr.SimulatedUnavailable, "", "Simulated unavailability: this mock was asked to answer 503 for this attempt. Nothing real is down.")
+		e.Header = http.Header{
+			"Retry-After":    {strconv.Itoa(max(1, int(f.RetryAfter.Round(time.Second)/time.Second)))},
+			"Retry-After-Ms": {strconv.FormatInt(f.RetryAfter.Milliseconds(), 10)},
+		}
+		return e
+	case simulation.Timeout:
+		return apierr.New(apierr.SimulatedTimeout, "", "Simulated timeout: this mock stalled as asked, then gave up. Nothing real timed out.")
+	default: // simulation.StreamError
+		return apierr.New(apierr.SimulatedStreamError, "", "Simulated mid-stream error, on a request that does not stream. Nothing real failed.")
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"mockgateway/internal/catalog"
-	"mockgateway/internal/protocol"
 )
 
 func TestSimulatedFaultsBeforeOutput(t *testing.T) {
@@ -247,14 +246,12 @@ func TestLatencyProfiles(t *testing.T) {
 // covers what a seed makes of the schedule). No clock is read: a shared machine's scheduler
 // would decide a timing assertion.
 func TestJitterIsSeededByTheBody(t *testing.T) {
-	cat := catalog.Builtin()
-	cfg := testConfig()
-	limits := protocol.Limits{MaxTokensCeiling: cfg.MaxTokens, MaxChoices: cfg.MaxChoices}
+	h := newChatHandler(Deps{Config: testConfig(), Catalog: catalog.Builtin()}).(*takesBody).next.(*chatHandler)
 	seedOf := func(body string) uint64 {
 		t.Helper()
 		req := httptest.NewRequest("POST", chatPath, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
-		_, _, facts, err := readChatRequest(httptest.NewRecorder(), req, cat, limits, cfg.MaxBodyBytes)
+		_, facts, err := h.decode(httptest.NewRecorder(), req)
 		if err != nil {
 			t.Fatal(err)
 		}

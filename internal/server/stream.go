@@ -270,10 +270,10 @@ func openStream(ctx context.Context, w http.ResponseWriter, c *chatCall) *stream
 	st := &stream{
 		sse:      newSSE(w, c),
 		rec:      rec,
-		life:     observability.StartStream(ctx, c.Deps.Metrics, c.Span, rec.Model, rec.Start),
-		deadline: rec.Start.Add(c.Deps.Config.StreamTimeout),
+		life:     observability.StartStream(ctx, c.h.metrics, c.Span, rec.Model, rec.Start),
+		deadline: rec.Start.Add(c.h.streamTimeout),
 	}
-	st.writeTimeout, st.until = c.Deps.Config.WriteTimeout, st.deadline
+	st.writeTimeout, st.until = c.h.writeTimeout, st.deadline
 	st.arm() // for the headers, which streamChat flushes next
 
 	h := w.Header()
@@ -287,14 +287,14 @@ func openStream(ctx context.Context, w http.ResponseWriter, c *chatCall) *stream
 // run writes the chunks, the usage chunk and [DONE], pausing as the timings say. It returns nil
 // when the stream completed, or why it stopped.
 func (st *stream) run(ctx context.Context, c *chatCall) error {
-	d := c.Deps
-	if err := pause(ctx, d.Drain, st.deadline, c.Timings.First()); err != nil {
+	drain := c.h.drain
+	if err := pause(ctx, drain, st.deadline, c.Timings.First()); err != nil {
 		return err
 	}
 	first := true
 	for f := range framesOf(c.Result) {
 		if f.token && !first {
-			if err := pause(ctx, d.Drain, st.deadline, c.Timings.Next()); err != nil {
+			if err := pause(ctx, drain, st.deadline, c.Timings.Next()); err != nil {
 				return err
 			}
 		}
@@ -334,7 +334,7 @@ func (st *stream) strike(ctx context.Context, c *chatCall, force bool) error {
 		return nil
 	}
 	st.fired = true
-	recordFault(ctx, c.Span, *c.Deps, st.rec.Model, f.Kind)
+	recordFault(ctx, c.Span, c.h.metrics, st.rec.Model, f.Kind)
 	if f.Kind == simulation.StreamCut {
 		return errStreamEnded{outcome: observability.OutcomeAborted, cut: true}
 	}

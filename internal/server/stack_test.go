@@ -1,0 +1,78 @@
+//go:build !race
+
+package server
+
+import (
+	"bufio"
+	"net"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestParkedStreamStack measures the goroutine stack that one open stream holds while it waits
+// between chunks. A parked stream keeps every frame below it, and the deepest moment of its
+// life sets its stack's size: Go doubles a stack that overflows and shrinks it only at a
+// collection, so a handler whose deepest call needs more than 8 KB holds 16 KB for the whole
+// stream (docs/performance.md, "Stacks"). The clients here are raw connections read from the
+// test's own goroutine, so the stacks counted are the server's alone: per stream, net/http's
+// connection goroutine (with the handler parked on it) and its background reader.
+//
+// Not built with -race: the race detector's instrumentation doubles every stack, so there the
+// test could not tell an 8 KB handler from a 16 KB one; make test runs it on its own, without.
+func TestParkedStreamStack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("opens 200 streams")
+	}
+	const K = 200
+	// The connection goroutine's 8 KB and the background reader's few KB make about 10–12 KB;
+	// one doubling of the connection goroutine's stack (to 16 KB) makes about 20 KB.
+	const bound = 16 << 10
+	h := newHarness(t, func(d *Deps) { d.Catalog = longProse(t, "{first_chunk: 0s, between_chunks: 1h}") })
+	srv := httptest.NewServer(h.handler)
+	t.Cleanup(srv.Close) // cleanups run last-added first: the connections close before this
+	body := `{"model":"mock-long","stream":true,"messages":[{"role":"user","content":"hi"}]}`
+	request := "POST " + chatPath + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+		strconv.Itoa(len(body)) + "\r\n\r\n" + body
+
+	open := func(k int) {
+		conns := make([]net.Conn, 0, k)
+		for range k {
+			c, err := net.Dial("tcp", srv.Listener.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = c.Close() }) // before srv.Close, which waits for the streams to end
+			conns = append(conns, c)
+			if _, err := c.Write([]byte(request)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Every stream has sent its role chunk, then parks for an hour.
+		for _, c := range conns {
+			_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+			br := bufio.NewReader(c)
+			for frames := 0; frames < 1; {
+				line, err := br.ReadString('\n')
+				if err != nil {
+					t.Fatal(err)
+				}
+				if strings.HasPrefix(line, "data: ") {
+					frames++
+				}
+			}
+		}
+	}
+	open(1) // warm: the server's first allocations
+	before := memStats()
+	open(K)
+	time.Sleep(50 * time.Millisecond) // let every stream reach its pause
+	after := memStats()
+	perStream := (int64(after.StackInuse) - int64(before.StackInuse)) / K
+	t.Logf("goroutine stacks per parked stream: %d bytes", perStream)
+	if perStream > bound {
+		t.Errorf("a parked stream holds %d KiB of stack, want at most %d KiB: a handler frame grew past 8 KB", perStream>>10, bound>>10)
+	}
+}
