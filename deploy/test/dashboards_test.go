@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -145,6 +146,16 @@ func substituteGrafanaVars(expr, rateWindow string) string {
 		switch name {
 		case "__rate_interval", "__interval", "__range":
 			return rateWindow
+		case "__rate_interval_ms", "__interval_ms", "__range_ms", "__range_s":
+			// Grafana's numeric forms: a number in an expression, not a matcher.
+			d, err := time.ParseDuration(rateWindow)
+			if err != nil {
+				return rateWindow
+			}
+			if name == "__range_s" {
+				return strconv.FormatInt(int64(d/time.Second), 10)
+			}
+			return strconv.FormatInt(d.Milliseconds(), 10)
 		case "datasource":
 			return ""
 		}
@@ -413,15 +424,20 @@ func requireSimulation(t *testing.T, url string) {
 
 func TestSubstituteGrafanaVars(t *testing.T) {
 	for in, want := range map[string]string{
-		`rate(x{route=~"$route"}[$__rate_interval])`:  `rate(x{route=~".*"}[1m])`,
-		`rate(x{model=~"${model}"}[${__interval}])`:   `rate(x{model=~".*"}[1m])`,
-		`sum(x{job=~"${job:regex}"}) / $__range_s`:    `sum(x{job=~".*"}) / .*`,
-		`histogram_quantile(0.99, sum by (le) (y))`:   `histogram_quantile(0.99, sum by (le) (y))`,
-		fmt.Sprintf(`x{a="%s"}`, "$datasource"):       `x{a=""}`,
-		`max by (version) (go_info{job=~"$job"}) > 0`: `max by (version) (go_info{job=~".*"}) > 0`,
+		`rate(x{route=~"$route"}[$__rate_interval])`:      `rate(x{route=~".*"}[1m])`,
+		`rate(x{model=~"${model}"}[${__interval}])`:       `rate(x{model=~".*"}[1m])`,
+		`sum(x{job=~"${job:regex}"}) / $__range_s`:        `sum(x{job=~".*"}) / 60`,
+		`sum(rate(x[$__rate_interval])) * $__interval_ms`: `sum(rate(x[1m])) * 60000`,
+		`histogram_quantile(0.99, sum by (le) (y))`:       `histogram_quantile(0.99, sum by (le) (y))`,
+		fmt.Sprintf(`x{a="%s"}`, "$datasource"):           `x{a=""}`,
+		`max by (version) (go_info{job=~"$job"}) > 0`:     `max by (version) (go_info{job=~".*"}) > 0`,
 	} {
-		if got := substituteGrafanaVars(in, "1m"); got != want {
+		got := substituteGrafanaVars(in, "1m")
+		if got != want {
 			t.Errorf("substitute(%q) = %q, want %q", in, got, want)
+		}
+		if _, err := promqlParser.ParseExpr(got); err != nil {
+			t.Errorf("substitute(%q) = %q, not PromQL: %v", in, got, err)
 		}
 	}
 }
