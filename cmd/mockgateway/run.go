@@ -32,8 +32,8 @@ var version = "4.2.0"
 const release = "Gateway Foundation"
 
 // run dispatches the subcommands; without one it builds every part of the service from args and
-// getenv, serves until ctx ends, then shuts down gracefully. Tests call it on port 0 with a fake
-// getenv.
+// getenv, serves until ctx ends, then shuts down gracefully. Tests call it, or serve on port 0
+// with a fake getenv.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) > 0 {
 		switch args[0] {
@@ -45,11 +45,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return audit.Run(ctx, args[1:], getenv, stdout, stderr)
 		}
 	}
-	return serve(ctx, args, getenv, stdout, stderr)
+	return serve(ctx, args, getenv, stdout, stderr, nil)
 }
 
-// serve is the service itself: the default command.
-func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+// serve is the service itself: the default command. listening, when not nil, is told the address
+// once the service listens: tests on port 0 learn their port from it rather than from the log.
+func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, listening func(net.Addr)) error {
 	cfg, err := config.Parse(args, getenv, stderr)
 	switch {
 	case errors.Is(err, config.ErrHelp):
@@ -156,6 +157,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		slog.String("exporter", tracing.Exporter),
 		slog.String("models", fmt.Sprintf("%d executable, %d metadata only", exec, meta)),
 		slog.Any("config", cfg))
+	if listening != nil {
+		listening(ln.Addr())
+	}
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()

@@ -5,39 +5,30 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 )
 
-// logSink collects run's stderr (the JSON log) and tells when the listen address appears.
+// logSink collects run's stderr (the JSON log), line by line.
 type logSink struct {
 	mu    sync.Mutex
 	lines []string
-	addr  chan string
-	once  sync.Once
 	pw    *io.PipeWriter
 }
 
 func newLogSink() *logSink {
 	pr, pw := io.Pipe()
-	s := &logSink{addr: make(chan string, 1), pw: pw}
+	s := &logSink{pw: pw}
 	go func() {
 		sc := bufio.NewScanner(pr)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		for sc.Scan() {
-			line := sc.Text()
 			s.mu.Lock()
-			s.lines = append(s.lines, line)
+			s.lines = append(s.lines, sc.Text())
 			s.mu.Unlock()
-			var rec struct {
-				Msg  string `json:"msg"`
-				Addr string `json:"addr"`
-			}
-			if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "listening" {
-				s.once.Do(func() { s.addr <- rec.Addr })
-			}
 		}
 	}()
 	return s
@@ -92,24 +83,26 @@ func (in *instance) Stop() error {
 	return in.stopErr
 }
 
-// startService calls run exactly as main does, on 127.0.0.1:0, with env as the whole
-// environment; it stops the service when the test ends.
+// startService serves as run does for the default command, on 127.0.0.1:0, with env as the
+// whole environment, and learns the address from the service; it stops the service when the
+// test ends.
 func startService(t testing.TB, env map[string]string, args ...string) *instance {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	getenv := func(k string) string { return env[k] }
 	in := &instance{Logs: newLogSink(), Stdout: &strings.Builder{}, cancel: cancel, done: make(chan error, 1)}
 	args = append([]string{"--addr", "127.0.0.1:0"}, args...)
-	go func() { in.done <- run(ctx, args, getenv, io.Discard, in.Logs) }()
+	addr := make(chan net.Addr, 1)
+	go func() { in.done <- serve(ctx, args, getenv, io.Discard, in.Logs, func(a net.Addr) { addr <- a }) }()
 	select {
-	case addr := <-in.Logs.addr:
-		in.URL = "http://" + addr
+	case a := <-addr:
+		in.URL = "http://" + a.String()
 	case err := <-in.done:
 		cancel()
 		t.Fatalf("run returned before listening: %v\n%s", err, strings.Join(in.Logs.Lines(), "\n"))
 	case <-time.After(10 * time.Second):
 		cancel()
-		t.Fatalf("no listening line within 10s:\n%s", strings.Join(in.Logs.Lines(), "\n"))
+		t.Fatalf("not listening within 10s:\n%s", strings.Join(in.Logs.Lines(), "\n"))
 	}
 	t.Cleanup(func() {
 		if err := in.Stop(); err != nil {
