@@ -4,7 +4,10 @@
 // here cannot be constructed.
 package apierr
 
-import "net/http"
+import (
+	"net/http"
+	"time"
+)
 
 // Code is a normalized error code from the contract's error table.
 type Code string
@@ -103,9 +106,9 @@ type Error struct {
 	Code    Code
 	Param   string // a field path such as messages[2].tool_call_id; empty means null
 	Message string
-	// Header is set on the response beside the envelope: the Retry-After and x-ratelimit-*
-	// headers of a simulated rate limit. Nil for most errors.
-	Header http.Header
+	// RetryAfter is the wait a simulated rate limit or unavailability names in its Retry-After
+	// and x-ratelimit-* headers (the error writer sets them, as OpenAI does); 0 for most errors.
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }

@@ -43,9 +43,7 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 		e = internalError()
 	}
 	observability.RecordFrom(r.Context()).SetError(string(e.Code))
-	for k, v := range e.Header {
-		w.Header()[k] = v
-	}
+	faultHeaders(w.Header(), e)
 	if e.Status == http.StatusTooManyRequests && w.Header().Get("Retry-After") == "" {
 		w.Header().Set("Retry-After", "1")
 	}

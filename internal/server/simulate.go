@@ -168,42 +168,48 @@ func recordFault(ctx context.Context, span trace.Span, metrics *observability.Me
 	))
 }
 
-// faultError is the error a simulated fault answers with, with the headers OpenAI sends beside
-// it (a timeout has waited first; a mid-stream error on a request that does not stream is an
-// error too).
+// faultError is the error a simulated fault answers with (a timeout has waited first; a
+// mid-stream error on a request that does not stream is an error too). faultHeaders sets the
+// headers OpenAI sends beside it.
 func faultError(f *simulation.Fault) *apierr.Error {
+	var e *apierr.Error
 	switch f.Kind {
 	case simulation.RateLimit:
-		secs := int(f.RetryAfter.Round(time.Second) / time.Second)
-		if f.RetryAfter > 0 && secs == 0 {
+		e = apierr.New(apierr.SimulatedRateLimit, "", "Simulated rate limit: this mock was asked to answer 429 for this attempt. Nothing real was limited.")
+	case simulation.ServerError:
+		e = apierr.New(apierr.SimulatedServerError, "", "Simulated server error: this mock was asked to fail this attempt. Nothing real failed.")
+	case simulation.Unavailable:
+		e = apierr.New(apierr.SimulatedUnavailable, "", "Simulated unavailability: this mock was asked to answer 503 for this attempt. Nothing real is down.")
+	case simulation.Timeout:
+		e = apierr.New(apierr.SimulatedTimeout, "", "Simulated timeout: this mock stalled as asked, then gave up. Nothing real timed out.")
+	default: // simulation.StreamError
+		e = apierr.New(apierr.SimulatedStreamError, "", "Simulated mid-stream error, on a request that does not stream. Nothing real failed.")
+	}
+	e.RetryAfter = f.RetryAfter
+	return e
+}
+
+// faultHeaders sets the headers of a simulated rate limit or unavailability, in OpenAI's
+// formats: Retry-After in whole seconds (at least 1 when there is a wait), Retry-After-Ms, and
+// for a rate limit the x-ratelimit-* headers of an exhausted request budget.
+func faultHeaders(h http.Header, e *apierr.Error) {
+	secs := int(e.RetryAfter.Round(time.Second) / time.Second)
+	switch e.Code {
+	case apierr.SimulatedRateLimit:
+		if e.RetryAfter > 0 && secs == 0 {
 			secs = 1
 		}
-		e := apierr.New(apierr.SimulatedRateLimit, "", "Simulated rate limit: this mock was asked to answer 429 for this attempt. Nothing real was limited.")
-		e.Header = http.Header{
-			"Retry-After":    {strconv.Itoa(secs)},
-			"Retry-After-Ms": {strconv.FormatInt(f.RetryAfter.Milliseconds(), 10)},
-			// OpenAI's x-ratelimit-* headers, in its formats, describing an exhausted request budget.
-			"X-Ratelimit-Limit-Requests":     {"60"},
-			"X-Ratelimit-Remaining-Requests": {"0"},
-			"X-Ratelimit-Reset-Requests":     {durationHeader(f.RetryAfter)},
-			"X-Ratelimit-Limit-Tokens":       {"150000"},
-			"X-Ratelimit-Remaining-Tokens":   {"150000"},
-			"X-Ratelimit-Reset-Tokens":       {"0s"},
-		}
-		return e
-	case simulation.ServerError:
-		return apierr.New(apierr.SimulatedServerError, "", "Simulated server error: this mock was asked to fail this attempt. Nothing real failed.")
-	case simulation.Unavailable:
-		e := apierr.New(apierr.SimulatedUnavailable, "", "Simulated unavailability: this mock was asked to answer 503 for this attempt. Nothing real is down.")
-		e.Header = http.Header{
-			"Retry-After":    {strconv.Itoa(max(1, int(f.RetryAfter.Round(time.Second)/time.Second)))},
-			"Retry-After-Ms": {strconv.FormatInt(f.RetryAfter.Milliseconds(), 10)},
-		}
-		return e
-	case simulation.Timeout:
-		return apierr.New(apierr.SimulatedTimeout, "", "Simulated timeout: this mock stalled as asked, then gave up. Nothing real timed out.")
-	default: // simulation.StreamError
-		return apierr.New(apierr.SimulatedStreamError, "", "Simulated mid-stream error, on a request that does not stream. Nothing real failed.")
+		h.Set("Retry-After", strconv.Itoa(secs))
+		h.Set("Retry-After-Ms", strconv.FormatInt(e.RetryAfter.Milliseconds(), 10))
+		h.Set("X-Ratelimit-Limit-Requests", "60")
+		h.Set("X-Ratelimit-Remaining-Requests", "0")
+		h.Set("X-Ratelimit-Reset-Requests", durationHeader(e.RetryAfter))
+		h.Set("X-Ratelimit-Limit-Tokens", "150000")
+		h.Set("X-Ratelimit-Remaining-Tokens", "150000")
+		h.Set("X-Ratelimit-Reset-Tokens", "0s")
+	case apierr.SimulatedUnavailable:
+		h.Set("Retry-After", strconv.Itoa(max(1, secs)))
+		h.Set("Retry-After-Ms", strconv.FormatInt(e.RetryAfter.Milliseconds(), 10))
 	}
 }
 
