@@ -224,7 +224,7 @@ func chatAnswer(ctx context.Context, s *server, body string) (status int, desc s
 	defer cancel()
 	client := &http.Client{}
 	defer client.CloseIdleConnections()
-	resp, b, err := post(ctx, client, s.url("/v1/chat/completions"), body, nil)
+	resp, b, err := post(ctx, client, s, body)
 	if err != nil {
 		return 0, "", err
 	}

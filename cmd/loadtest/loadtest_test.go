@@ -169,23 +169,6 @@ func TestParseProcStatus(t *testing.T) {
 	}
 }
 
-func TestMetricsValue(t *testing.T) {
-	text := "# HELP go_goroutines Number of goroutines.\n# TYPE go_goroutines gauge\ngo_goroutines 23\n" +
-		"go_goroutines_extra 5\nmockgateway_streams_active 10000\nmockgateway_http_requests_total{route=\"/x\"} 7\n"
-	if v, ok := metricsValue(text, "go_goroutines"); !ok || v != 23 {
-		t.Errorf("go_goroutines = %v %v", v, ok)
-	}
-	if v, ok := metricsValue(text, "mockgateway_streams_active"); !ok || v != 10000 {
-		t.Errorf("streams_active = %v %v", v, ok)
-	}
-	if v, ok := metricsValue(text, "mockgateway_http_requests_total"); !ok || v != 7 {
-		t.Errorf("labelled = %v %v", v, ok)
-	}
-	if _, ok := metricsValue(text, "go_threads"); ok {
-		t.Error("a missing metric was found")
-	}
-}
-
 func TestShapeOf(t *testing.T) {
 	body := "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n" +
 		"data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"delta\":{\"content\":\"echo:\"}}]}\n\n" +

@@ -1,5 +1,6 @@
 // Command loadtest measures mockgateway against the issue's performance targets. It is what
-// `make bench` and `make soak` run; it uses the standard library only.
+// `make bench` and `make soak` run; besides the standard library it uses only the repository's
+// chat client (internal/chatclient) and expfmt, through internal/promtext, to read /metrics.
 //
 //	go run ./cmd/loadtest [bench] [flags]   Go benchmarks, wrk load runs next to a bare baseline,
 //	                                        RSS with 10,000 open streams; one Markdown table

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"mockgateway/internal/chatclient"
 )
 
 // The load test's requests: mock-echo with a 15-word user message answers "echo:" + 15 words,
@@ -37,63 +38,20 @@ type streamShape struct {
 	Done          bool `json:"done"` // ended with data: [DONE]
 }
 
-// parseSSE splits an SSE body into its frames' data payloads and checks that each frame is a
-// single "data: " line.
-func parseSSE(body []byte) ([]string, error) {
-	var out []string
-	for _, fr := range strings.Split(string(body), "\n\n") {
-		if fr == "" {
-			continue
-		}
-		d, ok := strings.CutPrefix(fr, "data: ")
-		if !ok || strings.Contains(d, "\n") {
-			return out, fmt.Errorf("not a single data line: %.80q", fr)
-		}
-		out = append(out, d)
-	}
-	return out, nil
-}
-
-// shapeOf counts a stream's frames, chunks and non-empty content deltas.
+// shapeOf counts a stream's frames, chunks and non-empty content deltas. The load test compares
+// the two servers byte for byte, so every frame must be one "data: " line, as mockgateway
+// writes them.
 func shapeOf(body []byte) (streamShape, error) {
-	s := streamShape{Bytes: len(body)}
-	frames, err := parseSSE(body)
-	if err != nil {
+	st, err := chatclient.Read(bytes.NewReader(body), 0)
+	s := streamShape{Bytes: len(body), DataFrames: st.Events, Chunks: st.Completion, ContentTokens: st.ContentDeltas,
+		ErrorFrames: len(st.ErrorFrames), Done: st.Done}
+	switch {
+	case err != nil:
 		return s, err
-	}
-	for i, d := range frames {
-		s.DataFrames++
-		if d == "[DONE]" {
-			if i != len(frames)-1 {
-				return s, errors.New("[DONE] before the end of the stream")
-			}
-			s.Done = true
-			continue
-		}
-		var c struct {
-			Object  string          `json:"object"`
-			Error   json.RawMessage `json:"error"`
-			Choices []struct {
-				Delta struct {
-					Content *string `json:"content"`
-				} `json:"delta"`
-			} `json:"choices"`
-		}
-		if err := json.Unmarshal([]byte(d), &c); err != nil {
-			return s, fmt.Errorf("frame %d is not JSON: %v", i, err)
-		}
-		if c.Error != nil {
-			s.ErrorFrames++
-			continue
-		}
-		if c.Object == "chat.completion.chunk" {
-			s.Chunks++
-		}
-		for _, ch := range c.Choices {
-			if ch.Delta.Content != nil && *ch.Delta.Content != "" {
-				s.ContentTokens++
-			}
-		}
+	case st.Inexact > 0:
+		return s, errors.New("a frame that is not a single data line")
+	case st.Ended != nil:
+		return s, fmt.Errorf("the stream ended mid-frame: %v", st.Ended)
 	}
 	return s, nil
 }
@@ -106,29 +64,19 @@ type probeResult struct {
 	Stream     streamShape `json:"stream"`
 }
 
-func post(ctx context.Context, client *http.Client, url, body string, header map[string]string) (*http.Response, []byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		return nil, nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp, b, err
+// maxAnswer bounds what the load test reads of one answer: far above any the cases provoke.
+const maxAnswer = 1 << 30
+
+// post sends a chat request and reads the whole answer.
+func post(ctx context.Context, client *http.Client, s *server, body string) (*http.Response, []byte, error) {
+	return chatclient.Request{URL: s.url(chatclient.ChatPath), Body: []byte(body)}.Do(ctx, client, maxAnswer)
 }
 
 func probe(ctx context.Context, s *server) (probeResult, error) {
 	var p probeResult
 	client := &http.Client{Timeout: 10 * time.Second}
 	defer client.CloseIdleConnections()
-	resp, b, err := post(ctx, client, s.url("/v1/chat/completions"), jsonRequest, nil)
+	resp, b, err := post(ctx, client, s, jsonRequest)
 	if err != nil {
 		return p, fmt.Errorf("%s JSON probe: %v", s.name, err)
 	}
@@ -136,7 +84,7 @@ func probe(ctx context.Context, s *server) (probeResult, error) {
 	if resp.StatusCode != 200 {
 		return p, fmt.Errorf("%s JSON probe: status %d", s.name, resp.StatusCode)
 	}
-	resp, b, err = post(ctx, client, s.url("/v1/chat/completions"), streamRequest, nil)
+	resp, b, err = post(ctx, client, s, streamRequest)
 	if err != nil {
 		return p, fmt.Errorf("%s stream probe: %v", s.name, err)
 	}
@@ -197,17 +145,13 @@ func openStream(addr string, req []byte) (net.Conn, error) {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
 		return fail(fmt.Errorf("status %d: %s", resp.StatusCode, bytes.TrimSpace(b)))
 	}
-	var got []byte
-	buf := make([]byte, 1024)
-	for !bytes.Contains(got, []byte("\n\n")) {
-		n, err := resp.Body.Read(buf)
-		got = append(got, buf[:n]...)
-		if err != nil {
-			return fail(fmt.Errorf("first frame: %v", err))
-		}
+	ev, err := chatclient.NewReader(resp.Body).Next()
+	if err != nil {
+		return fail(fmt.Errorf("first frame: %v", err))
 	}
-	if !bytes.HasPrefix(got, []byte("data: {")) || bytes.Contains(got, []byte(`"error"`)) {
-		return fail(fmt.Errorf("first frame is not a chunk: %.100q", got))
+	var first chatclient.Stream
+	if err := first.Add(ev); err != nil || first.Chunks != 1 {
+		return fail(fmt.Errorf("first frame is not a chunk: %.100q", ev.Data))
 	}
 	_ = c.SetDeadline(time.Time{})
 	return c, nil

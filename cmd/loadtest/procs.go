@@ -3,10 +3,10 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,6 +17,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"mockgateway/internal/promtext"
 )
 
 // workspace is one run's temporary directory with the two binaries built into it.
@@ -153,62 +155,58 @@ func mockgatewayEnv() []string {
 }
 
 // startMockgateway starts the built service with full telemetry: tracing sampled at 100% into
-// the embedded buffer, metrics, the access log at info to a file (stderr to /dev/null). It
-// listens on port 0; the chosen address is read from the "listening" record of the log file.
+// the embedded buffer, metrics, the access log at info to a file (stderr to /dev/null). Its
+// address is chosen here (freeAddr) and passed as --addr; the service is up when /health
+// answers 200 there. A port taken by someone else between freeAddr and the child's listen
+// makes the child exit at once, and the start is tried again on another port.
 func (ws *workspace) startMockgateway(ctx context.Context, name string, extra ...string) (*server, error) {
 	logFile := filepath.Join(ws.dir, name+"-access.log")
-	args := append([]string{"--addr", "127.0.0.1:0", "--log-level", "info", "--log-file", logFile}, extra...)
+	var err error
+	for range 3 {
+		var s *server
+		if s, err = ws.tryMockgateway(ctx, name, logFile, extra); err == nil {
+			ws.logf("mockgateway %s (pid %d) listening on %s", name, s.pid(), s.addr)
+			return s, nil
+		}
+		if ctx.Err() != nil || !errors.Is(err, errExitedAtStart) {
+			break
+		}
+	}
+	return nil, err
+}
+
+var errExitedAtStart = errors.New("exited at start-up")
+
+func (ws *workspace) tryMockgateway(ctx context.Context, name, logFile string, extra []string) (*server, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	args := append([]string{"--addr", addr, "--log-level", "info", "--log-file", logFile}, extra...)
 	cmd := exec.Command(ws.mockgw, args...)
 	cmd.Env = mockgatewayEnv()
 	cmd.Stdout, cmd.Stderr = nil, nil // /dev/null
-	s := &server{name: "mockgateway", cmd: cmd, log: logFile}
+	s := &server{name: "mockgateway", cmd: cmd, addr: addr, log: logFile}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
 	s.watch()
-	deadline := time.Now().Add(15 * time.Second)
-	for s.addr == "" {
-		if time.Now().After(deadline) {
-			s.stop()
-			return nil, fmt.Errorf("%s did not log its listening address within 15s", name)
-		}
-		select {
-		case <-s.exited:
-			return nil, fmt.Errorf("mockgateway %s exited at start-up: %v", name, <-s.done)
-		case <-ctx.Done():
-			s.stop()
-			return nil, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-		s.addr = listeningAddr(logFile)
-	}
-	if err := waitHealthy(ctx, s.url("/health")); err != nil {
+	if err := s.waitHealthy(ctx); err != nil {
 		s.stop()
-		return nil, err
+		return nil, fmt.Errorf("mockgateway %s: %w", name, err)
 	}
-	ws.logf("mockgateway %s (pid %d) listening on %s", name, s.pid(), s.addr)
 	return s, nil
 }
 
-// listeningAddr returns the addr of the service's "listening" log record, or "".
-func listeningAddr(logFile string) string {
-	f, err := os.Open(logFile)
+// freeAddr is a loopback address whose port nothing listens on at this moment: bound by the
+// kernel's choice, then released for the child to take.
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return ""
+		return "", err
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		var rec struct {
-			Msg  string `json:"msg"`
-			Addr string `json:"addr"`
-		}
-		if json.Unmarshal(sc.Bytes(), &rec) == nil && rec.Msg == "listening" && rec.Addr != "" {
-			return rec.Addr
-		}
-	}
-	return ""
+	addr := ln.Addr().String()
+	return addr, ln.Close()
 }
 
 // startBaseline starts the bare server on port 0 and reads its address from its first line.
@@ -247,21 +245,29 @@ func (ws *workspace) startBaseline(ctx context.Context) (*server, error) {
 	return s, nil
 }
 
-func waitHealthy(ctx context.Context, url string) error {
+// waitHealthy polls /health until it answers 200, the child exits, or 15 s pass.
+func (s *server) waitHealthy(ctx context.Context) error {
+	client := &http.Client{Timeout: time.Second}
+	defer client.CloseIdleConnections()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err == nil {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.url("/health"), nil)
+		if resp, err := client.Do(req); err == nil {
 			resp.Body.Close()
-			if resp.StatusCode == 200 {
+			if resp.StatusCode == http.StatusOK {
 				return nil
 			}
 		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return fmt.Errorf("%s did not answer 200 within 15s", url)
+		select {
+		case <-s.exited:
+			return fmt.Errorf("%w: %v", errExitedAtStart, <-s.done)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
 		}
-		time.Sleep(50 * time.Millisecond)
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s did not answer 200 within 15s", s.url("/health"))
+		}
 	}
 }
 
@@ -331,54 +337,18 @@ func cpuSeconds(pid int) (float64, error) {
 	return parseProcStat(string(b))
 }
 
-// metricsValue returns the value of the first sample of name (with no labels, or any) in a
-// Prometheus text exposition.
-func metricsValue(text, name string) (float64, bool) {
-	for _, line := range strings.Split(text, "\n") {
-		if !strings.HasPrefix(line, name) {
-			continue
-		}
-		rest := line[len(name):]
-		if rest == "" || (rest[0] != ' ' && rest[0] != '{') {
-			continue // a longer name with this prefix
-		}
-		if rest[0] == '{' {
-			i := strings.LastIndexByte(rest, '}')
-			if i < 0 {
-				continue
-			}
-			rest = rest[i+1:]
-		}
-		f := strings.Fields(rest)
-		if len(f) == 0 {
-			continue
-		}
-		v, err := strconv.ParseFloat(f[0], 64)
-		if err != nil {
-			continue
-		}
-		return v, true
-	}
-	return 0, false
-}
-
-// scrape fetches /metrics and returns the named gauges (missing ones are absent).
+// scrape fetches /metrics and returns the named metrics, each summed over its series
+// (missing ones are absent).
 func scrape(ctx context.Context, client *http.Client, url string, names ...string) (map[string]float64, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
+	f, err := promtext.Fetch(ctx, client, url, 64<<20)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]float64{}
 	for _, n := range names {
-		if v, ok := metricsValue(string(b), n); ok {
+		if v, ok := f.Sum(n); ok {
 			out[n] = v
 		}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"mockgateway/internal/chatclient"
+	"mockgateway/internal/traffic"
 )
 
 // expectKind is how a soak request must end for it to count as served as intended.
@@ -53,12 +57,11 @@ func msg(model, extra string) string {
 	return b + "}"
 }
 
-// soakScenarios is the traffic mix: mostly successful JSON and streams, tools, client errors,
-// clients that disconnect, and every simulated fault.
+// soakScenarios is the traffic mix: mostly successful JSON and streams, tools, clients that
+// disconnect, then the client errors and simulated faults of the contract table the traffic
+// generator sends too (traffic.Cases).
 func soakScenarios() []scenario {
-	const chat = "/v1/chat/completions"
-	fault := func(f string) map[string]string { return map[string]string{"x-mock-fault": f} }
-	return []scenario{
+	out := []scenario{
 		{name: "json echo", weight: 18, body: msg("mock-echo", ""), status: 200},
 		{name: "json chat", weight: 10, body: msg("mock-chat", `"max_tokens":48,"seed":{N}`), status: 200},
 		{name: "stream echo", weight: 12, body: msg("mock-echo", `"stream":true`), status: 200, kind: expStream},
@@ -68,26 +71,22 @@ func soakScenarios() []scenario {
 		{name: "json_schema", weight: 2, body: msg("mock-chat", `"response_format":{"type":"json_schema","json_schema":{"name":"x","schema":{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"array","items":{"type":"string"}}},"required":["a","b"]}}}`), status: 200},
 		{name: "models", weight: 3, method: http.MethodGet, path: "/v1/models", status: 200},
 		{name: "health", weight: 1, method: http.MethodGet, path: "/health", status: 200},
-		{name: "invalid json", weight: 3, body: `{"model":"mock-echo","messages":[`, status: 400, code: "invalid_json"},
-		{name: "unknown parameter", weight: 2, body: msg("mock-echo", `"tempreture":1`), status: 400, code: "unknown_parameter"},
-		{name: "unknown model", weight: 2, body: msg("no-such-model", ""), status: 404, code: "model_not_found"},
-		{name: "external model", weight: 1, body: msg("gpt-4o", ""), status: 400, code: "model_not_executable"},
-		{name: "wrong content type", weight: 1, body: msg("mock-echo", ""), ctype: "text/plain", status: 415, code: "unsupported_media_type"},
-		{name: "wrong method", weight: 1, method: http.MethodDelete, path: chat, status: 405, code: "method_not_allowed"},
-		{name: "unsupported surface", weight: 1, method: http.MethodPost, path: "/v1/embeddings", body: `{}`, status: 404, code: "unsupported_surface"},
-		{name: "bad simulation header", weight: 1, body: msg("mock-echo", ""), header: fault("bogus"), status: 400, code: "invalid_simulation_header"},
 		{name: "client disconnects mid-stream", weight: 4, body: msg("mock-chat", `"stream":true`), header: map[string]string{"x-mock-latency": "ttfc=0s;between=20ms"}, status: 200, kind: expDisconnect},
-		{name: "fault rate_limit", weight: 2, body: msg("mock-echo", ""), header: fault("rate_limit"), status: 429, code: "simulated_rate_limit"},
-		{name: "fault server_error", weight: 2, body: msg("mock-echo", ""), header: fault("server_error"), status: 500, code: "simulated_server_error"},
-		{name: "fault unavailable", weight: 2, body: msg("mock-echo", ""), header: fault("unavailable"), status: 503, code: "simulated_unavailable"},
-		{name: "fault timeout", weight: 1, body: msg("mock-echo", ""), header: fault("timeout;for=200ms"), status: 504, code: "simulated_timeout"},
-		{name: "fault stream_error", weight: 2, body: msg("mock-echo", `"stream":true`), header: fault("stream_error;after=3"), status: 200, code: "simulated_stream_error", kind: expStreamError},
-		{name: "fault stream_cut", weight: 2, body: msg("mock-echo", `"stream":true`), header: fault("stream_cut;after=3"), status: 200, kind: expStreamCut},
-		{name: "fault stream_cut on JSON", weight: 1, body: msg("mock-echo", ""), header: fault("stream_cut"), status: 200, kind: expJSONCut},
-		{name: "mock-flaky first attempt", weight: 1, body: msg("mock-flaky", ""), status: 503, code: "simulated_unavailable"},
 		{name: "mock-flaky retried", weight: 1, body: msg("mock-flaky", ""), header: map[string]string{"x-stainless-retry-count": "1"}, status: 200},
 		{name: "mock-gateway fallback", weight: 1, body: msg("mock-gateway", ""), status: 200},
 	}
+	kinds := map[traffic.Answer]expectKind{traffic.AnswerJSON: expJSON, traffic.AnswerStreamError: expStreamError,
+		traffic.AnswerStreamCut: expStreamCut, traffic.AnswerJSONCut: expJSONCut}
+	messages := []map[string]any{{"role": "user", "content": "soak request {N} says hello to the world"}}
+	for _, k := range traffic.Cases() {
+		if k.SoakWeight == 0 {
+			continue
+		}
+		r := k.Request("", messages)
+		out = append(out, scenario{name: k.Name, weight: k.SoakWeight, method: r.Method, path: k.Path, body: string(r.Body),
+			ctype: k.ContentType, header: k.Header, status: k.Status, code: k.Code, kind: kinds[k.Answer]})
+	}
+	return out
 }
 
 // soakStats are the client's counters, read by the sampler.
@@ -129,33 +128,15 @@ func (s *soakStats) do(ctx context.Context, client *http.Client, base string, sc
 	s.total.Add(1)
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	method, path := sc.method, sc.path
-	if method == "" {
-		method = http.MethodPost
-	}
+	path := sc.path
 	if path == "" {
-		path = "/v1/chat/completions"
+		path = chatclient.ChatPath
 	}
-	var body io.Reader
+	r := chatclient.Request{Method: sc.method, URL: base + path, ContentType: sc.ctype, Header: sc.header}
 	if sc.body != "" {
-		body = strings.NewReader(strings.ReplaceAll(sc.body, "{N}", strconv.FormatInt(seq, 10)))
+		r.Body = []byte(strings.ReplaceAll(sc.body, "{N}", strconv.FormatInt(seq, 10)))
 	}
-	req, err := http.NewRequestWithContext(ctx, method, base+path, body)
-	if err != nil {
-		s.fail(sc, err.Error())
-		return
-	}
-	if sc.body != "" {
-		ct := sc.ctype
-		if ct == "" {
-			ct = "application/json"
-		}
-		req.Header.Set("Content-Type", ct)
-	}
-	for k, v := range sc.header {
-		req.Header.Set(k, v)
-	}
-	resp, err := client.Do(req)
+	resp, err := r.Send(ctx, client)
 	if err != nil {
 		s.status("transport")
 		s.fail(sc, "request: "+err.Error())
@@ -170,15 +151,15 @@ func (s *soakStats) do(ctx context.Context, client *http.Client, base string, sc
 	}
 	if sc.kind == expDisconnect {
 		s.status(strconv.Itoa(resp.StatusCode))
-		buf := make([]byte, 4096)
-		var got []byte
-		for strings.Count(string(got), "\n\n") < 3 {
-			n, err := resp.Body.Read(buf)
-			got = append(got, buf[:n]...)
-			if err != nil {
-				s.fail(sc, "stream ended before the client went away: "+err.Error())
-				return
+		st, err := chatclient.Read(resp.Body, 3)
+		if err == nil && st.Chunks < 3 {
+			if err = st.Ended; err == nil {
+				err = io.EOF
 			}
+		}
+		if err != nil {
+			s.fail(sc, "stream ended before the client went away: "+err.Error())
+			return
 		}
 		cancel() // the client goes away mid-stream
 		return
@@ -205,13 +186,8 @@ func (s *soakStats) do(ctx context.Context, client *http.Client, base string, sc
 	switch sc.kind {
 	case expJSON:
 		if sc.code != "" {
-			var e struct {
-				Error struct {
-					Code string `json:"code"`
-				} `json:"error"`
-			}
-			if err := json.Unmarshal(b, &e); err != nil || e.Error.Code != sc.code {
-				s.fail(sc, fmt.Sprintf("error code %q, want %q", e.Error.Code, sc.code))
+			if code, _ := chatclient.ErrorCode(b); code != sc.code {
+				s.fail(sc, fmt.Sprintf("error code %q, want %q", code, sc.code))
 			}
 		} else if !json.Valid(b) {
 			s.fail(sc, "the body is not JSON")
@@ -224,19 +200,18 @@ func (s *soakStats) do(ctx context.Context, client *http.Client, base string, sc
 		case !shape.Done:
 			s.fail(sc, "the stream did not end with [DONE]")
 		case sc.kind == expStream && shape.ErrorFrames > 0:
-			s.fail(sc, "unexpected error frame: "+lastFrame(b))
+			s.fail(sc, "unexpected error frame: "+lastError(b))
 		case sc.kind == expStreamError && (shape.ErrorFrames != 1 || !strings.Contains(string(b), `"code":"`+sc.code+`"`)):
 			s.fail(sc, "no "+sc.code+" error frame")
 		}
 	}
 }
 
-func lastFrame(b []byte) string {
-	frames, _ := parseSSE(b)
-	for i := len(frames) - 1; i >= 0; i-- {
-		if frames[i] != "[DONE]" {
-			return frames[i]
-		}
+// lastError is the data of a stream's last error frame.
+func lastError(b []byte) string {
+	st, _ := chatclient.Read(bytes.NewReader(b), 0)
+	if n := len(st.ErrorFrames); n > 0 {
+		return string(st.ErrorFrames[n-1])
 	}
 	return ""
 }

@@ -20,6 +20,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"mockgateway/internal/promtext"
 )
 
 // leaks are the deliberate mistakes a fake target can make.
@@ -296,20 +298,17 @@ func fakePrometheus(t *testing.T, target string) *httptest.Server {
 			return nil
 		}
 		defer resp.Body.Close()
-		data, _ := io.ReadAll(resp.Body)
+		families, _ := promtext.Parse(resp.Body) // what parsed before a bad line, as a scrape keeps
 		var out []map[string]string
-		line := regexp.MustCompile(`^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)`)
-		pair := regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)="([^"]*)"`)
-		for _, l := range strings.Split(string(data), "\n") {
-			m := line.FindStringSubmatch(l)
-			if m == nil {
-				continue
+		for name := range families {
+			for _, m := range families[name].GetMetric() {
+				v, _ := promtext.Value(m)
+				ls := map[string]string{"__name__": name, "__value__": strconv.FormatFloat(v, 'f', -1, 64)}
+				for _, l := range m.GetLabel() {
+					ls[l.GetName()] = l.GetValue()
+				}
+				out = append(out, ls)
 			}
-			ls := map[string]string{"__name__": m[1], "__value__": m[3]}
-			for _, p := range pair.FindAllStringSubmatch(m[2], -1) {
-				ls[p[1]] = p[2]
-			}
-			out = append(out, ls)
 		}
 		return out
 	}

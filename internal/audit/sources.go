@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"mockgateway/internal/promtext"
 )
 
 // ---- responses: the headers of every response and the bodies of error responses ----
@@ -229,6 +231,8 @@ func logCollection(lines [][]byte) *collection {
 
 const openMetricsAccept = "application/openmetrics-text;version=1.0.0;q=0.9,application/openmetrics-text;version=0.0.1;q=0.8,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
 
+// metricsSource polls the request counter in the classic text format, which expfmt parses in
+// full, and searches one OpenMetrics scrape, exemplars and all, once the traffic shows.
 type metricsSource struct {
 	url      string
 	client   *http.Client
@@ -241,6 +245,7 @@ func (s *metricsSource) kind() string     { return "metrics" }
 func (s *metricsSource) location() string { return s.url }
 func (s *metricsSource) close()           {}
 
+// scrape is the exposition to search, as raw text, and its content type.
 func (s *metricsSource) scrape(ctx context.Context) (string, string, error) {
 	body, h, err := fetch(ctx, s.client, s.url, openMetricsAccept, 256<<20)
 	if err != nil {
@@ -253,52 +258,71 @@ func (s *metricsSource) scrape(ctx context.Context) (string, string, error) {
 	return text, h.Get("Content-Type"), nil
 }
 
-func (s *metricsSource) start(ctx context.Context) error {
-	text, _, err := s.scrape(ctx)
+// requestsTotal sums mockgateway_http_requests_total over its series, and says whether it has
+// any. A line that does not parse ends the parse; the series before it still count.
+func (s *metricsSource) requestsTotal(ctx context.Context) (float64, bool, error) {
+	body, _, err := fetch(ctx, s.client, s.url, promtext.Accept, 256<<20)
 	if err != nil {
-		return err
+		return 0, false, err
 	}
+	f, perr := promtext.Parse(bytes.NewReader(body))
+	if perr != nil && len(f) == 0 {
+		return 0, false, fmt.Errorf("%s did not answer with the Prometheus text format: %v", s.url, perr)
+	}
+	total, ok := f.Sum("mockgateway_http_requests_total")
+	return total, ok, nil
+}
+
+func (s *metricsSource) start(ctx context.Context) error {
 	// No series yet (a service that has served nothing) is a baseline of 0.
-	s.baseline, _ = requestsTotal(text)
-	s.hadBase = true
-	return nil
+	var err error
+	s.baseline, _, err = s.requestsTotal(ctx)
+	s.hadBase = err == nil
+	return err
 }
 
 func (s *metricsSource) collect(ctx context.Context, deadline time.Time, exp *expectation) (*collection, error) {
 	last, since := -1.0, time.Now()
+	var total float64
+	var ok bool
 	for {
-		text, ctype, err := s.scrape(ctx)
-		if err != nil {
+		var err error
+		if total, ok, err = s.requestsTotal(ctx); err != nil {
 			return nil, err
-		}
-		total, ok := requestsTotal(text)
-		delta := total - s.baseline
-		c := metricsCollection(text)
-		c.correlate(exp.corr)
-		if !strings.HasPrefix(ctype, "application/openmetrics-text") {
-			c.notes = append(c.notes, "the endpoint did not serve OpenMetrics ("+ctype+"), so exemplars were not included")
-		}
-		if ok && s.hadBase {
-			c.capturedBy = fmt.Sprintf("mockgateway_http_requests_total grew by %.0f during the audit", delta)
-			c.capturedOK = delta >= 1
-		} else if ok {
-			c.capturedBy = "mockgateway_http_requests_total present"
-			c.capturedOK = true
-		} else {
-			c.capturedBy = "no mockgateway_http_requests_total series"
 		}
 		// Done when the counter has grown by every request sent, or has grown and then held
 		// still for a second (a target may not count every route).
 		if ok && total != last {
 			last, since = total, time.Now()
 		}
+		delta := total - s.baseline
 		if (ok && delta >= float64(exp.reached)) || (ok && delta >= 1 && time.Since(since) >= time.Second) || time.Now().After(deadline) {
-			return c, nil
+			break
 		}
 		if !sleepCtx(ctx, 250*time.Millisecond) {
-			return c, nil
+			break
 		}
 	}
+	text, ctype, err := s.scrape(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c := metricsCollection(text)
+	c.correlate(exp.corr)
+	if !strings.HasPrefix(ctype, "application/openmetrics-text") {
+		c.notes = append(c.notes, "the endpoint did not serve OpenMetrics ("+ctype+"), so exemplars were not included")
+	}
+	delta := total - s.baseline
+	if ok && s.hadBase {
+		c.capturedBy = fmt.Sprintf("mockgateway_http_requests_total grew by %.0f during the audit", delta)
+		c.capturedOK = delta >= 1
+	} else if ok {
+		c.capturedBy = "mockgateway_http_requests_total present"
+		c.capturedOK = true
+	} else {
+		c.capturedBy = "no mockgateway_http_requests_total series"
+	}
+	return c, nil
 }
 
 func looksLikeExposition(text string) bool {
@@ -311,54 +335,6 @@ func looksLikeExposition(text string) bool {
 		}
 	}
 	return false
-}
-
-// requestsTotal sums mockgateway_http_requests_total over its series.
-func requestsTotal(text string) (float64, bool) {
-	var sum float64
-	found := false
-	for _, l := range strings.Split(text, "\n") {
-		if !strings.HasPrefix(l, "mockgateway_http_requests_total") {
-			continue
-		}
-		rest := l[len("mockgateway_http_requests_total"):]
-		if rest == "" || (rest[0] != '{' && rest[0] != ' ') {
-			continue
-		}
-		if rest[0] == '{' {
-			end := labelSetEnd(rest)
-			if end < 0 {
-				continue
-			}
-			rest = rest[end+1:]
-		}
-		fields := strings.Fields(rest)
-		if len(fields) == 0 {
-			continue
-		}
-		if v, err := strconv.ParseFloat(fields[0], 64); err == nil {
-			sum += v
-			found = true
-		}
-	}
-	return sum, found
-}
-
-// labelSetEnd is the index of the '}' closing the label set that s begins with, skipping
-// quoted values (which may hold braces); -1 when it is not closed.
-func labelSetEnd(s string) int {
-	inQuote := false
-	for i := 1; i < len(s); i++ {
-		switch {
-		case inQuote && s[i] == '\\':
-			i++
-		case s[i] == '"':
-			inQuote = !inQuote
-		case !inQuote && s[i] == '}':
-			return i
-		}
-	}
-	return -1
 }
 
 func metricsCollection(text string) *collection {

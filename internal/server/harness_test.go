@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,28 +21,14 @@ import (
 	"mockgateway/internal/catalog"
 	"mockgateway/internal/config"
 	"mockgateway/internal/simulation"
+	"mockgateway/internal/testutil"
 	"mockgateway/observability"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // syncBuffer collects log output written from request goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type syncBuffer struct{ testutil.SyncBuffer }
 
 // lines returns the JSON log records.
 func (b *syncBuffer) records(t *testing.T) []map[string]any {

@@ -1,16 +1,15 @@
 package traffic
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
+
+	"mockgateway/internal/chatclient"
 )
 
 // call is one client action of one scenario; it may send several requests.
@@ -38,26 +37,14 @@ type request struct {
 // send sends one request and counts its status (or its transport error).
 func (c *call) send(ctx context.Context, r request) (*http.Response, error) {
 	c.n++
-	var body io.Reader
-	if r.body != nil {
-		body = bytes.NewReader(r.body)
-	}
-	req, err := http.NewRequestWithContext(ctx, r.method, c.g.cfg.Target+r.path, body)
-	if err != nil {
-		return nil, err
-	}
-	if r.body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("User-Agent", "mockgateway-traffic")
-	req.Header.Set("X-Request-Id", c.requestID())
+	h := map[string]string{"User-Agent": "mockgateway-traffic", "X-Request-Id": c.requestID()}
 	if c.g.cfg.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+c.g.cfg.APIKey)
+		h["Authorization"] = "Bearer " + c.g.cfg.APIKey
 	}
 	for k, v := range r.header {
-		req.Header.Set(k, v)
+		h[k] = v
 	}
-	resp, err := c.g.client.Do(req)
+	resp, err := chatclient.Request{Method: r.method, URL: c.g.cfg.Target + r.path, Body: r.body, Header: h}.Send(ctx, c.g.client)
 	if err != nil {
 		if ctx.Err() == nil {
 			c.g.stats.transportError()
@@ -70,13 +57,6 @@ func (c *call) send(ctx context.Context, r request) (*http.Response, error) {
 
 // maxBody bounds what the generator reads of a JSON answer.
 const maxBody = 4 << 20
-
-// errorBody is the contract's error envelope.
-type errorBody struct {
-	Error *struct {
-		Code string `json:"code"`
-	} `json:"error"`
-}
 
 // expect sends r, reads the whole answer and checks its status and, for errors, the envelope's
 // code. into, when not nil, receives a 200 answer.
@@ -94,8 +74,7 @@ func (c *call) expect(ctx context.Context, r request, status int, code string, i
 		return resp, unexpected("%s %s: status %d, want %d", r.method, r.path, resp.StatusCode, status)
 	}
 	if code != "" {
-		var e errorBody
-		if json.Unmarshal(raw, &e) != nil || e.Error == nil || e.Error.Code != code {
+		if got, _ := chatclient.ErrorCode(raw); got != code {
 			return resp, unexpected("%s %s: error code is not %s", r.method, r.path, code)
 		}
 	}
@@ -126,101 +105,31 @@ func (c *call) listModels(ctx context.Context) ([]string, error) {
 	return ids, nil
 }
 
-// streamResult is what a client saw of a server-sent-event stream.
-type streamResult struct {
-	frames    int  // data frames other than [DONE] and error frames
-	done      bool // [DONE] arrived
-	errorCode string
-	usage     bool // a chunk carried a usage object
-	toolCalls bool
-	finish    string       // last finish_reason seen
-	choices   map[int]bool // choice indexes seen
-	readErr   error        // the body ended with an error (a cut connection) before [DONE]
-}
-
-type chunk struct {
-	Choices []struct {
-		Index int `json:"index"`
-		Delta struct {
-			ToolCalls []json.RawMessage `json:"tool_calls"`
-		} `json:"delta"`
-		FinishReason *string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage json.RawMessage `json:"usage"`
-	Error *struct {
-		Code string `json:"code"`
-	} `json:"error"`
-}
-
-// readStream reads SSE frames until [DONE], the end of the body, or stopAfter frames
-// (stopAfter > 0: the caller is about to hang up).
-func readStream(body io.Reader, stopAfter int) (streamResult, error) {
-	r := streamResult{choices: map[int]bool{}}
-	sc := bufio.NewScanner(body)
-	sc.Buffer(make([]byte, 0, 64<<10), maxBody)
-	for sc.Scan() {
-		line := sc.Text()
-		data, ok := strings.CutPrefix(line, "data:")
-		if !ok {
-			continue // blank separators and ": keep-alive" comments
-		}
-		data = strings.TrimSpace(data)
-		if data == "[DONE]" {
-			r.done = true
-			continue
-		}
-		if r.done {
-			return r, unexpected("a frame after [DONE]")
-		}
-		var ch chunk
-		if err := json.Unmarshal([]byte(data), &ch); err != nil {
-			return r, unexpected("a frame that is not JSON")
-		}
-		if ch.Error != nil {
-			r.errorCode = ch.Error.Code
-			continue
-		}
-		r.frames++
-		if len(ch.Usage) > 0 && string(ch.Usage) != "null" {
-			r.usage = true
-		}
-		for _, choice := range ch.Choices {
-			r.choices[choice.Index] = true
-			if len(choice.Delta.ToolCalls) > 0 {
-				r.toolCalls = true
-			}
-			if choice.FinishReason != nil {
-				r.finish = *choice.FinishReason
-			}
-		}
-		if stopAfter > 0 && r.frames >= stopAfter {
-			return r, nil
-		}
-	}
-	r.readErr = sc.Err()
-	return r, nil
-}
-
-// stream sends a streaming request and reads the answer. A non-200 answer is unexpected.
-func (c *call) stream(ctx context.Context, r request, stopAfter int) (streamResult, error) {
+// stream sends a streaming request and reads the answer until [DONE], the end of the body, or
+// stopAfter chunks (stopAfter > 0: the caller is about to hang up). A non-200 answer is
+// unexpected.
+func (c *call) stream(ctx context.Context, r request, stopAfter int) (chatclient.Stream, error) {
 	resp, err := c.send(ctx, r)
 	if err != nil {
-		return streamResult{}, err
+		return chatclient.Stream{}, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, maxBody))
-		return streamResult{}, unexpected("stream: status %d, want 200", resp.StatusCode)
+		return chatclient.Stream{}, unexpected("stream: status %d, want 200", resp.StatusCode)
 	}
-	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
-		return streamResult{}, unexpected("stream: content type %q", ct)
+	if !chatclient.IsStream(resp.Header) {
+		return chatclient.Stream{}, unexpected("stream: content type %q", resp.Header.Get("Content-Type"))
 	}
-	res, err := readStream(resp.Body, stopAfter)
-	if err == nil && ctx.Err() != nil {
+	res, err := chatclient.Read(resp.Body, stopAfter)
+	if err != nil {
+		return res, unexpected("%v", err)
+	}
+	if ctx.Err() != nil {
 		// Our own hang-up (the generator stopping), not a cut by the service.
 		return res, ctx.Err()
 	}
-	return res, err
+	return res, nil
 }
 
 // retryDelay is how long a client waits before retrying, from the answer's retry-after-ms or

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+
+	"mockgateway/internal/chatclient"
 )
 
 // scenario is one kind of client call. weight is how many times it appears in each shuffled
@@ -94,14 +96,14 @@ func chatJSON(ctx context.Context, c *call, body any, header map[string]string, 
 }
 
 // chatStream sends a streaming chat request and checks the stream ends with [DONE].
-func chatStream(ctx context.Context, c *call, body map[string]any, header map[string]string) (streamResult, error) {
+func chatStream(ctx context.Context, c *call, body map[string]any, header map[string]string) (chatclient.Stream, error) {
 	body["stream"] = true
 	res, err := c.stream(ctx, post(body, header), 0)
 	if err != nil {
 		return res, err
 	}
-	if !res.done || res.errorCode != "" || res.readErr != nil {
-		return res, unexpected("stream did not end with [DONE] (error frame %q)", res.errorCode)
+	if !res.Done || res.ErrorCode != "" || res.Ended != nil {
+		return res, unexpected("stream did not end with [DONE] (error frame %q)", res.ErrorCode)
 	}
 	return res, nil
 }
@@ -110,7 +112,7 @@ func chatStream(ctx context.Context, c *call, body map[string]any, header map[st
 // of the traffic (about three calls in four), so dashboards look like a service with
 // problems, not like a broken one, and no single error code passes the alert thresholds.
 func allScenarios() []*scenario {
-	return []*scenario{
+	out := []*scenario{
 		{name: "chat_json", weight: 5, model: "mock-chat", run: func(ctx context.Context, c *call) error {
 			_, err := chatJSON(ctx, c, chatBody("mock-chat", c.variant, nil), nil, 1)
 			return err
@@ -126,7 +128,7 @@ func allScenarios() []*scenario {
 			res, err := chatStream(ctx, c, chatBody("mock-chat", c.variant, map[string]any{
 				"stream_options": map[string]any{"include_usage": true},
 			}), nil)
-			if err == nil && !res.usage {
+			if err == nil && !res.Usage {
 				return unexpected("include_usage stream without a usage chunk")
 			}
 			return err
@@ -141,7 +143,7 @@ func allScenarios() []*scenario {
 				"tools":          []any{loremTool},
 				"stream_options": map[string]any{"include_usage": true},
 			}), nil)
-			if err == nil && !res.toolCalls {
+			if err == nil && !res.ToolCalls {
 				return unexpected("tool stream without tool_calls deltas")
 			}
 			return err
@@ -153,8 +155,8 @@ func allScenarios() []*scenario {
 				return err
 			}
 			res, err := chatStream(ctx, c, body, nil)
-			if err == nil && len(res.choices) != 3 {
-				return unexpected("n=3 stream with %d choices", len(res.choices))
+			if err == nil && len(res.Choices) != 3 {
+				return unexpected("n=3 stream with %d choices", len(res.Choices))
 			}
 			return err
 		}},
@@ -167,38 +169,7 @@ func allScenarios() []*scenario {
 			return nil
 		}},
 
-		// Client errors: each answers with its own status and code.
-		{name: "error_unknown_model", weight: 1, run: func(ctx context.Context, c *call) error {
-			_, err := c.expect(ctx, post(chatBody("mock-lorem-unknown", c.variant, nil), nil), http.StatusNotFound, "model_not_found", nil)
-			return err
-		}},
-		{name: "error_unknown_field", weight: 1, model: "mock-chat", run: func(ctx context.Context, c *call) error {
-			_, err := c.expect(ctx, post(chatBody("mock-chat", c.variant, map[string]any{"temprature": 0.5}), nil), http.StatusBadRequest, "unknown_parameter", nil)
-			return err
-		}},
-		{name: "error_bad_json", weight: 1, run: func(ctx context.Context, c *call) error {
-			r := request{method: http.MethodPost, path: chatPath, body: []byte(`{"model":"mock-chat","messages":[{"role":"user","content":"Lorem ipsum"`)}
-			_, err := c.expect(ctx, r, http.StatusBadRequest, "invalid_json", nil)
-			return err
-		}},
-		{name: "error_external_model", weight: 1, run: func(ctx context.Context, c *call) error {
-			// gpt-4o is metadata only in the built-in catalog: known, never executed.
-			_, err := c.expect(ctx, post(chatBody("gpt-4o", c.variant, nil), nil), http.StatusBadRequest, "model_not_executable", nil)
-			return err
-		}},
-		{name: "error_not_found", weight: 1, run: func(ctx context.Context, c *call) error {
-			_, err := c.expect(ctx, request{method: http.MethodGet, path: "/v1/lorem-ipsum"}, http.StatusNotFound, "not_found", nil)
-			return err
-		}},
-		{name: "error_unsupported_surface", weight: 1, run: func(ctx context.Context, c *call) error {
-			r := request{method: http.MethodPost, path: "/v1/embeddings", body: mustJSON(map[string]any{"model": "mock-chat", "input": lorem[0]})}
-			_, err := c.expect(ctx, r, http.StatusNotFound, "unsupported_surface", nil)
-			return err
-		}},
-		{name: "error_method", weight: 1, run: func(ctx context.Context, c *call) error {
-			_, err := c.expect(ctx, request{method: http.MethodGet, path: chatPath}, http.StatusMethodNotAllowed, "method_not_allowed", nil)
-			return err
-		}},
+		// Client errors and faults that fail before any output: the Cases table.
 
 		// A client that hangs up mid-stream. The latency header slows the stream down so the
 		// hang-up lands while it is still running.
@@ -210,8 +181,8 @@ func allScenarios() []*scenario {
 			if err != nil {
 				return err
 			}
-			if res.frames < 3 {
-				return unexpected("stream ended after %d frames", res.frames)
+			if res.Chunks < 3 {
+				return unexpected("stream ended after %d frames", res.Chunks)
 			}
 			c.g.stats.disconnect()
 			return nil
@@ -237,36 +208,6 @@ func allScenarios() []*scenario {
 				}
 			}
 			return unexpected("still rate limited after 3 attempts")
-		}},
-		{name: "fault_server_error", weight: 1, model: "mock-chat", run: func(ctx context.Context, c *call) error {
-			return faultOrNormal(ctx, c, "server_error", http.StatusInternalServerError, "simulated_server_error")
-		}},
-		{name: "fault_unavailable", weight: 1, model: "mock-chat", run: func(ctx context.Context, c *call) error {
-			return faultOrNormal(ctx, c, "unavailable;retry_after=200ms", http.StatusServiceUnavailable, "simulated_unavailable")
-		}},
-		{name: "fault_stream_error", weight: 1, model: "mock-chat", run: func(ctx context.Context, c *call) error {
-			body := chatBody("mock-chat", c.variant, map[string]any{"stream": true, "max_tokens": 24})
-			res, err := c.stream(ctx, post(body, map[string]string{"X-Mock-Fault": "stream_error;after=3"}), 0)
-			switch {
-			case err != nil:
-				return err
-			case res.errorCode == "simulated_stream_error" && res.done:
-				return nil
-			case res.errorCode == "" && res.done: // simulation headers off
-				return nil
-			}
-			return unexpected("stream_error: error frame %q, [DONE] %v", res.errorCode, res.done)
-		}},
-		{name: "fault_stream_cut", weight: 1, model: "mock-chat", run: func(ctx context.Context, c *call) error {
-			body := chatBody("mock-chat", c.variant, map[string]any{"stream": true, "max_tokens": 24})
-			res, err := c.stream(ctx, post(body, map[string]string{"X-Mock-Fault": "stream_cut;after=4"}), 0)
-			if err != nil {
-				return err
-			}
-			if res.errorCode != "" {
-				return unexpected("stream_cut sent an error frame %q", res.errorCode)
-			}
-			return nil // cut (no [DONE]) or, with simulation headers off, a normal stream
 		}},
 
 		// Simulated latency (x-mock-latency).
@@ -315,20 +256,14 @@ func allScenarios() []*scenario {
 			return err
 		}},
 	}
-}
-
-// faultOrNormal sends a request with an x-mock-fault that fails before any output and accepts
-// the fault's status and code, or a normal answer when simulation headers are off.
-func faultOrNormal(ctx context.Context, c *call, fault string, status int, code string) error {
-	body := chatBody("mock-chat", c.variant, nil)
-	resp, err := c.expect(ctx, post(body, map[string]string{"X-Mock-Fault": fault}), status, code, nil)
-	if err != nil && resp != nil && resp.StatusCode == http.StatusOK {
-		return nil
+	for _, k := range Cases() {
+		if k.Weight > 0 {
+			out = append(out, k.scenario())
+		}
 	}
-	return err
+	return out
 }
 
-// toolsRoundTrip is the tool loop a real client runs: the model asks for a tool call, the
 // client answers with a (lorem) tool result, the model answers in prose. No tool runs.
 func toolsRoundTrip(ctx context.Context, c *call) error {
 	first := chatBody("mock-tools", c.variant, map[string]any{"tools": []any{loremTool}})

@@ -13,28 +13,11 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"mockgateway/internal/testutil"
 )
-
-// syncBuffer is an io.Writer the generator's goroutines and the test may share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // logLine is the part of a summary line the tests read.
 type logLine struct {
@@ -70,7 +53,7 @@ func noEnv(string) string { return "" }
 
 func runTraffic(t *testing.T, ctx context.Context, args ...string) ([]logLine, error) {
 	t.Helper()
-	var stderr syncBuffer
+	var stderr testutil.SyncBuffer
 	err := Run(ctx, args, noEnv, io.Discard, &stderr)
 	return parseLines(t, stderr.String()), err
 }
@@ -353,50 +336,6 @@ func TestDeckDealsEveryScenarioEachRound(t *testing.T) {
 				t.Errorf("round %d dealt %s %d times, want %d", round, s.name, counts[s.name], s.weight)
 			}
 		}
-	}
-}
-
-func TestReadStream(t *testing.T) {
-	t.Parallel()
-	frames := func(lines ...string) io.Reader {
-		return strings.NewReader(strings.Join(lines, "\n\n") + "\n\n")
-	}
-	cases := []struct {
-		name      string
-		in        io.Reader
-		stopAfter int
-		check     func(streamResult) bool
-		wantErr   bool
-	}{
-		{"complete with usage", frames(`data: {"choices":[{"index":0,"delta":{"content":"a"}}],"usage":null}`,
-			`: keep-alive`,
-			`data: {"choices":[{"index":1,"delta":{},"finish_reason":"stop"}],"usage":null}`,
-			`data: {"choices":[],"usage":{"total_tokens":2}}`, `data: [DONE]`), 0,
-			func(r streamResult) bool {
-				return r.done && r.usage && r.frames == 3 && len(r.choices) == 2 && r.finish == "stop"
-			}, false},
-		{"error frame", frames(`data: {"choices":[{"index":0,"delta":{"content":"a"}}]}`,
-			`data: {"error":{"code":"simulated_stream_error"}}`, `data: [DONE]`), 0,
-			func(r streamResult) bool { return r.done && r.errorCode == "simulated_stream_error" && r.frames == 1 }, false},
-		{"cut", strings.NewReader("data: {\"choices\":[]}\n\n"), 0,
-			func(r streamResult) bool { return !r.done && r.frames == 1 }, false},
-		{"tool calls", frames(`data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0}]}}]}`, `data: [DONE]`), 0,
-			func(r streamResult) bool { return r.toolCalls }, false},
-		{"stop early", frames(`data: {"choices":[]}`, `data: {"choices":[]}`, `data: {"choices":[]}`), 2,
-			func(r streamResult) bool { return r.frames == 2 && !r.done }, false},
-		{"not JSON", frames(`data: {oops`), 0, nil, true},
-		{"frame after DONE", frames(`data: [DONE]`, `data: {"choices":[]}`), 0, nil, true},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			r, err := readStream(tc.in, tc.stopAfter)
-			if (err != nil) != tc.wantErr {
-				t.Fatalf("err = %v, want error %v", err, tc.wantErr)
-			}
-			if tc.check != nil && !tc.check(r) {
-				t.Errorf("result %+v", r)
-			}
-		})
 	}
 }
 
