@@ -18,25 +18,31 @@ func SplitPieces(s string) []string {
 	pieces := make([]string, 0, countRuns(s)+1)
 	start, i := 0, 0
 	for i < len(s) {
-		// Leading whitespace belongs to the piece it precedes.
-		for i < len(s) {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if !unicode.IsSpace(r) {
-				break
-			}
-			i += size
-		}
-		for i < len(s) {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if unicode.IsSpace(r) {
-				break
-			}
-			i += size
-		}
+		i = pieceEnd(s, i)
 		pieces = append(pieces, s[start:i])
 		start = i
 	}
 	return pieces
+}
+
+// pieceEnd returns the end of the piece that starts at i: its leading whitespace (which belongs
+// to the piece it precedes), then one maximal run of non-whitespace.
+func pieceEnd(s string, i int) int {
+	for i < len(s) {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if !unicode.IsSpace(r) {
+			break
+		}
+		i += size
+	}
+	for i < len(s) {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if unicode.IsSpace(r) {
+			break
+		}
+		i += size
+	}
+	return i
 }
 
 // countRuns returns the number of maximal runs of non-whitespace in s, so callers can size a
@@ -112,20 +118,7 @@ func (b *pieceBuilder) appendSplit(s string) {
 	s = b.clip(s)
 	start, i := 0, 0
 	for i < len(s) && !b.full() {
-		for i < len(s) {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if !unicode.IsSpace(r) {
-				break
-			}
-			i += size
-		}
-		for i < len(s) {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if unicode.IsSpace(r) {
-				break
-			}
-			i += size
-		}
+		i = pieceEnd(s, i)
 		b.buf = append(b.buf, s[start:i]...)
 		b.cut()
 		start = i
