@@ -6,4 +6,13 @@
 // global tracer provider is touched, and the caller (cmd/mockgateway's run) builds each piece
 // and passes it down. Redaction is by construction: span attributes and log fields pass through
 // fixed allowlists (redact.go), and label values come from closed sets.
+//
+// Without metrics (benchmarks of the bare service) the chain and the streams run on
+// NewNoopMetrics, whose instruments discard: no code below the chain checks for a nil Metrics.
+//
+// Files by concern: middleware.go is the chain, in request order, and the files it calls are
+// requestid.go, statuswriter.go, serverspan.go, accesslog.go and panic.go; metrics.go is the
+// metric set, metricsobserve.go what is observed into it, exemplar.go the exemplar sampling;
+// streamtelemetry.go follows an SSE stream's lifecycle for all three signals; tracing.go and
+// otlp.go build the tracer provider and its exporter; logging.go and logwriter.go the logger.
 package observability

@@ -1,54 +1,67 @@
 package observability
 
 import (
-	"context"
 	"net/http"
 	"runtime"
 	"strconv"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // ModelOther is the model label of any id outside the catalog: clients choose model names, so
 // an unbounded label would let one client create unbounded series.
 const ModelOther = "other"
 
-// Metrics is the service's metric set on its own registry (never the default one).
+// Metrics is the service's metric set on its own registry (never the default one), or the
+// no-op set of NewNoopMetrics. Either way every method works, so nothing that holds a Metrics
+// checks which it is: the no-op set's instruments are discard.
+//
+// The series are reached through memo tables (children) keyed by their label values: the
+// vectors behind them are only needed to register and to create series.
 type Metrics struct {
 	registry *prometheus.Registry
 	models   map[string]struct{}
 
-	requests       *prometheus.CounterVec
-	duration       *prometheus.HistogramVec
-	inFlight       prometheus.Gauge
-	chats          *prometheus.CounterVec
-	tokens         *prometheus.CounterVec
-	streamsActive  prometheus.Gauge
-	streamEvents   *prometheus.CounterVec
-	streamChunks   *prometheus.HistogramVec
-	ttft           *prometheus.HistogramVec
-	streamDuration *prometheus.HistogramVec
-	faults         *prometheus.CounterVec
-	retries        *prometheus.CounterVec
-	fallbacks      *prometheus.CounterVec
+	inFlight      gauge
+	streamsActive gauge
 
-	// The children every request touches, memoized by label values (see children).
-	requestsBy children[requestLabels, prometheus.Counter]
-	durationBy children[durationLabels, prometheus.Observer]
-	chatsBy    children[chatLabels, prometheus.Counter]
-	tokensBy   children[[2]string, prometheus.Counter]
+	requests       children[requestLabels, counter]
+	duration       children[durationLabels, prometheus.Observer]
+	chats          children[chatLabels, counter]
+	tokens         children[[2]string, counter]             // model, type
+	streamEvents   children[[2]string, counter]             // model, event
+	streamChunks   children[[2]string, prometheus.Observer] // model, outcome
+	ttft           children[string, prometheus.Observer]    // model
+	streamDuration children[[2]string, prometheus.Observer] // model, outcome
+	faults         children[[2]string, counter]             // model, fault
+	retries        children[[2]string, counter]             // model, fault
+	fallbacks      children[[2]string, counter]             // model, target
 
 	// One gate per metric family: see exemplarGate.
 	gates struct {
 		requests, duration, chats, tokens, ttft, chunks, streamDuration, faults exemplarGate
 	}
 }
+
+// counter and gauge are what the observations need of prometheus.Counter and prometheus.Gauge,
+// so that discard can stand in for them.
+type counter interface{ Add(float64) }
+
+type gauge interface {
+	Inc()
+	Dec()
+}
+
+// discard is every instrument of the no-op Metrics.
+type discard struct{}
+
+func (discard) Add(float64)     {}
+func (discard) Inc()            {}
+func (discard) Dec()            {}
+func (discard) Observe(float64) {}
 
 // BuildInfo labels the mockgateway_build_info gauge.
 type BuildInfo struct {
@@ -75,59 +88,59 @@ func NewMetrics(reg *prometheus.Registry, modelIDs, executable []string, info Bu
 	for _, id := range modelIDs {
 		m.models[id] = struct{}{}
 	}
-	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
+	requests := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "mockgateway_http_requests_total",
 		Help: "HTTP requests served, by route template, method, status code and normalized error code.",
 	}, []string{"route", "method", "status_code", "error_code"})
-	m.duration = prometheus.NewHistogramVec(nativeHistogram(prometheus.HistogramOpts{
+	duration := prometheus.NewHistogramVec(nativeHistogram(prometheus.HistogramOpts{
 		Name:    "mockgateway_http_request_duration_seconds",
 		Help:    "Time from request start to the end of the response (for streams, the end of the stream).",
 		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300},
 	}), []string{"route", "method", "status_code"})
-	m.inFlight = prometheus.NewGauge(prometheus.GaugeOpts{
+	inFlight := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "mockgateway_http_requests_in_flight",
-		Help: "Requests being served now.",
+		Help: "Requests being served now, not counting the scrape that reads it.",
 	})
-	m.chats = prometheus.NewCounterVec(prometheus.CounterOpts{
+	chats := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "mockgateway_chat_completions_total",
 		Help: "Chat completion requests, by model, streaming, finish reason of the first choice, and error code.",
 	}, []string{"model", "stream", "finish_reason", "error_code"})
-	m.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{
+	tokens := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "mockgateway_tokens_total",
 		Help: "Estimated tokens, by model and type (input: prompt, output: completion).",
 	}, []string{"model", "type"})
-	m.streamsActive = prometheus.NewGauge(prometheus.GaugeOpts{
+	streamsActive := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "mockgateway_streams_active",
 		Help: "Streams open now.",
 	})
-	m.streamEvents = prometheus.NewCounterVec(prometheus.CounterOpts{
+	streamEvents := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "mockgateway_stream_events_total",
 		Help: "Stream lifecycle events: started, first_chunk, and one terminal outcome per stream.",
 	}, []string{"model", "event"})
-	m.streamChunks = prometheus.NewHistogramVec(nativeHistogram(prometheus.HistogramOpts{
+	streamChunks := prometheus.NewHistogramVec(nativeHistogram(prometheus.HistogramOpts{
 		Name:    "mockgateway_stream_chunks",
 		Help:    "Chunks (data frames other than [DONE] and error frames) sent per stream, by terminal outcome.",
 		Buckets: prometheus.ExponentialBuckets(1, 2, 14),
 	}), []string{"model", "outcome"})
-	m.ttft = prometheus.NewHistogramVec(nativeHistogram(prometheus.HistogramOpts{
+	ttft := prometheus.NewHistogramVec(nativeHistogram(prometheus.HistogramOpts{
 		Name:    "mockgateway_stream_time_to_first_chunk_seconds",
 		Help:    "Time from request start to the first chunk of a stream.",
 		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 	}), []string{"model"})
-	m.streamDuration = prometheus.NewHistogramVec(nativeHistogram(prometheus.HistogramOpts{
+	streamDuration := prometheus.NewHistogramVec(nativeHistogram(prometheus.HistogramOpts{
 		Name:    "mockgateway_stream_duration_seconds",
 		Help:    "Time from request start to the stream's terminal outcome.",
 		Buckets: []float64{.001, .005, .01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300},
 	}), []string{"model", "outcome"})
-	m.faults = prometheus.NewCounterVec(prometheus.CounterOpts{
+	faults := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "mockgateway_simulated_faults_total",
 		Help: "Simulated faults served, by model and fault kind. Nothing real failed.",
 	}, []string{"model", "fault"})
-	m.retries = prometheus.NewCounterVec(prometheus.CounterOpts{
+	retries := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "mockgateway_simulated_retries_total",
 		Help: "Retries the simulated gateway policy would make, by requested model and fault. None is executed.",
 	}, []string{"model", "fault"})
-	m.fallbacks = prometheus.NewCounterVec(prometheus.CounterOpts{
+	fallbacks := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "mockgateway_simulated_fallbacks_total",
 		Help: "Fallback steps of the simulated gateway policy, by requested model and target (external targets are skipped, never called).",
 	}, []string{"model", "target"})
@@ -138,33 +151,60 @@ func NewMetrics(reg *prometheus.Registry, modelIDs, executable []string, info Bu
 	})
 	buildInfo.Set(1)
 
-	reg.MustRegister(m.requests, m.duration, m.inFlight, m.chats, m.tokens, m.streamsActive,
-		m.streamEvents, m.streamChunks, m.ttft, m.streamDuration, m.faults, m.retries, m.fallbacks, buildInfo,
+	reg.MustRegister(requests, duration, inFlight, chats, tokens, streamsActive,
+		streamEvents, streamChunks, ttft, streamDuration, faults, retries, fallbacks, buildInfo,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
-	m.requestsBy.make = func(k requestLabels) prometheus.Counter {
-		return m.requests.WithLabelValues(k.route, k.method, strconv.Itoa(k.status), k.code)
+	m.inFlight, m.streamsActive = inFlight, streamsActive
+	m.requests.make = func(k requestLabels) counter {
+		return requests.WithLabelValues(k.route, k.method, strconv.Itoa(k.status), k.code)
 	}
-	m.durationBy.make = func(k durationLabels) prometheus.Observer {
-		return m.duration.WithLabelValues(k.route, k.method, strconv.Itoa(k.status))
+	m.duration.make = func(k durationLabels) prometheus.Observer {
+		return duration.WithLabelValues(k.route, k.method, strconv.Itoa(k.status))
 	}
-	m.chatsBy.make = func(k chatLabels) prometheus.Counter {
-		return m.chats.WithLabelValues(k.model, strconv.FormatBool(k.stream), k.finish, k.code)
+	m.chats.make = func(k chatLabels) counter {
+		return chats.WithLabelValues(k.model, strconv.FormatBool(k.stream), k.finish, k.code)
 	}
-	m.tokensBy.make = func(k [2]string) prometheus.Counter { return m.tokens.WithLabelValues(k[0], k[1]) }
+	m.tokens.make = func(k [2]string) counter { return tokens.WithLabelValues(k[0], k[1]) }
+	m.streamEvents.make = func(k [2]string) counter { return streamEvents.WithLabelValues(k[0], k[1]) }
+	m.streamChunks.make = func(k [2]string) prometheus.Observer { return streamChunks.WithLabelValues(k[0], k[1]) }
+	m.ttft.make = func(model string) prometheus.Observer { return ttft.WithLabelValues(model) }
+	m.streamDuration.make = func(k [2]string) prometheus.Observer { return streamDuration.WithLabelValues(k[0], k[1]) }
+	m.faults.make = func(k [2]string) counter { return faults.WithLabelValues(k[0], k[1]) }
+	m.retries.make = func(k [2]string) counter { return retries.WithLabelValues(k[0], k[1]) }
+	m.fallbacks.make = func(k [2]string) counter { return fallbacks.WithLabelValues(k[0], k[1]) }
 
 	// Pre-create the executable models' lifecycle and fault series, so that rate() has a zero
 	// to start from and dashboards show every model before its first stream or fault.
 	// Metadata-only models never execute, so they get none.
 	for _, id := range executable {
 		for _, ev := range []string{"started", "first_chunk", OutcomeCompleted, OutcomeClientDisconnected, OutcomeAborted, OutcomeTimedOut} {
-			m.streamEvents.WithLabelValues(id, ev)
+			m.streamEvents.get([2]string{id, ev})
 		}
 		for _, f := range info.FaultKinds {
-			m.faults.WithLabelValues(id, f)
+			m.faults.get([2]string{id, f})
 		}
 	}
+	return m
+}
+
+// NewNoopMetrics returns a Metrics that records nothing, for a chain or a stream without
+// metrics: every instrument is discard, found without a map or a lock, so it costs an observer
+// next to nothing. Its registry is empty, so Handler serves an empty exposition.
+func NewNoopMetrics() *Metrics {
+	m := &Metrics{registry: prometheus.NewRegistry(), inFlight: discard{}, streamsActive: discard{}}
+	m.requests.fixed = discard{}
+	m.duration.fixed = discard{}
+	m.chats.fixed = discard{}
+	m.tokens.fixed = discard{}
+	m.streamEvents.fixed = discard{}
+	m.streamChunks.fixed = discard{}
+	m.ttft.fixed = discard{}
+	m.streamDuration.fixed = discard{}
+	m.faults.fixed = discard{}
+	m.retries.fixed = discard{}
+	m.fallbacks.fixed = discard{}
 	return m
 }
 
@@ -173,10 +213,19 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.registry }
 
 // Handler serves the registry, in OpenMetrics when the scraper negotiates it: exemplars only
 // travel in that format.
+//
+// A scrape served through the chain leaves the in-flight gauge before it gathers: it reports the
+// requests being served, not itself (nor, while it writes, to a concurrent scrape).
 func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{
+	h := promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{
 		EnableOpenMetrics: true,
 		Registry:          m.registry,
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rec, ok := r.Context().Value(recordKey{}).(*Record); ok && rec.metrics == m {
+			rec.leaveInFlight()
+		}
+		h.ServeHTTP(w, r)
 	})
 }
 
@@ -188,125 +237,23 @@ func (m *Metrics) ModelLabel(id string) string {
 	return ModelOther
 }
 
-// observeChat counts one finished chat completion request and its tokens.
-func (m *Metrics) observeChat(ctx context.Context, rec *Record, now int64) {
-	if m == nil {
-		return
-	}
-	model := m.ModelLabel(rec.Model)
-	finish := rec.FinishReason
-	if finish == "" {
-		finish = "none"
-	}
-	addWithExemplar(ctx, now, &m.gates.chats, m.chatsBy.get(chatLabels{model, rec.Stream, finish, rec.ErrorLabel()}), 1)
-	if rec.PromptTokens > 0 {
-		addWithExemplar(ctx, now, &m.gates.tokens, m.tokensBy.get([2]string{model, "input"}), float64(rec.PromptTokens))
-	}
-	if rec.CompletionTokens > 0 {
-		addWithExemplar(ctx, now, &m.gates.tokens, m.tokensBy.get([2]string{model, "output"}), float64(rec.CompletionTokens))
-	}
-}
-
-// ObserveFault counts one simulated fault.
-func (m *Metrics) ObserveFault(ctx context.Context, model, fault string) {
-	if m == nil {
-		return
-	}
-	addWithExemplar(ctx, time.Now().UnixNano(), &m.gates.faults, m.faults.WithLabelValues(m.ModelLabel(model), fault), 1)
-}
-
-// ObserveRetries counts the retries a simulated gateway policy would make.
-func (m *Metrics) ObserveRetries(ctx context.Context, model, fault string, n int) {
-	if m == nil || n <= 0 {
-		return
-	}
-	addWithExemplar(ctx, time.Now().UnixNano(), &m.gates.faults, m.retries.WithLabelValues(m.ModelLabel(model), fault), float64(n))
-}
-
-// ObserveFallback counts one step of a simulated fallback chain.
-func (m *Metrics) ObserveFallback(ctx context.Context, model, target string) {
-	if m == nil {
-		return
-	}
-	addWithExemplar(ctx, time.Now().UnixNano(), &m.gates.faults, m.fallbacks.WithLabelValues(m.ModelLabel(model), m.ModelLabel(target)), 1)
-}
-
-// exemplarLabels returns the trace id of a sampled span in ctx, or nil. Only sampled spans are
-// exported, so an exemplar never points at a trace that no backend has.
-func exemplarLabels(ctx context.Context) prometheus.Labels {
-	rec, _ := ctx.Value(recordKey{}).(*Record)
-	if rec != nil && rec.exemplarChecked {
-		return rec.exemplar
-	}
-	var labels prometheus.Labels
-	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() && sc.IsSampled() {
-		labels = prometheus.Labels{"trace_id": sc.TraceID().String()}
-	}
-	if rec != nil {
-		rec.exemplar, rec.exemplarChecked = labels, true
-	}
-	return labels
-}
-
-// exemplarGate samples exemplars: a family takes at most one every exemplarInterval. Prometheus
-// keeps only the latest exemplar of a series per scrape, and building one costs several
-// allocations, so at light traffic every request leaves its trace id and under load a steady
-// sample does, without making telemetry the request's largest cost.
-type exemplarGate struct{ last atomic.Int64 }
-
-const exemplarInterval = int64(100 * time.Millisecond)
-
-// open takes the slot if the interval has passed since the last exemplar at now (unix ns). The
-// common answer under load, "no", costs one atomic load.
-func (g *exemplarGate) open(now int64) bool {
-	last := g.last.Load()
-	return now-last >= exemplarInterval && g.last.CompareAndSwap(last, now)
-}
-
-// exemplarFor returns the exemplar to attach at now, or nil: the gate is looked at before the
-// trace id is, so most observations under load cost neither a context walk nor labels. now is
-// passed in: a request's observations share one clock reading.
-func exemplarFor(ctx context.Context, now int64, g *exemplarGate) prometheus.Labels {
-	if now-g.last.Load() < exemplarInterval {
-		return nil
-	}
-	if ex := exemplarLabels(ctx); ex != nil && g.open(now) {
-		return ex
-	}
-	return nil
-}
-
-func addWithExemplar(ctx context.Context, now int64, g *exemplarGate, c prometheus.Counter, v float64) {
-	if ex := exemplarFor(ctx, now, g); ex != nil {
-		if ea, ok := c.(prometheus.ExemplarAdder); ok {
-			ea.AddWithExemplar(v, ex)
-			return
-		}
-	}
-	c.Add(v)
-}
-
-func observeWithExemplar(ctx context.Context, now int64, g *exemplarGate, o prometheus.Observer, v float64) {
-	if ex := exemplarFor(ctx, now, g); ex != nil {
-		if eo, ok := o.(prometheus.ExemplarObserver); ok {
-			eo.ObserveWithExemplar(v, ex)
-			return
-		}
-	}
-	o.Observe(v)
-}
-
 // children memoizes a vector's children by their label values. WithLabelValues hashes and
 // checks every value and takes the vector's lock on each call, for each of the four or five
 // series a request touches; the label values are closed sets (docs/telemetry.md), so each
 // combination is made once and then found under a read lock.
+//
+// A table without make — the no-op Metrics' — returns fixed for every key.
 type children[K comparable, M any] struct {
-	mu   sync.RWMutex
-	m    map[K]M
-	make func(K) M
+	mu    sync.RWMutex
+	m     map[K]M
+	make  func(K) M
+	fixed M
 }
 
 func (c *children[K, M]) get(k K) M {
+	if c.make == nil {
+		return c.fixed
+	}
 	c.mu.RLock()
 	v, ok := c.m[k]
 	c.mu.RUnlock()
@@ -321,22 +268,4 @@ func (c *children[K, M]) get(k K) M {
 	c.m[k] = v
 	c.mu.Unlock()
 	return v
-}
-
-type requestLabels struct {
-	route, method string
-	status        int
-	code          string
-}
-
-type durationLabels struct {
-	route, method string
-	status        int
-}
-
-type chatLabels struct {
-	model  string
-	stream bool
-	finish string
-	code   string
 }

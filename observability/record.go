@@ -23,10 +23,11 @@ type Record struct {
 	Status    int
 	ErrorCode string // normalized error code; "" on success
 
-	// Chat requests only.
+	// Chat requests only. (The two bools side by side: a Record is allocated per request, and
+	// packed it stays in the 256-byte size class.)
 	Chat             bool
-	Model            string // catalog id or "other"
 	Stream           bool
+	Model            string // catalog id or "other"
 	StreamOutcome    string
 	Chunks           int
 	PromptTokens     int
@@ -43,6 +44,12 @@ type Record struct {
 	// same ones, and building them once saves an allocation per observation.
 	exemplar        prometheus.Labels
 	exemplarChecked bool
+	// inFlight: whether the in-flight gauge of metrics counts the request now (leaveInFlight).
+	inFlight bool
+
+	// metrics is the chain's Metrics (never nil in a chain), for the stream lifecycle and the
+	// Observe methods when their caller has none.
+	metrics *Metrics
 }
 
 // RouteUnmatched is the route label of requests that matched no route.

@@ -15,24 +15,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// TestAppendJSONString: whatever the string holds, the output is JSON that decodes to the string
-// (invalid UTF-8 byte by byte replaced with U+FFFD, as encoding/json does).
-func TestAppendJSONString(t *testing.T) {
-	for _, s := range []string{"", "plain", `quo"te\back`, "line\nfeed\r\ttab", "\x00\x01\x1f", "<>&", "\u2028\u2029", "é✓😀", "\xff\xfe", "a\xc3", strings.Repeat("x", 300)} {
-		var got string
-		if err := json.Unmarshal(appendJSONString(nil, s), &got); err != nil {
-			t.Fatalf("%q: %v", s, err)
-		}
-		var want strings.Builder
-		for _, r := range s {
-			want.WriteRune(r)
-		}
-		if got != want.String() {
-			t.Errorf("%q round-trips to %q", s, got)
-		}
-	}
-}
-
 // TestProcessorPathRedacts: spans the buffer takes as a span processor, before any exporter,
 // keep only allowlisted attributes and bare-code status descriptions.
 func TestProcessorPathRedacts(t *testing.T) {

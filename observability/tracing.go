@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -233,162 +231,6 @@ func newSampler(getenv func(string) string) (sdktrace.Sampler, string, error) {
 		"traceidratio, parentbased_always_on, parentbased_always_off, parentbased_traceidratio", samplerVar)
 }
 
-// otlpSettings are the exporter options common to both protocols, resolved from the
-// signal-specific variable first and the general one second, as the specification orders them.
-type otlpSettings struct {
-	endpoint    string // "" when neither endpoint variable is set
-	endpointVar string // the variable endpoint came from, for error messages
-	signal      bool   // endpoint came from the traces-specific variable (used as-is)
-	headers     map[string]string
-	insecure    bool
-	gzip        bool
-	timeout     time.Duration
-}
-
-// newOTLPExporter returns the OTLP exporter the environment asks for, or nil when spans stay in
-// the embedded buffer only.
-func newOTLPExporter(ctx context.Context, getenv func(string) string) (sdktrace.SpanExporter, string, error) {
-	const exporterVar = "OTEL_TRACES_EXPORTER"
-
-	var s otlpSettings
-	if v := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")); v != "" {
-		s.endpoint, s.endpointVar, s.signal = v, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", true
-	} else if v := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_ENDPOINT")); v != "" {
-		s.endpoint, s.endpointVar = v, "OTEL_EXPORTER_OTLP_ENDPOINT"
-	}
-
-	switch strings.ToLower(strings.TrimSpace(getenv(exporterVar))) {
-	case "":
-		// The contract: OTLP when an endpoint is configured, the embedded buffer otherwise.
-		if s.endpoint == "" {
-			return nil, ExporterEmbedded, nil
-		}
-	case "otlp":
-	case "none":
-		return nil, ExporterEmbedded, nil
-	default:
-		return nil, "", fmt.Errorf("%s: unsupported exporter; want otlp or none", exporterVar)
-	}
-
-	protocolVar, protocol := signalEnv(getenv, "PROTOCOL")
-	var err error
-	headersVar, headers := signalEnv(getenv, "HEADERS")
-	if s.headers, err = parseHeaders(headersVar, headers); err != nil {
-		return nil, "", err
-	}
-	insecureVar, insecure := signalEnv(getenv, "INSECURE")
-	if s.insecure, err = parseBool(insecureVar, insecure); err != nil {
-		return nil, "", err
-	}
-	compressionVar, compression := signalEnv(getenv, "COMPRESSION")
-	switch strings.ToLower(strings.TrimSpace(compression)) {
-	case "", "none":
-	case "gzip":
-		s.gzip = true
-	default:
-		return nil, "", fmt.Errorf("%s: unsupported compression; want gzip or none", compressionVar)
-	}
-	timeoutVar, timeout := signalEnv(getenv, "TIMEOUT")
-	ms, err := parseNonNegativeInt(timeoutVar, timeout, 10000)
-	if err != nil {
-		return nil, "", err
-	}
-	s.timeout = time.Duration(ms) * time.Millisecond
-
-	switch strings.ToLower(strings.TrimSpace(protocol)) {
-	case "", "http/protobuf":
-		exp, err := newOTLPHTTPExporter(ctx, s)
-		return exp, ExporterOTLPHTTP, err
-	case "grpc":
-		exp, err := newOTLPGRPCExporter(ctx, s)
-		return exp, ExporterOTLPGRPC, err
-	}
-	return nil, "", fmt.Errorf("%s: unsupported protocol; want http/protobuf or grpc", protocolVar)
-}
-
-func newOTLPHTTPExporter(ctx context.Context, s otlpSettings) (sdktrace.SpanExporter, error) {
-	endpoint := s.endpoint
-	switch {
-	case endpoint == "":
-		endpoint = "http://localhost:4318/v1/traces"
-		s.endpointVar = "OTEL_EXPORTER_OTLP_ENDPOINT"
-	case !s.signal:
-		// The general variable is a base URL; the per-signal path is appended to it.
-		endpoint = strings.TrimRight(endpoint, "/") + "/v1/traces"
-	}
-	if err := checkEndpointURL(s.endpointVar, endpoint); err != nil {
-		return nil, err
-	}
-	compression := otlptracehttp.NoCompression
-	if s.gzip {
-		compression = otlptracehttp.GzipCompression
-	}
-	// For HTTP the URL scheme decides between http and https; OTEL_EXPORTER_OTLP_INSECURE only
-	// applies to gRPC endpoints without a scheme.
-	exp, err := otlptracehttp.New(ctx,
-		otlptracehttp.WithEndpointURL(endpoint),
-		otlptracehttp.WithHeaders(s.headers),
-		otlptracehttp.WithCompression(compression),
-		otlptracehttp.WithTimeout(s.timeout),
-	)
-	if err != nil {
-		return nil, fmt.Errorf("create OTLP/HTTP trace exporter: %w", err)
-	}
-	return exp, nil
-}
-
-func newOTLPGRPCExporter(ctx context.Context, s otlpSettings) (sdktrace.SpanExporter, error) {
-	opts := []otlptracegrpc.Option{
-		otlptracegrpc.WithHeaders(s.headers),
-		otlptracegrpc.WithTimeout(s.timeout),
-	}
-	switch {
-	case s.endpoint == "":
-		opts = append(opts, otlptracegrpc.WithEndpointURL("http://localhost:4317"))
-	case strings.Contains(s.endpoint, "://"):
-		// A URL: its scheme decides TLS and its path is meaningless to gRPC.
-		if err := checkEndpointURL(s.endpointVar, s.endpoint); err != nil {
-			return nil, err
-		}
-		opts = append(opts, otlptracegrpc.WithEndpointURL(s.endpoint))
-	default:
-		// host:port, the form gRPC clients traditionally use; TLS unless INSECURE says not.
-		opts = append(opts, otlptracegrpc.WithEndpoint(s.endpoint))
-		if s.insecure {
-			opts = append(opts, otlptracegrpc.WithInsecure())
-		}
-	}
-	if s.gzip {
-		opts = append(opts, otlptracegrpc.WithCompressor("gzip"))
-	}
-	exp, err := otlptracegrpc.New(ctx, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("create OTLP/gRPC trace exporter: %w", err)
-	}
-	return exp, nil
-}
-
-// checkEndpointURL rejects what the exporters would otherwise silently replace with their
-// default endpoint. The URL is not quoted: it may carry user info.
-func checkEndpointURL(name, v string) error {
-	u, err := url.Parse(v)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%s: want an http:// or https:// URL with a host", name)
-	}
-	return nil
-}
-
-// signalEnv returns the traces-specific OTEL_EXPORTER_OTLP_TRACES_<suffix> when it is set and
-// the general OTEL_EXPORTER_OTLP_<suffix> otherwise, with the name of the variable used.
-func signalEnv(getenv func(string) string, suffix string) (name, value string) {
-	name = "OTEL_EXPORTER_OTLP_TRACES_" + suffix
-	if v := getenv(name); strings.TrimSpace(v) != "" {
-		return name, v
-	}
-	name = "OTEL_EXPORTER_OTLP_" + suffix
-	return name, getenv(name)
-}
-
 // batchOptions passes the OTEL_BSP_* settings explicitly; otherwise the SDK would read them from
 // the process environment behind getenv's back.
 func batchOptions(getenv func(string) string) ([]sdktrace.BatchSpanProcessorOption, error) {
@@ -442,20 +284,6 @@ func parseNonNegativeInt(name, v string, def int) (int, error) {
 		return 0, fmt.Errorf("%s: want a non-negative integer", name)
 	}
 	return n, nil
-}
-
-func parseHeaders(name, v string) (map[string]string, error) {
-	pairs, err := parseKeyValueList(name, v)
-	if err != nil {
-		return nil, err
-	}
-	// Always a non-nil map: passing it explicitly keeps the exporter from reading headers from
-	// the process environment.
-	h := make(map[string]string, len(pairs))
-	for _, p := range pairs {
-		h[p.key] = p.value
-	}
-	return h, nil
 }
 
 type keyValue struct{ key, value string }

@@ -3,6 +3,7 @@ package generate
 import (
 	"math"
 
+	"mockgateway/internal/jsonenc"
 	"mockgateway/internal/protocol"
 )
 
@@ -265,10 +266,10 @@ func (g *generation) fullText(b *pieceBuilder, r *rng) {
 			text = string(prose.buf)
 		}
 		b.add("{")
-		b.buf = protocol.AppendString(b.buf, key)
+		b.buf = jsonenc.AppendString(b.buf, key)
 		b.cut()
 		b.add(":")
-		b.buf = protocol.AppendString(b.buf, text)
+		b.buf = jsonenc.AppendString(b.buf, text)
 		b.cut()
 		b.add("}")
 	case g.in.Behavior == BehaviorEcho:

@@ -1,6 +1,6 @@
 package generate
 
-import "mockgateway/internal/protocol"
+import "mockgateway/internal/jsonenc"
 
 // jvalue is a decoded JSON value that keeps the order of object members, which encoding/json's
 // map decoding loses; the schema generator emits properties in the order the schema lists them.
@@ -158,7 +158,7 @@ func appendJSONValue(b *pieceBuilder, v *jvalue) {
 	case jNumber:
 		b.add(b.clip(v.s))
 	case jString:
-		b.buf = protocol.AppendString(b.buf, b.clip(v.s))
+		b.buf = jsonenc.AppendString(b.buf, b.clip(v.s))
 		b.cut()
 	case jArray:
 		b.add("[")
@@ -181,7 +181,7 @@ func appendJSONValue(b *pieceBuilder, v *jvalue) {
 			if i > 0 {
 				b.add(",")
 			}
-			b.buf = protocol.AppendString(b.buf, b.clip(k))
+			b.buf = jsonenc.AppendString(b.buf, b.clip(k))
 			b.cut()
 			b.add(":")
 			appendJSONValue(b, v.vals[i])

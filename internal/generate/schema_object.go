@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strconv"
 
-	"mockgateway/internal/protocol"
+	"mockgateway/internal/jsonenc"
 )
 
 // intKeyword returns a non-negative integer keyword, or def when absent or malformed.
@@ -39,7 +39,7 @@ func (g *schemaGen) object(s *jvalue, c genCtx) {
 		if written > 0 {
 			g.b.add(",")
 		}
-		g.b.buf = protocol.AppendString(g.b.buf, g.b.clip(name))
+		g.b.buf = jsonenc.AppendString(g.b.buf, g.b.clip(name))
 		g.b.cut()
 		g.b.add(":")
 		written++

@@ -3,7 +3,7 @@ package generate
 import (
 	"strconv"
 
-	"mockgateway/internal/protocol"
+	"mockgateway/internal/jsonenc"
 )
 
 // stringValue writes a string for a string schema: a realistic value for a known format, a match
@@ -20,14 +20,14 @@ func (g *schemaGen) stringValue(s *jvalue) {
 		var ok bool
 		g.scratch, ok = g.appendFormat(g.scratch[:0], format)
 		if ok && (p == nil || g.matches(p, g.scratch)) {
-			g.b.buf = protocol.AppendString(g.b.buf, string(g.scratch))
+			g.b.buf = jsonenc.AppendString(g.b.buf, string(g.scratch))
 			g.b.cut()
 			return
 		}
 	}
 	if p != nil {
 		if v, ok := g.patterned(p, minL, maxL); ok {
-			g.b.buf = protocol.AppendString(g.b.buf, v)
+			g.b.buf = jsonenc.AppendString(g.b.buf, v)
 			g.b.cut()
 			return
 		}

@@ -2,7 +2,8 @@ package protocol
 
 import (
 	"strconv"
-	"unicode/utf8"
+
+	"mockgateway/internal/jsonenc"
 )
 
 // The two bodies every successful chat request sends — a Completion, or a Chunk per streamed
@@ -10,22 +11,23 @@ import (
 // more per stream chunk than everything else the chunk needed, and its reflective descent was
 // the deepest stack a parked stream's goroutine reached. The output is byte for byte what
 // encoding/json gives with SetEscapeHTML(false) (without the Encoder's trailing newline); the
-// tests and FuzzAppendMatchesEncodingJSON hold it to that.
+// tests and FuzzAppendMatchesEncodingJSON hold it to that. Strings are written by
+// jsonenc.AppendString, which is held to encoding/json on its own.
 
 // AppendJSON appends the chunk's JSON encoding to buf.
 func (c *Chunk) AppendJSON(buf []byte) []byte {
 	buf = append(buf, `{"id":`...)
-	buf = AppendString(buf, c.ID)
+	buf = jsonenc.AppendString(buf, c.ID)
 	buf = append(buf, `,"object":`...)
-	buf = AppendString(buf, c.Object)
+	buf = jsonenc.AppendString(buf, c.Object)
 	buf = append(buf, `,"created":`...)
 	buf = strconv.AppendInt(buf, c.Created, 10)
 	buf = append(buf, `,"model":`...)
-	buf = AppendString(buf, c.Model)
+	buf = jsonenc.AppendString(buf, c.Model)
 	buf = append(buf, `,"system_fingerprint":`...)
-	buf = AppendString(buf, c.SystemFingerprint)
+	buf = jsonenc.AppendString(buf, c.SystemFingerprint)
 	buf = append(buf, `,"service_tier":`...)
-	buf = AppendString(buf, c.ServiceTier)
+	buf = jsonenc.AppendString(buf, c.ServiceTier)
 	buf = append(buf, `,"choices":`...)
 	if c.Choices == nil {
 		buf = append(buf, "null"...)
@@ -65,12 +67,12 @@ func (d *Delta) appendJSON(buf []byte) []byte {
 	n := len(buf)
 	if d.Role != "" {
 		buf = append(buf, `"role":`...)
-		buf = AppendString(buf, d.Role)
+		buf = jsonenc.AppendString(buf, d.Role)
 	}
 	if d.Content != nil {
 		buf = appendComma(buf, n)
 		buf = append(buf, `"content":`...)
-		buf = AppendString(buf, *d.Content)
+		buf = jsonenc.AppendString(buf, *d.Content)
 	}
 	if len(d.ToolCalls) > 0 {
 		buf = appendComma(buf, n)
@@ -91,20 +93,20 @@ func (t *ToolCallDelta) appendJSON(buf []byte) []byte {
 	buf = strconv.AppendInt(buf, int64(t.Index), 10)
 	if t.ID != "" {
 		buf = append(buf, `,"id":`...)
-		buf = AppendString(buf, t.ID)
+		buf = jsonenc.AppendString(buf, t.ID)
 	}
 	if t.Type != "" {
 		buf = append(buf, `,"type":`...)
-		buf = AppendString(buf, t.Type)
+		buf = jsonenc.AppendString(buf, t.Type)
 	}
 	buf = append(buf, `,"function":{`...)
 	if t.Function.Name != "" {
 		buf = append(buf, `"name":`...)
-		buf = AppendString(buf, t.Function.Name)
+		buf = jsonenc.AppendString(buf, t.Function.Name)
 		buf = append(buf, ',')
 	}
 	buf = append(buf, `"arguments":`...)
-	buf = AppendString(buf, t.Function.Arguments)
+	buf = jsonenc.AppendString(buf, t.Function.Arguments)
 	return append(buf, "}}"...)
 }
 
@@ -129,13 +131,13 @@ func (c *Completion) SizeHint() int {
 // AppendJSON appends the completion's JSON encoding to buf.
 func (c *Completion) AppendJSON(buf []byte) []byte {
 	buf = append(buf, `{"id":`...)
-	buf = AppendString(buf, c.ID)
+	buf = jsonenc.AppendString(buf, c.ID)
 	buf = append(buf, `,"object":`...)
-	buf = AppendString(buf, c.Object)
+	buf = jsonenc.AppendString(buf, c.Object)
 	buf = append(buf, `,"created":`...)
 	buf = strconv.AppendInt(buf, c.Created, 10)
 	buf = append(buf, `,"model":`...)
-	buf = AppendString(buf, c.Model)
+	buf = jsonenc.AppendString(buf, c.Model)
 	buf = append(buf, `,"choices":`...)
 	if c.Choices == nil {
 		buf = append(buf, "null"...)
@@ -152,9 +154,9 @@ func (c *Completion) AppendJSON(buf []byte) []byte {
 	buf = append(buf, `,"usage":`...)
 	buf = c.Usage.AppendJSON(buf)
 	buf = append(buf, `,"system_fingerprint":`...)
-	buf = AppendString(buf, c.SystemFingerprint)
+	buf = jsonenc.AppendString(buf, c.SystemFingerprint)
 	buf = append(buf, `,"service_tier":`...)
-	buf = AppendString(buf, c.ServiceTier)
+	buf = jsonenc.AppendString(buf, c.ServiceTier)
 	return append(buf, '}')
 }
 
@@ -163,7 +165,7 @@ func (c *CompletionChoice) appendJSON(buf []byte) []byte {
 	buf = strconv.AppendInt(buf, int64(c.Index), 10)
 	buf = append(buf, `,"message":{"role":`...)
 	m := &c.Message
-	buf = AppendString(buf, m.Role)
+	buf = jsonenc.AppendString(buf, m.Role)
 	buf = append(buf, `,"content":`...)
 	buf = appendStringPtr(buf, m.Content)
 	buf = append(buf, `,"refusal":`...)
@@ -175,13 +177,13 @@ func (c *CompletionChoice) appendJSON(buf []byte) []byte {
 				buf = append(buf, ',')
 			}
 			buf = append(buf, `{"id":`...)
-			buf = AppendString(buf, tc.ID)
+			buf = jsonenc.AppendString(buf, tc.ID)
 			buf = append(buf, `,"type":`...)
-			buf = AppendString(buf, tc.Type)
+			buf = jsonenc.AppendString(buf, tc.Type)
 			buf = append(buf, `,"function":{"name":`...)
-			buf = AppendString(buf, tc.Function.Name)
+			buf = jsonenc.AppendString(buf, tc.Function.Name)
 			buf = append(buf, `,"arguments":`...)
-			buf = AppendString(buf, tc.Function.Arguments)
+			buf = jsonenc.AppendString(buf, tc.Function.Arguments)
 			buf = append(buf, "}}"...)
 		}
 		buf = append(buf, ']')
@@ -202,7 +204,7 @@ func (c *CompletionChoice) appendJSON(buf []byte) []byte {
 	buf = append(buf, `},"logprobs":`...)
 	buf = appendEmptyPtr(buf, c.Logprobs)
 	buf = append(buf, `,"finish_reason":`...)
-	buf = AppendString(buf, c.FinishReason)
+	buf = jsonenc.AppendString(buf, c.FinishReason)
 	return append(buf, '}')
 }
 
@@ -225,7 +227,7 @@ func appendStringPtr(buf []byte, s *string) []byte {
 	if s == nil {
 		return append(buf, "null"...)
 	}
-	return AppendString(buf, *s)
+	return jsonenc.AppendString(buf, *s)
 }
 
 func appendEmptyPtr(buf []byte, p *struct{}) []byte {
@@ -242,59 +244,4 @@ func appendComma(buf []byte, n int) []byte {
 		return append(buf, ',')
 	}
 	return buf
-}
-
-// AppendString appends s as a JSON string exactly as encoding/json writes it with
-// SetEscapeHTML(false): quotes, backslashes and control characters escaped (\b \f \n \r \t
-// short), invalid UTF-8 as \ufffd, and U+2028 and U+2029 escaped.
-func AppendString(buf []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	buf = append(buf, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' {
-				i++
-				continue
-			}
-			buf = append(buf, s[start:i]...)
-			switch b {
-			case '\\', '"':
-				buf = append(buf, '\\', b)
-			case '\b':
-				buf = append(buf, '\\', 'b')
-			case '\f':
-				buf = append(buf, '\\', 'f')
-			case '\n':
-				buf = append(buf, '\\', 'n')
-			case '\r':
-				buf = append(buf, '\\', 'r')
-			case '\t':
-				buf = append(buf, '\\', 't')
-			default:
-				buf = append(buf, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		c, size := utf8.DecodeRuneInString(s[i:])
-		if c == utf8.RuneError && size == 1 {
-			buf = append(buf, s[start:i]...)
-			buf = append(buf, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if c == '\u2028' || c == '\u2029' {
-			buf = append(buf, s[start:i]...)
-			buf = append(buf, '\\', 'u', '2', '0', '2', hex[c&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	buf = append(buf, s[start:]...)
-	return append(buf, '"')
 }

@@ -18,7 +18,8 @@ const (
 
 // StreamLifecycle follows one SSE stream from start to its single terminal outcome and feeds
 // every signal from the same facts: span events on the chat span, the stream metrics, and the
-// Record that the access log line is written from when the stream ends.
+// Record that the access log line is written from when the stream ends. (The SSE writing
+// itself is the server's; this is only its telemetry.)
 //
 // It counts chunks but never sees their content: the stream writer reports only that a chunk
 // went out.
@@ -27,21 +28,19 @@ type StreamLifecycle struct {
 	metrics *Metrics
 	span    trace.Span
 	rec     *Record
-	model   string
+	model   string // the model label
 	start   time.Time
 	chunks  int
 	ended   bool
 }
 
 // StartStream records stream.started. start is the request's start time, so time to first
-// chunk and duration include decoding and simulated latency, as a client measures them.
+// chunk and duration include decoding and simulated latency, as a client measures them. A nil
+// m stands for the chain's metrics (see Metrics.orNoop).
 func StartStream(ctx context.Context, m *Metrics, span trace.Span, model string, start time.Time) *StreamLifecycle {
-	s := &StreamLifecycle{ctx: ctx, metrics: m, span: span, rec: RecordFrom(ctx), start: start}
-	if m != nil {
-		s.model = m.ModelLabel(model)
-		m.streamsActive.Inc()
-		m.streamEvents.WithLabelValues(s.model, "started").Inc()
-	}
+	m = m.orNoop(ctx)
+	s := &StreamLifecycle{ctx: ctx, metrics: m, span: span, rec: RecordFrom(ctx), model: m.ModelLabel(model), start: start}
+	m.streamStarted(s.model)
 	span.AddEvent("stream.started")
 	return s
 }
@@ -53,11 +52,7 @@ func (s *StreamLifecycle) Chunk() {
 		return
 	}
 	s.span.AddEvent("stream.first_chunk")
-	if s.metrics != nil {
-		s.metrics.streamEvents.WithLabelValues(s.model, "first_chunk").Inc()
-		now := time.Now()
-		observeWithExemplar(s.ctx, now.UnixNano(), &s.metrics.gates.ttft, s.metrics.ttft.WithLabelValues(s.model), now.Sub(s.start).Seconds())
-	}
+	s.metrics.streamFirstChunk(s.ctx, s.model, s.start, time.Now())
 }
 
 // Chunks is the number of chunks written so far.
@@ -79,12 +74,6 @@ func (s *StreamLifecycle) End(outcome string) bool {
 	)
 	s.rec.StreamOutcome = outcome
 	s.rec.Chunks = s.chunks
-	if m := s.metrics; m != nil {
-		m.streamsActive.Dec()
-		m.streamEvents.WithLabelValues(s.model, outcome).Inc()
-		now := time.Now()
-		observeWithExemplar(s.ctx, now.UnixNano(), &m.gates.chunks, m.streamChunks.WithLabelValues(s.model, outcome), float64(s.chunks))
-		observeWithExemplar(s.ctx, now.UnixNano(), &m.gates.streamDuration, m.streamDuration.WithLabelValues(s.model, outcome), now.Sub(s.start).Seconds())
-	}
+	s.metrics.streamEnded(s.ctx, s.model, outcome, s.chunks, s.start, time.Now())
 	return true
 }

@@ -1,0 +1,141 @@
+package observability
+
+import (
+	"context"
+	"encoding/hex"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"mockgateway/internal/jsonenc"
+)
+
+// writeAccessLog writes one line per request when it ends — for a stream, when the stream ends —
+// from the Record alone, so it can only ever contain bounded values.
+//
+// With the JSON format (the default) the line is encoded by accessLine, byte for byte what the
+// slog handler writes for the same record (a test holds it to that): going through slog cost a
+// request more than its two spans' attributes — two records, an allowlist pass and a generic
+// encoder, json.Marshal for the one float included. The text format goes through slog. Either
+// way the record goes straight to a handler: slog.Logger would capture the caller's program
+// counter, a stack walk per request that the line never shows.
+func writeAccessLog(ctx context.Context, h slog.Handler, rec *Record, now time.Time) {
+	level := slog.LevelInfo
+	if rec.Status >= 500 {
+		level = slog.LevelError
+	}
+	if !h.Enabled(ctx, level) {
+		return
+	}
+	if lh, ok := h.(*logHandler); ok && lh.jsonOut != nil {
+		buf := accessLinePool.Get().(*[]byte)
+		*buf = accessLine((*buf)[:0], ctx, now, level, rec)
+		_, _ = lh.jsonOut.Write(*buf)
+		accessLinePool.Put(buf)
+		return
+	}
+	_ = h.Handle(ctx, accessRecord(now, level, rec))
+}
+
+var accessLinePool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+// accessRecord is the access line as an slog record, for the text format.
+func accessRecord(now time.Time, level slog.Level, rec *Record) slog.Record {
+	out := slog.NewRecord(now, level, "request", 0)
+	out.AddAttrs(
+		slog.String("request_id", rec.RequestID),
+		slog.String("method", rec.Method),
+		slog.String("route", rec.Route),
+		slog.Int("status", rec.Status),
+		slog.String("error_code", rec.ErrorLabel()),
+		slog.Float64("duration_ms", durationMS(now, rec)),
+	)
+	if rec.Chat {
+		out.AddAttrs(
+			slog.String("model", rec.Model),
+			slog.Bool("stream", rec.Stream),
+			slog.Int("prompt_tokens", rec.PromptTokens),
+			slog.Int("completion_tokens", rec.CompletionTokens),
+		)
+		if rec.Stream {
+			out.AddAttrs(slog.String("stream_outcome", rec.StreamOutcome), slog.Int("chunks", rec.Chunks))
+		}
+		if rec.Fault != "" {
+			out.AddAttrs(slog.String("fault", rec.Fault))
+		}
+		if rec.GatewayAttempts > 0 {
+			out.AddAttrs(slog.Int("attempts", rec.GatewayAttempts), slog.String("served_by", rec.ServedBy))
+			if rec.FallbackFrom != "" {
+				out.AddAttrs(slog.String("fallback_from", rec.FallbackFrom))
+			}
+		}
+	}
+	return out
+}
+
+func durationMS(now time.Time, rec *Record) float64 {
+	return float64(now.Sub(rec.Start).Microseconds()) / 1000
+}
+
+// accessLine appends the JSON access line accessRecord stands for, as slog's JSON handler
+// behind logHandler writes it: time, level, msg, the trace ids, then the fields in order. Every
+// key is a constant on the log-field allowlist; values go through jsonenc's slog appenders.
+func accessLine(buf []byte, ctx context.Context, now time.Time, level slog.Level, rec *Record) []byte {
+	buf = append(buf, `{"time":"`...)
+	buf = now.AppendFormat(buf, time.RFC3339Nano)
+	buf = append(buf, `","level":"`...)
+	buf = append(buf, level.String()...)
+	buf = append(buf, `","msg":"request"`...)
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		tid, sid := sc.TraceID(), sc.SpanID()
+		buf = append(buf, `,"trace_id":"`...)
+		buf = hex.AppendEncode(buf, tid[:])
+		buf = append(buf, `","span_id":"`...)
+		buf = hex.AppendEncode(buf, sid[:])
+		buf = append(buf, '"')
+	}
+	str := func(key, v string) {
+		buf = append(buf, `,"`...)
+		buf = append(buf, key...)
+		buf = append(buf, `":`...)
+		buf = jsonenc.AppendSlogString(buf, v)
+	}
+	num := func(key string, n int) {
+		buf = append(buf, `,"`...)
+		buf = append(buf, key...)
+		buf = append(buf, `":`...)
+		buf = strconv.AppendInt(buf, int64(n), 10)
+	}
+	str("request_id", rec.RequestID)
+	str("method", rec.Method)
+	str("route", rec.Route)
+	num("status", rec.Status)
+	str("error_code", rec.ErrorLabel())
+	buf = append(buf, `,"duration_ms":`...)
+	buf = jsonenc.AppendSlogFloat(buf, durationMS(now, rec))
+	if rec.Chat {
+		str("model", rec.Model)
+		buf = append(buf, `,"stream":`...)
+		buf = strconv.AppendBool(buf, rec.Stream)
+		num("prompt_tokens", rec.PromptTokens)
+		num("completion_tokens", rec.CompletionTokens)
+		if rec.Stream {
+			str("stream_outcome", rec.StreamOutcome)
+			num("chunks", rec.Chunks)
+		}
+		if rec.Fault != "" {
+			str("fault", rec.Fault)
+		}
+		if rec.GatewayAttempts > 0 {
+			num("attempts", rec.GatewayAttempts)
+			str("served_by", rec.ServedBy)
+			if rec.FallbackFrom != "" {
+				str("fallback_from", rec.FallbackFrom)
+			}
+		}
+	}
+	return append(buf, "}\n"...)
+}

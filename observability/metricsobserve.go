@@ -1,0 +1,124 @@
+package observability
+
+import (
+	"context"
+	"time"
+)
+
+// The observations: what the chain, the stream lifecycle and the simulation report to the
+// metric set. Each works the same on the no-op set, whose instruments discard.
+
+// enterInFlight counts the request in its Metrics' in-flight gauge, until leaveInFlight.
+func (r *Record) enterInFlight() {
+	r.metrics.inFlight.Inc()
+	r.inFlight = true
+}
+
+// leaveInFlight takes the request out of the in-flight gauge: when it ends, or, for a scrape,
+// as it starts gathering (Metrics.Handler). Only the first call counts.
+func (r *Record) leaveInFlight() {
+	if r.inFlight {
+		r.inFlight = false
+		r.metrics.inFlight.Dec()
+	}
+}
+
+// observeRequest counts the request and observes its duration, with the trace id as exemplar.
+func (m *Metrics) observeRequest(ctx context.Context, rec *Record, end time.Time) {
+	now := end.UnixNano()
+	addWithExemplar(ctx, now, &m.gates.requests, m.requests.get(requestLabels{rec.Route, rec.Method, rec.Status, rec.ErrorLabel()}), 1)
+	observeWithExemplar(ctx, now, &m.gates.duration, m.duration.get(durationLabels{rec.Route, rec.Method, rec.Status}), end.Sub(rec.Start).Seconds())
+	if rec.Chat {
+		m.observeChat(ctx, rec, now)
+	}
+}
+
+// observeChat counts one finished chat completion request and its tokens.
+func (m *Metrics) observeChat(ctx context.Context, rec *Record, now int64) {
+	model := m.ModelLabel(rec.Model)
+	finish := rec.FinishReason
+	if finish == "" {
+		finish = "none"
+	}
+	addWithExemplar(ctx, now, &m.gates.chats, m.chats.get(chatLabels{model, rec.Stream, finish, rec.ErrorLabel()}), 1)
+	if rec.PromptTokens > 0 {
+		addWithExemplar(ctx, now, &m.gates.tokens, m.tokens.get([2]string{model, "input"}), float64(rec.PromptTokens))
+	}
+	if rec.CompletionTokens > 0 {
+		addWithExemplar(ctx, now, &m.gates.tokens, m.tokens.get([2]string{model, "output"}), float64(rec.CompletionTokens))
+	}
+}
+
+// streamStarted counts a stream that opened; model is already a label (ModelLabel).
+func (m *Metrics) streamStarted(model string) {
+	m.streamsActive.Inc()
+	m.streamEvents.get([2]string{model, "started"}).Add(1)
+}
+
+// streamFirstChunk counts a stream's first chunk and observes the time it took from start.
+func (m *Metrics) streamFirstChunk(ctx context.Context, model string, start, now time.Time) {
+	m.streamEvents.get([2]string{model, "first_chunk"}).Add(1)
+	observeWithExemplar(ctx, now.UnixNano(), &m.gates.ttft, m.ttft.get(model), now.Sub(start).Seconds())
+}
+
+// streamEnded counts a stream's terminal outcome and observes its chunks and duration.
+func (m *Metrics) streamEnded(ctx context.Context, model, outcome string, chunks int, start, now time.Time) {
+	m.streamsActive.Dec()
+	m.streamEvents.get([2]string{model, outcome}).Add(1)
+	series := [2]string{model, outcome}
+	observeWithExemplar(ctx, now.UnixNano(), &m.gates.chunks, m.streamChunks.get(series), float64(chunks))
+	observeWithExemplar(ctx, now.UnixNano(), &m.gates.streamDuration, m.streamDuration.get(series), now.Sub(start).Seconds())
+}
+
+// ObserveFault counts one simulated fault.
+func (m *Metrics) ObserveFault(ctx context.Context, model, fault string) {
+	m = m.orNoop(ctx)
+	addWithExemplar(ctx, time.Now().UnixNano(), &m.gates.faults, m.faults.get([2]string{m.ModelLabel(model), fault}), 1)
+}
+
+// ObserveRetries counts the retries a simulated gateway policy would make.
+func (m *Metrics) ObserveRetries(ctx context.Context, model, fault string, n int) {
+	if n <= 0 {
+		return
+	}
+	m = m.orNoop(ctx)
+	addWithExemplar(ctx, time.Now().UnixNano(), &m.gates.faults, m.retries.get([2]string{m.ModelLabel(model), fault}), float64(n))
+}
+
+// ObserveFallback counts one step of a simulated fallback chain.
+func (m *Metrics) ObserveFallback(ctx context.Context, model, target string) {
+	m = m.orNoop(ctx)
+	addWithExemplar(ctx, time.Now().UnixNano(), &m.gates.faults, m.fallbacks.get([2]string{m.ModelLabel(model), m.ModelLabel(target)}), 1)
+}
+
+// orNoop stands in for a nil *Metrics, which callers outside this package still pass to mean
+// "metrics off" (internal/server's Deps.Metrics, "nil: metrics off"): the Metrics of the
+// request's chain — a no-op one when the chain was given none — or, outside a chain, a fresh
+// no-op one. Only the exported entry points call it; nothing below them checks.
+func (m *Metrics) orNoop(ctx context.Context) *Metrics {
+	if m != nil {
+		return m
+	}
+	if rec, ok := ctx.Value(recordKey{}).(*Record); ok && rec.metrics != nil {
+		return rec.metrics
+	}
+	return NewNoopMetrics()
+}
+
+type requestLabels struct {
+	route, method string
+	status        int
+	code          string
+}
+
+type durationLabels struct {
+	route, method string
+	status        int
+}
+
+type chatLabels struct {
+	model  string
+	stream bool
+	finish string
+	code   string
+}

@@ -1,0 +1,88 @@
+package observability
+
+import (
+	"errors"
+	"net/http"
+	"os"
+	"time"
+)
+
+// statusWriter notes the status in the Record, starts the write deadline and adds the drain's
+// Connection: close as the response begins, and notes a response the client did not take. It
+// keeps Flush and Unwrap so that streams and http.ResponseController work through it.
+type statusWriter struct {
+	http.ResponseWriter
+	rec *Record
+	c   *ChainConfig
+}
+
+// StatusClientClosed is the status logged and counted for a response (not a stream: a stream
+// reports its outcome) that the client did not take — it went away, or stopped reading until
+// the write timeout cut it (error_code request_timeout). It is nginx's "client closed request":
+// the status line sent, if any, reached no one who read it.
+const StatusClientClosed = 499
+
+// begin runs once, as the response starts.
+func (w *statusWriter) begin(code int) {
+	w.rec.Status = code
+	if w.c.Draining != nil && w.c.Draining() {
+		w.ResponseWriter.Header().Set("Connection", "close")
+	}
+	if w.c.WriteTimeout > 0 {
+		if d, ok := w.ResponseWriter.(interface{ SetWriteDeadline(time.Time) error }); ok {
+			_ = d.SetWriteDeadline(time.Now().Add(w.c.WriteTimeout))
+		}
+	}
+}
+
+// failed notes a write the client did not take.
+func (w *statusWriter) failed(err error) {
+	if w.rec.Stream {
+		return // the stream writer records the outcome itself
+	}
+	w.rec.Status = StatusClientClosed
+	if w.rec.ErrorCode == "" && errors.Is(err, os.ErrDeadlineExceeded) {
+		w.rec.SetError("request_timeout")
+	}
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.rec.Status == 0 {
+		w.begin(code)
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	if w.rec.Status == 0 {
+		w.begin(http.StatusOK)
+	}
+	n, err := w.ResponseWriter.Write(p)
+	if err != nil {
+		w.failed(err)
+	}
+	return n, err
+}
+
+func (w *statusWriter) Flush() { _ = w.FlushError() }
+
+// FlushError is what http.ResponseController calls: a stream must learn that its flush failed
+// (a stalled or gone client), which Flush alone would swallow.
+func (w *statusWriter) FlushError() error {
+	if w.rec.Status == 0 {
+		w.begin(http.StatusOK)
+	}
+	var err error
+	switch f := w.ResponseWriter.(type) {
+	case interface{ FlushError() error }: // net/http's own writer: no controller per chunk
+		err = f.FlushError()
+	default:
+		err = http.NewResponseController(w.ResponseWriter).Flush()
+	}
+	if err != nil {
+		w.failed(err)
+	}
+	return err
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
