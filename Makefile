@@ -5,7 +5,8 @@ NODE_COMPAT := internal/clientcompat/node
 # Fuzz targets (package:function). make test runs each briefly, by a fixed count of inputs
 # rather than a duration, so a slow machine does the same work instead of timing out.
 FUZZ_TARGETS := ./internal/protocol:FuzzDecodeChatRequest ./internal/protocol:FuzzSplitMatchesEncodingJSON ./internal/protocol:FuzzAppendMatchesEncodingJSON ./internal/simulation:FuzzParseFault \
-	./internal/simulation:FuzzParseLatency ./internal/server:FuzzSSEWriter ./internal/generate:FuzzSchemaInstance ./observability:FuzzDecodeSpanRecord
+	./internal/simulation:FuzzParseLatency ./internal/server:FuzzSSEWriter ./internal/generate:FuzzSchemaInstance ./observability:FuzzDecodeSpanRecord \
+	./internal/jsonenc:FuzzAppendStringMatchesEncodingJSON ./internal/jsonenc:FuzzAppendSlogStringMatchesSlog ./internal/jsonenc:FuzzAppendSlogFloatMatchesSlog
 FUZZ_COUNT ?= 20000x
 
 .PHONY: test check deps fuzz run build bench soak hostile

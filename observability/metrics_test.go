@@ -117,14 +117,13 @@ func TestNoopMetrics(t *testing.T) {
 		t.Errorf("status %d through a chain without metrics", rr.Code)
 	}
 
-	var none *Metrics
 	span := noop.Span{}
-	for _, m := range []*Metrics{none, NewNoopMetrics()} {
+	for _, m := range []*Metrics{NewNoopMetrics()} {
 		for _, ctx := range []context.Context{context.Background(), withRecord(context.Background(), &Record{metrics: NewNoopMetrics()})} {
 			m.ObserveFault(ctx, "mock-chat", "server_error")
 			m.ObserveRetries(ctx, "mock-chat", "server_error", 2)
 			m.ObserveFallback(ctx, "mock-chat", "mock-echo")
-			s := StartStream(ctx, m, span, "mock-chat", time.Now())
+			s := StartStreamTelemetry(ctx, m, span, "mock-chat", time.Now())
 			s.Chunk()
 			s.Chunk()
 			if !s.End(OutcomeCompleted) || s.End(OutcomeAborted) || s.Chunks() != 2 {

@@ -72,7 +72,6 @@ func (m *Metrics) streamEnded(ctx context.Context, model, outcome string, chunks
 
 // ObserveFault counts one simulated fault.
 func (m *Metrics) ObserveFault(ctx context.Context, model, fault string) {
-	m = m.orNoop(ctx)
 	addWithExemplar(ctx, time.Now().UnixNano(), &m.gates.faults, m.faults.get([2]string{m.ModelLabel(model), fault}), 1)
 }
 
@@ -81,28 +80,12 @@ func (m *Metrics) ObserveRetries(ctx context.Context, model, fault string, n int
 	if n <= 0 {
 		return
 	}
-	m = m.orNoop(ctx)
 	addWithExemplar(ctx, time.Now().UnixNano(), &m.gates.faults, m.retries.get([2]string{m.ModelLabel(model), fault}), float64(n))
 }
 
 // ObserveFallback counts one step of a simulated fallback chain.
 func (m *Metrics) ObserveFallback(ctx context.Context, model, target string) {
-	m = m.orNoop(ctx)
 	addWithExemplar(ctx, time.Now().UnixNano(), &m.gates.faults, m.fallbacks.get([2]string{m.ModelLabel(model), m.ModelLabel(target)}), 1)
-}
-
-// orNoop stands in for a nil *Metrics, which callers outside this package still pass to mean
-// "metrics off" (internal/server's Deps.Metrics, "nil: metrics off"): the Metrics of the
-// request's chain — a no-op one when the chain was given none — or, outside a chain, a fresh
-// no-op one. Only the exported entry points call it; nothing below them checks.
-func (m *Metrics) orNoop(ctx context.Context) *Metrics {
-	if m != nil {
-		return m
-	}
-	if rec, ok := ctx.Value(recordKey{}).(*Record); ok && rec.metrics != nil {
-		return rec.metrics
-	}
-	return NewNoopMetrics()
 }
 
 type requestLabels struct {

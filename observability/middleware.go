@@ -1,6 +1,7 @@
 package observability
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"time"
@@ -26,6 +27,9 @@ type ChainConfig struct {
 	// it is carry Connection: close, so that clients leave their keep-alive connections for the
 	// drain to close, instead of sending on one just as it is closed.
 	Draining func() bool
+	// UntracedPaths are paths whose requests start no span (the health probe and the metrics
+	// scrape, unless --trace-probes): they are still measured and logged.
+	UntracedPaths []string
 }
 
 // Chain wraps the whole router, so that every response — 404, 405, 413 and recovered panics
@@ -75,8 +79,7 @@ func (o *observer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set(RequestIDHeader, rec.RequestID)
 
 	// tracing
-	ctx := o.c.Propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
-	ctx, span := o.c.Tracer.Start(ctx, rec.Method, trace.WithSpanKind(trace.SpanKindServer))
+	ctx, span := o.startSpan(r, rec)
 	// Deferred, so that even a panic in the chain itself leaves neither the gauge up nor the
 	// span open; in the normal course it ends the span just after finish has described it.
 	defer span.End()
@@ -90,6 +93,18 @@ func (o *observer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if abort != nil {
 		panic(abort) // net/http's own signal, passed on once the request is accounted for
 	}
+}
+
+// startSpan starts the request's SERVER span, in the trace its caller sent, or none for an
+// untraced path: a non-recording span that ends as a no-op.
+func (o *observer) startSpan(r *http.Request, rec *Record) (context.Context, trace.Span) {
+	for _, p := range o.c.UntracedPaths {
+		if r.URL.Path == p {
+			return r.Context(), trace.SpanFromContext(r.Context())
+		}
+	}
+	ctx := o.c.Propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+	return o.c.Tracer.Start(ctx, rec.Method, trace.WithSpanKind(trace.SpanKindServer))
 }
 
 // serve runs the router, turning a handler panic into the contract's 500 internal_error while

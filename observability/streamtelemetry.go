@@ -16,14 +16,14 @@ const (
 	OutcomeTimedOut           = "timed_out"
 )
 
-// StreamLifecycle follows one SSE stream from start to its single terminal outcome and feeds
+// StreamTelemetry follows one SSE stream from start to its single terminal outcome and feeds
 // every signal from the same facts: span events on the chat span, the stream metrics, and the
 // Record that the access log line is written from when the stream ends. (The SSE writing
 // itself is the server's; this is only its telemetry.)
 //
 // It counts chunks but never sees their content: the stream writer reports only that a chunk
 // went out.
-type StreamLifecycle struct {
+type StreamTelemetry struct {
 	ctx     context.Context
 	metrics *Metrics
 	span    trace.Span
@@ -34,19 +34,17 @@ type StreamLifecycle struct {
 	ended   bool
 }
 
-// StartStream records stream.started. start is the request's start time, so time to first
-// chunk and duration include decoding and simulated latency, as a client measures them. A nil
-// m stands for the chain's metrics (see Metrics.orNoop).
-func StartStream(ctx context.Context, m *Metrics, span trace.Span, model string, start time.Time) *StreamLifecycle {
-	m = m.orNoop(ctx)
-	s := &StreamLifecycle{ctx: ctx, metrics: m, span: span, rec: RecordFrom(ctx), model: m.ModelLabel(model), start: start}
+// StartStreamTelemetry records stream.started. start is the request's start time, so time to
+// first chunk and duration include decoding and simulated latency, as a client measures them.
+func StartStreamTelemetry(ctx context.Context, m *Metrics, span trace.Span, model string, start time.Time) *StreamTelemetry {
+	s := &StreamTelemetry{ctx: ctx, metrics: m, span: span, rec: RecordFrom(ctx), model: m.ModelLabel(model), start: start}
 	m.streamStarted(s.model)
 	span.AddEvent("stream.started")
 	return s
 }
 
 // Chunk records that one chunk was written and flushed.
-func (s *StreamLifecycle) Chunk() {
+func (s *StreamTelemetry) Chunk() {
 	s.chunks++
 	if s.chunks != 1 {
 		return
@@ -56,11 +54,11 @@ func (s *StreamLifecycle) Chunk() {
 }
 
 // Chunks is the number of chunks written so far.
-func (s *StreamLifecycle) Chunks() int { return s.chunks }
+func (s *StreamTelemetry) Chunks() int { return s.chunks }
 
 // End records the terminal outcome. Only the first call counts, so every exit path of the
 // stream writer may call it without double counting; it reports whether this call did.
-func (s *StreamLifecycle) End(outcome string) bool {
+func (s *StreamTelemetry) End(outcome string) bool {
 	if s.ended {
 		return false
 	}

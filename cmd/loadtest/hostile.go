@@ -348,7 +348,7 @@ func nonReaders(ctx context.Context, s *server, _ string) (string, []check, erro
 	released := -1.0
 	for time.Since(start) < 10*time.Second && ctx.Err() == nil {
 		time.Sleep(50 * time.Millisecond)
-		if v, err := scrape(ctx, client, s.url("/metrics"), gauge); err == nil && v[gauge] <= 1 {
+		if v, err := scrape(ctx, client, s.url("/metrics"), gauge); err == nil && v[gauge] <= 0 {
 			released = time.Since(start).Seconds()
 			break
 		}

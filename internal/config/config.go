@@ -58,6 +58,10 @@ type Config struct {
 	// DrainTimeout is how long shutdown lets open streams run before ending them with a
 	// shutting_down error frame.
 	DrainTimeout time.Duration
+	// TraceProbes traces /health and /metrics too. Off, they are still measured and logged, but
+	// a probe every few seconds and a scrape every fifteen do not fill the trace buffer and
+	// Jaeger with spans nobody reads.
+	TraceProbes bool
 	// TraceBuffer is how many spans /debug/traces keeps.
 	TraceBuffer int
 	// GCFloorMB is the floor under the garbage collector's heap target, in MiB (see
@@ -102,6 +106,7 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 		{flagenv.Setting{Name: "idle-timeout", Env: "MOCKGATEWAY_IDLE_TIMEOUT", Default: "120s", Usage: "keep-alive idle timeout"}, durationOf(&c.IdleTimeout)},
 		{flagenv.Setting{Name: "stream-timeout", Env: "MOCKGATEWAY_STREAM_TIMEOUT", Default: "5m", Usage: "a stream's total duration before it ends with stream_timeout"}, durationOf(&c.StreamTimeout)},
 		{flagenv.Setting{Name: "drain-timeout", Env: "MOCKGATEWAY_DRAIN_TIMEOUT", Default: "5s", Usage: "on shutdown, how long open streams may go on before they end with shutting_down"}, durationOf(&c.DrainTimeout)},
+		{flagenv.Setting{Name: "trace-probes", Env: "MOCKGATEWAY_TRACE_PROBES", Default: "false", Usage: "trace /health and /metrics requests too (they are always measured and logged)"}, boolOf(&c.TraceProbes)},
 		{flagenv.Setting{Name: "trace-buffer", Env: "MOCKGATEWAY_TRACE_BUFFER", Default: "4096", Usage: "spans kept in memory for /debug/traces"}, intOf(&c.TraceBuffer)},
 		{flagenv.Setting{Name: "gc-floor-mb", Env: "MOCKGATEWAY_GC_FLOOR_MB", Default: "32", Usage: "floor under the garbage collector's heap target, MiB (0: Go's default; GOGC, when set, wins)"}, intOf(&c.GCFloorMB)},
 	}
@@ -189,6 +194,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("log_format", c.LogFormat),
 		slog.String("log_file", c.LogFile),
 		slog.Bool("allow_simulation_headers", c.AllowSimulationHeaders),
+		slog.Bool("trace_probes", c.TraceProbes),
 		slog.Int("attempt_keys", c.AttemptKeys),
 		slog.String("attempt_ttl", c.AttemptTTL.String()),
 		slog.Int64("max_body_bytes", c.MaxBodyBytes),

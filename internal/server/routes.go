@@ -20,7 +20,7 @@ var unsupportedSurfaces = []string{
 }
 
 // addRoutes is the one list of every endpoint.
-func addRoutes(r *mux.Router, d Deps) {
+func addRoutes(r *mux.Router, d Deps, metricsOn bool) {
 	handle := func(path string, h http.Handler) *mux.Route { return r.Handle(path, &routed{path, h}) }
 
 	// /v1: the local key (401 before any other error), then the drain and concurrency guards.
@@ -39,7 +39,7 @@ func addRoutes(r *mux.Router, d Deps) {
 
 	handle("/health", handleHealth(d)).Methods(get...)
 	handle("/openapi.json", handleOpenAPI(openapi.Document())).Methods(get...)
-	if d.Metrics != nil {
+	if metricsOn {
 		handle("/metrics", d.Metrics.Handler()).Methods(get...)
 	}
 	if d.Spans != nil {

@@ -28,7 +28,7 @@ type Deps struct {
 	Logger     *slog.Logger
 	Tracer     trace.Tracer
 	Propagator propagation.TextMapPropagator
-	Metrics    *observability.Metrics    // nil: metrics off
+	Metrics    *observability.Metrics    // nil: metrics off (New puts a no-op set in its place)
 	Spans      *observability.SpanBuffer // nil: /debug/traces answers 404
 	Drain      *Drain
 	// Attempts counts the attempts of clients that retry without an attempt header; nil: New
@@ -44,13 +44,17 @@ func New(d Deps) http.Handler {
 	if d.Drain == nil {
 		d.Drain = NewDrain()
 	}
+	metricsOn := d.Metrics != nil
+	if !metricsOn {
+		d.Metrics = observability.NewNoopMetrics() // so that no handler checks for nil
+	}
 	if d.Attempts == nil {
 		d.Attempts = simulation.NewAttemptCounter(d.Config.AttemptKeys, d.Config.AttemptTTL, time.Now)
 	}
 	r := mux.NewRouter()
 	// A cleaned-path redirect would turn a POST into a GET at the client; a plain 404 is honest.
 	r.SkipClean(true)
-	addRoutes(r, d)
+	addRoutes(r, d, metricsOn)
 	return observability.Chain(r, observability.ChainConfig{
 		Logger:             d.Logger,
 		Tracer:             d.Tracer,
@@ -59,7 +63,17 @@ func New(d Deps) http.Handler {
 		WriteInternalError: writeInternalError,
 		WriteTimeout:       d.Config.WriteTimeout,
 		Draining:           d.Drain.Draining,
+		UntracedPaths:      untracedPaths(d.Config.TraceProbes),
 	})
+}
+
+// untracedPaths are the routes that start no span: the health probe and the metrics scrape,
+// unless --trace-probes.
+func untracedPaths(traceProbes bool) []string {
+	if traceProbes {
+		return nil
+	}
+	return []string{"/health", "/metrics"}
 }
 
 // Drain is the shutdown state shared by run and the handlers: first the service stops taking

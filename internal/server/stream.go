@@ -255,7 +255,7 @@ func settle(c *chatCall, rec *observability.Record) {
 type stream struct {
 	*sse
 	rec      *observability.Record
-	life     *observability.StreamLifecycle
+	life     *observability.StreamTelemetry
 	deadline time.Time
 	fired    bool // the mid-stream fault has struck
 	sent     int  // completion tokens actually delivered, for the access log of a cut stream
@@ -270,7 +270,7 @@ func openStream(ctx context.Context, w http.ResponseWriter, c *chatCall) *stream
 	st := &stream{
 		sse:      newSSE(w, c),
 		rec:      rec,
-		life:     observability.StartStream(ctx, c.h.metrics, c.Span, rec.Model, rec.Start),
+		life:     observability.StartStreamTelemetry(ctx, c.h.metrics, c.Span, rec.Model, rec.Start),
 		deadline: rec.Start.Add(c.h.streamTimeout),
 	}
 	st.writeTimeout, st.until = c.h.writeTimeout, st.deadline
