@@ -58,6 +58,8 @@ type Choice struct {
 	// empty) otherwise.
 	Content   Pieces
 	ToolCalls []ToolCall // nil unless the choice calls tools
+	// Refusal holds the pieces of a fixture's refusal (Script); its Content is nil then.
+	Refusal Pieces
 	// FinishReason is "stop", "length" or "tool_calls". A lazy choice has it once it is settled
 	// (see Lazy), "" before.
 	FinishReason string
@@ -75,7 +77,7 @@ func (c Choice) Tokens() int {
 	if c.lazy != nil {
 		return c.lazy.tokens()
 	}
-	n := c.Content.Len()
+	n := c.Content.Len() + c.Refusal.Len()
 	for i := range c.ToolCalls {
 		n += c.ToolCalls[i].Arguments.Len()
 	}

@@ -43,10 +43,18 @@ func planToolCalls(req *protocol.ChatRequest) []int {
 func (g *generation) toolChoice(i int, r *rng) Choice {
 	b := g.builder()
 	ends := make([]int, len(g.calls)) // piece index where each call's arguments end
-	for k := range g.calls {
+	names := make([]string, len(g.calls))
+	for k, t := range g.calls {
 		appendSchemaInstance(b, r, g.argSchemas[k], &g.cache)
-		ends[k] = len(b.ends)
+		ends[k], names[k] = len(b.ends), g.req.Tools[t].Name
 	}
+	return g.cutCalls(i, b, ends, names)
+}
+
+// cutCalls makes choice i's tool calls of the argument pieces in b, the arguments of call k
+// ending at piece ends[k]: the choice's ceiling first, then the request's budget, which only
+// drops fragments from the end.
+func (g *generation) cutCalls(i int, b *pieceBuilder, ends []int, names []string) Choice {
 	all, capped := capPieces(b.pieces(), g.maxPieces, g.maxBytes)
 	limit := all.Len()
 	if budget := g.req.MaxTokens; budget > 0 {
@@ -57,9 +65,9 @@ func (g *generation) toolChoice(i int, r *rng) Choice {
 	if capped {
 		finish = finishLength
 	}
-	calls := make([]ToolCall, 0, len(g.calls))
+	calls := make([]ToolCall, 0, len(names))
 	start := 0
-	for k, t := range g.calls {
+	for k, name := range names {
 		end := min(ends[k], all.Len())
 		args := all.slice(min(start, end), end)
 		left := limit - start
@@ -72,7 +80,7 @@ func (g *generation) toolChoice(i int, r *rng) Choice {
 		}
 		calls = append(calls, ToolCall{
 			ID:        toolCallID(g.requestSeed(), i, k),
-			Name:      g.req.Tools[t].Name,
+			Name:      name,
 			Arguments: args,
 		})
 		start = ends[k]

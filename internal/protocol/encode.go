@@ -74,6 +74,11 @@ func (d *Delta) appendJSON(buf []byte) []byte {
 		buf = append(buf, `"content":`...)
 		buf = jsonenc.AppendString(buf, *d.Content)
 	}
+	if d.Refusal != nil {
+		buf = appendComma(buf, n)
+		buf = append(buf, `"refusal":`...)
+		buf = jsonenc.AppendString(buf, *d.Refusal)
+	}
 	if len(d.ToolCalls) > 0 {
 		buf = appendComma(buf, n)
 		buf = append(buf, `"tool_calls":[`...)

@@ -34,6 +34,7 @@ func encodeSamples(s, t string, n int64) []any {
 	return []any{
 		chunk(Delta{Role: "assistant", Content: &empty}, nil, nil),
 		chunk(Delta{Content: &s}, nil, json.RawMessage("null")),
+		chunk(Delta{Refusal: &s}, nil, nil),
 		chunk(Delta{ToolCalls: []ToolCallDelta{{Index: 1, ID: t, Type: "function", Function: FunctionDelta{Name: s}}}}, nil, nil),
 		chunk(Delta{ToolCalls: []ToolCallDelta{{Function: FunctionDelta{Arguments: s}}}}, nil, nil),
 		chunk(Delta{}, &reason, nil),

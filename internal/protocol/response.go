@@ -100,6 +100,7 @@ type ChunkChoice struct {
 type Delta struct {
 	Role      string          `json:"role,omitempty"`
 	Content   *string         `json:"content,omitempty"`
+	Refusal   *string         `json:"refusal,omitempty"` // a fixture's refusal, piece by piece
 	ToolCalls []ToolCallDelta `json:"tool_calls,omitempty"`
 }
 

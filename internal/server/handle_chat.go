@@ -300,6 +300,9 @@ func completionBody(c *chatCall) protocol.Completion {
 					Function: protocol.FunctionCall{Name: tc.Name, Arguments: tc.Arguments.Text()},
 				})
 			}
+		} else if !ch.Refusal.IsNil() {
+			text := ch.Refusal.Text()
+			msg.Refusal = &text
 		} else {
 			text := ch.Text()
 			msg.Content = &text

@@ -57,8 +57,8 @@ func framesOf(res generate.Result) iter.Seq[frame] {
 	}
 }
 
-// frameCursor walks one choice's frames: pos 0 is the role chunk, then the content pieces, then
-// each tool call's header and argument fragments, then the finish chunk. A lazy choice's pieces
+// frameCursor walks one choice's frames: pos 0 is the role chunk, then the content pieces (or a
+// refusal's), then each tool call's header and argument fragments, then the finish chunk. A lazy choice's pieces
 // come from its Next, until it ends: then the finish chunk, and pos -1.
 type frameCursor struct {
 	ch     *generate.Choice
@@ -76,9 +76,9 @@ func (c *frameCursor) next() (frame, bool) {
 	c.pos++
 	if pos == 0 {
 		role := protocol.Delta{Role: "assistant", Content: &c.empty}
-		if len(ch.ToolCalls) > 0 {
-			// As OpenAI does: no content key for a choice that calls tools, so clients such as
-			// the Vercel AI SDK do not record an empty text part before the call.
+		if len(ch.ToolCalls) > 0 || !ch.Refusal.IsNil() {
+			// As OpenAI does: no content key for a choice that calls tools (or refuses), so
+			// clients such as the Vercel AI SDK do not record an empty text part before it.
 			role.Content = nil
 		}
 		return frame{choice: c.choice, delta: role}, true
@@ -97,6 +97,11 @@ func (c *frameCursor) next() (frame, bool) {
 		return frame{choice: c.choice, delta: protocol.Delta{Content: &c.piece}, token: true}, true
 	}
 	pos -= ch.Content.Len()
+	if pos < ch.Refusal.Len() {
+		c.piece = ch.Refusal.At(pos)
+		return frame{choice: c.choice, delta: protocol.Delta{Refusal: &c.piece}, token: true}, true
+	}
+	pos -= ch.Refusal.Len()
 	for k := range ch.ToolCalls {
 		tc := &ch.ToolCalls[k]
 		if pos == 0 {
