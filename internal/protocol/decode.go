@@ -77,6 +77,7 @@ func DecodeChatRequest(body []byte, lim Limits) (*ChatRequest, *apierr.Error) {
 	if e := c.finish(top); e != nil {
 		return nil, e
 	}
+	c.req.Fields = fieldSetOf(top)
 	return c.req, nil
 }
 

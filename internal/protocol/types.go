@@ -9,11 +9,17 @@ import "encoding/json"
 // have no effect on a deterministic mock (sampling, user, metadata, store, …) are checked by the
 // decoder and then dropped: they are not kept here, so nothing downstream can log them.
 type ChatRequest struct {
+	// Fields are the top-level members the client sent (present and not null). They are
+	// protocol names only, for the content-free journal's picture of the client's setup.
+	Fields   FieldSet
 	Model    string
 	Messages []Message
 	Stream   bool
 	// IncludeUsage is stream_options.include_usage.
 	IncludeUsage bool
+	// ParallelToolCalls is false only when the client sent parallel_tool_calls: false. (Beside
+	// the other booleans: packed, a ChatRequest stays in its 240-byte size class.)
+	ParallelToolCalls bool
 	// MaxTokens is the effective token budget per choice: max_completion_tokens when set, else
 	// max_tokens; 0 means no budget was sent (the model's default length applies).
 	MaxTokens int
@@ -24,12 +30,16 @@ type ChatRequest struct {
 	Seed           *int64
 	Tools          []Tool
 	ToolChoice     ToolChoice
-	// ParallelToolCalls is false only when the client sent parallel_tool_calls: false.
-	ParallelToolCalls bool
-	ResponseFormat    ResponseFormat
+	ResponseFormat ResponseFormat
 	// Temperature is kept only for the gen_ai.request.temperature span attribute.
 	Temperature *float64
 }
+
+// FieldSet is a set of the top-level request members the decoder accepts, one bit per name (a
+// fixed table, in sorted order). model and messages, which every decoded request has, are
+// implied: the zero value is a request that sent only those. A FieldSet can only name protocol
+// fields: unknown members are refused by the decoder, never recorded.
+type FieldSet uint64
 
 // Message is one validated message. Content is the text of a string content or of the text
 // (and refusal) parts of an array content, concatenated in order.
