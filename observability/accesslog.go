@@ -53,6 +53,9 @@ func accessRecord(now time.Time, level slog.Level, rec *Record) slog.Record {
 		slog.String("error_code", rec.ErrorLabel()),
 		slog.Float64("duration_ms", durationMS(now, rec)),
 	)
+	if rec.Scope != "" {
+		out.AddAttrs(slog.String("scope", rec.Scope))
+	}
 	if rec.Chat {
 		out.AddAttrs(
 			slog.String("model", rec.Model),
@@ -62,6 +65,9 @@ func accessRecord(now time.Time, level slog.Level, rec *Record) slog.Record {
 		)
 		if rec.Stream {
 			out.AddAttrs(slog.String("stream_outcome", rec.StreamOutcome), slog.Int("chunks", rec.Chunks))
+		}
+		if rec.Fixture != "" {
+			out.AddAttrs(slog.String("fixture", rec.Fixture))
 		}
 		if rec.Fault != "" {
 			out.AddAttrs(slog.String("fault", rec.Fault))
@@ -116,6 +122,9 @@ func accessLine(buf []byte, ctx context.Context, now time.Time, level slog.Level
 	str("error_code", rec.ErrorLabel())
 	buf = append(buf, `,"duration_ms":`...)
 	buf = jsonenc.AppendSlogFloat(buf, durationMS(now, rec))
+	if rec.Scope != "" {
+		str("scope", rec.Scope)
+	}
 	if rec.Chat {
 		str("model", rec.Model)
 		buf = append(buf, `,"stream":`...)
@@ -125,6 +134,9 @@ func accessLine(buf []byte, ctx context.Context, now time.Time, level slog.Level
 		if rec.Stream {
 			str("stream_outcome", rec.StreamOutcome)
 			num("chunks", rec.Chunks)
+		}
+		if rec.Fixture != "" {
+			str("fixture", rec.Fixture)
 		}
 		if rec.Fault != "" {
 			str("fault", rec.Fault)

@@ -250,6 +250,7 @@ func TestAccessLineMatchesSlog(t *testing.T) {
 		{Start: start, RequestID: "r", Method: "POST", Route: "/v1/chat/completions", Status: 200, Chat: true, Model: "mock-echo", PromptTokens: 18, CompletionTokens: 16},
 		{Start: start, RequestID: "r", Method: "POST", Route: "/v1/chat/completions", Status: 200, Chat: true, Model: "mock-chat", Stream: true, StreamOutcome: OutcomeCompleted, Chunks: 18},
 		{Start: start, RequestID: "r", Method: "POST", Route: "/v1/chat/completions", Status: 500, ErrorCode: "simulated_server_error", Chat: true, Model: "mock-flaky", Fault: "server_error", GatewayAttempts: 3, ServedBy: "mock-chat", FallbackFrom: "mock-gateway"},
+		{Start: start, RequestID: "r", Method: "POST", Route: "/v1/chat/completions", Status: 200, Chat: true, Stream: true, Model: "mock-tools", Scope: "test-42", Fixture: "weather-call", StreamOutcome: "completed", Chunks: 5},
 		{Start: now.Add(-5 * time.Microsecond), RequestID: "tiny", Method: "GET", Route: "/metrics", Status: 200},
 		{Start: now.Add(-100 * time.Hour), RequestID: "long", Method: "GET", Route: "/metrics", Status: 200},
 	}

@@ -39,6 +39,8 @@ type Metrics struct {
 	faults         children[[2]string, counter]             // model, fault
 	retries        children[[2]string, counter]             // model, fault
 	fallbacks      children[[2]string, counter]             // model, target
+	fixtures       children[string, counter]                // fixture (a file fixture's name, or "runtime")
+	reloads        children[string, counter]                // result
 
 	// One gate per metric family: see exemplarGate.
 	gates struct {
@@ -144,6 +146,14 @@ func NewMetrics(reg *prometheus.Registry, modelIDs, executable []string, info Bu
 		Name: "mockgateway_simulated_fallbacks_total",
 		Help: "Fallback steps of the simulated gateway policy, by requested model and target (external targets are skipped, never called).",
 	}, []string{"model", "target"})
+	fixtureMatches := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "mockgateway_fixture_matches_total",
+		Help: "Chat requests answered by a fixture, by fixture: a file fixture's name, or runtime for fixtures added through /_mock/fixtures.",
+	}, []string{"fixture"})
+	fixtureReloads := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "mockgateway_fixture_reloads_total",
+		Help: "Reloads of the fixture files after a change, by result (ok, or error: the last good set stays).",
+	}, []string{"result"})
 	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name:        "mockgateway_build_info",
 		Help:        "Always 1; the labels say which build is running.",
@@ -152,7 +162,7 @@ func NewMetrics(reg *prometheus.Registry, modelIDs, executable []string, info Bu
 	buildInfo.Set(1)
 
 	reg.MustRegister(requests, duration, inFlight, chats, tokens, streamsActive,
-		streamEvents, streamChunks, ttft, streamDuration, faults, retries, fallbacks, buildInfo,
+		streamEvents, streamChunks, ttft, streamDuration, faults, retries, fallbacks, fixtureMatches, fixtureReloads, buildInfo,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
@@ -174,6 +184,10 @@ func NewMetrics(reg *prometheus.Registry, modelIDs, executable []string, info Bu
 	m.faults.make = func(k [2]string) counter { return faults.WithLabelValues(k[0], k[1]) }
 	m.retries.make = func(k [2]string) counter { return retries.WithLabelValues(k[0], k[1]) }
 	m.fallbacks.make = func(k [2]string) counter { return fallbacks.WithLabelValues(k[0], k[1]) }
+	m.fixtures.make = func(name string) counter { return fixtureMatches.WithLabelValues(name) }
+	m.reloads.make = func(result string) counter { return fixtureReloads.WithLabelValues(result) }
+	m.reloads.get("ok")
+	m.reloads.get("error")
 
 	// Pre-create the executable models' lifecycle and fault series, so that rate() has a zero
 	// to start from and dashboards show every model before its first stream or fault.
@@ -205,6 +219,8 @@ func NewNoopMetrics() *Metrics {
 	m.faults.fixed = discard{}
 	m.retries.fixed = discard{}
 	m.fallbacks.fixed = discard{}
+	m.fixtures.fixed = discard{}
+	m.reloads.fixed = discard{}
 	return m
 }
 

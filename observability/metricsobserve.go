@@ -3,6 +3,8 @@ package observability
 import (
 	"context"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // The observations: what the chain, the stream lifecycle and the simulation report to the
@@ -104,4 +106,22 @@ type chatLabels struct {
 	stream bool
 	finish string
 	code   string
+}
+
+// ObserveFixture counts a chat request answered by a fixture. label is a file fixture's name or
+// "runtime": never a name a client chose, so the label set stays as bounded as the files.
+func (m *Metrics) ObserveFixture(label string) { m.fixtures.get(label).Add(1) }
+
+// ObserveFixtureReload counts a reload of the fixture files: "ok", or "error" (the last good
+// set stays).
+func (m *Metrics) ObserveFixtureReload(result string) { m.reloads.get(result).Add(1) }
+
+// WatchFixtureScopes exposes the number of fixture scopes as the gauge
+// mockgateway_fixture_scopes, read from count at each scrape (the scopes are the fixture
+// store's, bounded by --max-scopes).
+func (m *Metrics) WatchFixtureScopes(count func() int) {
+	m.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "mockgateway_fixture_scopes",
+		Help: "Scopes holding runtime fixtures or reply counters (x-mock-scope), at most --max-scopes.",
+	}, func() float64 { return float64(count()) }))
 }

@@ -34,6 +34,14 @@ type Record struct {
 	CompletionTokens int
 	FinishReason     string
 
+	// Fixtures and the journal: the request's scope (x-mock-scope, validated), the fixture that
+	// answered (its name; "" when generated), the simulated attempt's number, and a stream's
+	// time to first chunk.
+	Scope      string
+	Fixture    string
+	Attempt    int
+	FirstChunk time.Duration
+
 	// Simulation: the fault served (a kind, or ""), and a gateway policy's reported decision.
 	Fault           string
 	GatewayAttempts int

@@ -46,6 +46,8 @@ func SpanAttributeAllowed(key string) bool {
 		"gen_ai.request.stream",
 		"mockgateway.stream.outcome",
 		"mockgateway.stream.chunks",
+		"mockgateway.fixture",
+		"mockgateway.scope",
 		"simulated":
 		return true
 	}
@@ -67,7 +69,8 @@ func LogFieldAllowed(key string) bool {
 		"version", "release", "go_version", "exporter", "sampler", "config",
 		"signal", "in_flight", "open_streams", "drain_timeout",
 		"panic_type", "panic_location",
-		"catalog", "models", "fault", "attempts", "served_by", "fallback_from":
+		"catalog", "models", "fault", "attempts", "served_by", "fallback_from", "scope", "fixture",
+		"fixtures", "loaded", "problem":
 		return true
 	}
 	return false

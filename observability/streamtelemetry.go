@@ -49,6 +49,7 @@ func (s *StreamTelemetry) Chunk() {
 	if s.chunks != 1 {
 		return
 	}
+	s.rec.FirstChunk = time.Since(s.start)
 	s.span.AddEvent("stream.first_chunk")
 	s.metrics.streamFirstChunk(s.ctx, s.model, s.start, time.Now())
 }
