@@ -89,9 +89,14 @@ type Result struct {
 	Choices      []Choice // len == Request.N (at least 1), Index 0..N-1
 	PromptTokens int
 	// CompletionTokens is the sum of Tokens() over the choices. In a result of Prepare whose lazy
-	// choices are not all settled, it is final only after Settle.
+	// choices are not all settled, it is final only after Settle. A scripted usage (Script)
+	// replaces it, and Settle keeps it then.
 	CompletionTokens int
+	scriptedUsage    bool
 }
+
+// ScriptedUsage reports whether the token counts are a fixture's own rather than counted.
+func (r *Result) ScriptedUsage() bool { return r.scriptedUsage }
 
 // DropText lets go of every choice's text, keeping its index and finish reason, once the answer
 // is encoded: a client that reads it slowly then holds the encoded bytes, not the text as well.

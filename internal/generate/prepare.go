@@ -170,5 +170,7 @@ func (r *Result) Settle() {
 		}
 		total += c.Tokens()
 	}
-	r.CompletionTokens = total
+	if !r.scriptedUsage {
+		r.CompletionTokens = total
+	}
 }

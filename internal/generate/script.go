@@ -48,7 +48,7 @@ func Script(in Input, s Scripted) Result {
 		res.CompletionTokens += c.Tokens()
 	}
 	if u := s.Usage; u != nil {
-		res.PromptTokens, res.CompletionTokens = u.PromptTokens, u.CompletionTokens
+		res.PromptTokens, res.CompletionTokens, res.scriptedUsage = u.PromptTokens, u.CompletionTokens, true
 	}
 	return res
 }

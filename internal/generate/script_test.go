@@ -70,5 +70,8 @@ func TestScript(t *testing.T) {
 		if c.Refusal.Text() != refusal || !c.Content.IsNil() || c.FinishReason != "stop" || res.PromptTokens != 12 || res.CompletionTokens != 5 {
 			t.Errorf("got %+v, usage %d/%d", c, res.PromptTokens, res.CompletionTokens)
 		}
+		if res.Settle(); res.CompletionTokens != 5 || !res.ScriptedUsage() {
+			t.Errorf("settled, a scripted usage became %d", res.CompletionTokens)
+		}
 	})
 }
