@@ -43,6 +43,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return traffic.Run(ctx, args[1:], getenv, stdout, stderr)
 		case "audit":
 			return audit.Run(ctx, args[1:], getenv, stdout, stderr)
+		case "fixtures":
+			return fixturesCommand(args[1:], stdout, stderr)
 		}
 	}
 	return serve(ctx, args, getenv, stdout, stderr, nil)
@@ -109,6 +111,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 
 	metrics := observability.NewMetrics(prometheus.NewRegistry(), cat.IDs(), cat.ExecutableIDs(),
 		observability.BuildInfo{Version: version, Release: release, FaultKinds: simulation.Kinds()})
+	store, err := loadFixtures(ctx, cfg, logger, metrics)
+	if err != nil {
+		return err
+	}
 	drain := server.NewDrain()
 	handler := server.New(server.Deps{
 		Config:     cfg,
@@ -120,6 +126,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Spans:      tracing.Buffer,
 		Drain:      drain,
 		Attempts:   simulation.NewAttemptCounter(cfg.AttemptKeys, cfg.AttemptTTL, time.Now),
+		Fixtures:   store,
+		Journal:    server.NewJournal(cfg),
 		Version:    version,
 		Release:    release,
 		Started:    time.Now(),

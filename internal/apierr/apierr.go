@@ -38,6 +38,12 @@ const (
 	// in an error frame, after the 200 has been sent.
 	StreamTimeout Code = "stream_timeout"
 
+	// Fixtures (docs/fixtures.md): strict mode found no fixture for a request; the fixture that
+	// matched cannot answer it (a tool the request did not offer, arguments or content that
+	// do not fit its schema).
+	NoFixtureMatch  Code = "no_fixture_match"
+	FixtureMismatch Code = "fixture_mismatch"
+
 	// Simulation: a malformed x-mock-* header, and the faults the mock simulates on request.
 	InvalidSimulationHeader Code = "invalid_simulation_header"
 	SimulatedRateLimit      Code = "simulated_rate_limit"
@@ -81,6 +87,8 @@ var table = map[Code]row{
 	ShuttingDown:             {http.StatusServiceUnavailable, TypeServer},
 	InternalError:            {http.StatusInternalServerError, TypeServer},
 	StreamTimeout:            {http.StatusGatewayTimeout, TypeServer},
+	NoFixtureMatch:           {http.StatusBadRequest, TypeInvalidRequest},
+	FixtureMismatch:          {http.StatusBadRequest, TypeInvalidRequest},
 	InvalidSimulationHeader:  {http.StatusBadRequest, TypeInvalidRequest},
 	SimulatedRateLimit:       {http.StatusTooManyRequests, TypeRateLimit},
 	SimulatedServerError:     {http.StatusInternalServerError, TypeServer},

@@ -58,6 +58,18 @@ type Config struct {
 	// DrainTimeout is how long shutdown lets open streams run before ending them with a
 	// shutting_down error frame.
 	DrainTimeout time.Duration
+	// FixturesPath is a fixture file or directory (docs/fixtures.md); FixturesStrict answers a
+	// request no fixture matches with 400 no_fixture_match; FixturesReload is how often the
+	// files are checked for changes.
+	FixturesPath   string
+	FixturesStrict bool
+	FixturesReload time.Duration
+	// MaxScopes bounds the scopes that hold runtime fixtures and reply counters, and the
+	// journal's scopes; MaxScopeFixtures the runtime fixtures of one scope; JournalEntries the
+	// calls the journal keeps per scope.
+	MaxScopes        int
+	MaxScopeFixtures int
+	JournalEntries   int
 	// TraceProbes traces /health and /metrics too. Off, they are still measured and logged, but
 	// a probe every few seconds and a scrape every fifteen do not fill the trace buffer and
 	// Jaeger with spans nobody reads.
@@ -106,6 +118,12 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 		{flagenv.Setting{Name: "idle-timeout", Env: "MOCKGATEWAY_IDLE_TIMEOUT", Default: "120s", Usage: "keep-alive idle timeout"}, durationOf(&c.IdleTimeout)},
 		{flagenv.Setting{Name: "stream-timeout", Env: "MOCKGATEWAY_STREAM_TIMEOUT", Default: "5m", Usage: "a stream's total duration before it ends with stream_timeout"}, durationOf(&c.StreamTimeout)},
 		{flagenv.Setting{Name: "drain-timeout", Env: "MOCKGATEWAY_DRAIN_TIMEOUT", Default: "5s", Usage: "on shutdown, how long open streams may go on before they end with shutting_down"}, durationOf(&c.DrainTimeout)},
+		{flagenv.Setting{Name: "fixtures", Env: "MOCKGATEWAY_FIXTURES", Usage: "fixture file or directory (YAML or JSON), reloaded when it changes"}, str(&c.FixturesPath)},
+		{flagenv.Setting{Name: "fixtures-strict", Env: "MOCKGATEWAY_FIXTURES_STRICT", Default: "false", Usage: "answer a request that no fixture matches with 400 no_fixture_match"}, boolOf(&c.FixturesStrict)},
+		{flagenv.Setting{Name: "fixtures-reload", Env: "MOCKGATEWAY_FIXTURES_RELOAD", Default: "1s", Usage: "how often the fixture files are checked for changes"}, durationOf(&c.FixturesReload)},
+		{flagenv.Setting{Name: "max-scopes", Env: "MOCKGATEWAY_MAX_SCOPES", Default: "1024", Usage: "scopes (x-mock-scope) holding runtime fixtures, reply counters and journal entries"}, intOf(&c.MaxScopes)},
+		{flagenv.Setting{Name: "max-scope-fixtures", Env: "MOCKGATEWAY_MAX_SCOPE_FIXTURES", Default: "256", Usage: "runtime fixtures in one scope"}, intOf(&c.MaxScopeFixtures)},
+		{flagenv.Setting{Name: "journal-entries", Env: "MOCKGATEWAY_JOURNAL_ENTRIES", Default: "1000", Usage: "calls the journal keeps per scope (0: no journal)"}, intOf(&c.JournalEntries)},
 		{flagenv.Setting{Name: "trace-probes", Env: "MOCKGATEWAY_TRACE_PROBES", Default: "false", Usage: "trace /health and /metrics requests too (they are always measured and logged)"}, boolOf(&c.TraceProbes)},
 		{flagenv.Setting{Name: "trace-buffer", Env: "MOCKGATEWAY_TRACE_BUFFER", Default: "4096", Usage: "spans kept in memory for /debug/traces"}, intOf(&c.TraceBuffer)},
 		{flagenv.Setting{Name: "gc-floor-mb", Env: "MOCKGATEWAY_GC_FLOOR_MB", Default: "32", Usage: "floor under the garbage collector's heap target, MiB (0: Go's default; GOGC, when set, wins)"}, intOf(&c.GCFloorMB)},
@@ -161,6 +179,10 @@ func (c Config) validate() error {
 		{c.MaxChoices >= 1 && c.MaxChoices <= 128, "max-choices: must be from 1 to 128"},
 		{c.MaxResponseBytes >= 1 && c.MaxResponseBytes <= 1<<30, "max-response-bytes: must be from 1 to 1073741824 (1 GiB)"},
 		{c.AttemptKeys >= 0, "attempt-keys: must not be negative"},
+		{c.FixturesReload > 0, "fixtures-reload: must be positive"},
+		{c.MaxScopes >= 1, "max-scopes: must be at least 1"},
+		{c.MaxScopeFixtures >= 1, "max-scope-fixtures: must be at least 1"},
+		{c.JournalEntries >= 0, "journal-entries: must not be negative"},
 		{c.AttemptTTL > 0, "attempt-ttl: must be positive"},
 		{c.MaxConcurrent >= 1, "max-concurrent: must be at least 1"},
 		{c.ReadHeaderTimeout > 0, "read-header-timeout: must be positive"},
@@ -194,6 +216,12 @@ func (c Config) LogValue() slog.Value {
 		slog.String("log_format", c.LogFormat),
 		slog.String("log_file", c.LogFile),
 		slog.Bool("allow_simulation_headers", c.AllowSimulationHeaders),
+		slog.String("fixtures", c.FixturesPath),
+		slog.Bool("fixtures_strict", c.FixturesStrict),
+		slog.String("fixtures_reload", c.FixturesReload.String()),
+		slog.Int("max_scopes", c.MaxScopes),
+		slog.Int("max_scope_fixtures", c.MaxScopeFixtures),
+		slog.Int("journal_entries", c.JournalEntries),
 		slog.Bool("trace_probes", c.TraceProbes),
 		slog.Int("attempt_keys", c.AttemptKeys),
 		slog.String("attempt_ttl", c.AttemptTTL.String()),

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"mockgateway/internal/apierr"
+	"mockgateway/internal/journal"
+	"mockgateway/observability"
 )
 
 // v1Guard runs the checks every /v1 request passes before its handler, in this order: the
@@ -27,18 +30,31 @@ import (
 // One handler rather than nested ones keeps the stack a parked stream holds short; the body is
 // read in a call of its own, whose frames are gone by the time the handler runs.
 type v1Guard struct {
-	key   string
-	drain *Drain
-	limit *concurrencyLimit
-	next  http.Handler
+	key     string
+	drain   *Drain
+	limit   *concurrencyLimit
+	journal *journal.Journal // nil: no journal
+	next    http.Handler
 }
 
 func (g *v1Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rec := observability.RecordFrom(r.Context())
+	if g.journal != nil {
+		// Every /v1 call is journaled once answered, refusals included; the handlers add the
+		// request's shape to its note.
+		note := &callNote{}
+		r = r.WithContext(context.WithValue(r.Context(), callNoteKey{}, note))
+		defer journalCall(g.journal, r, rec, note)
+	}
 	if g.key != "" {
 		if err := checkKey(g.key, r); err != nil {
 			writeError(w, r, err)
 			return
 		}
+	}
+	if err := readScope(r, rec); err != nil {
+		writeError(w, r, err)
+		return
 	}
 	next := g.next
 	if b, ok := next.(*takesBody); ok {

@@ -16,7 +16,9 @@ import (
 
 	"mockgateway/internal/apierr"
 	"mockgateway/internal/catalog"
+	"mockgateway/internal/fixtures"
 	"mockgateway/internal/generate"
+	"mockgateway/internal/journal"
 	"mockgateway/internal/protocol"
 	"mockgateway/internal/simulation"
 	"mockgateway/observability"
@@ -31,6 +33,7 @@ type chatHandler struct {
 	tokenCeiling     int // --max-tokens: every choice of every model stops there
 	maxResponseBytes int
 	sim              simulator
+	fixtures         *fixtures.Store
 	tracer           trace.Tracer
 	metrics          *observability.Metrics
 	drain            *Drain
@@ -46,6 +49,7 @@ func newChatHandler(d Deps) http.Handler {
 		tokenCeiling:     d.Config.MaxTokens,
 		maxResponseBytes: d.Config.MaxResponseBytes,
 		sim:              simulator{headers: d.Config.AllowSimulationHeaders, catalog: d.Catalog, attempts: d.Attempts},
+		fixtures:         d.Fixtures,
 		tracer:           d.Tracer,
 		metrics:          d.Metrics,
 		drain:            d.Drain,
@@ -56,8 +60,9 @@ func newChatHandler(d Deps) http.Handler {
 	return &takesBody{maxBody: d.Config.MaxBodyBytes, next: h}
 }
 
-// ServeHTTP takes a chat request through its steps: decode it, resolve its model, simulate what
-// was asked (a gateway policy, latency, a fault), generate the answer, respond. A step that
+// ServeHTTP takes a chat request through its steps: decode it, resolve its model, find the
+// fixture that scripts it if any, simulate what was asked (a gateway policy, latency, a fault),
+// generate the answer (or take the fixture's), respond. A step that
 // refuses the request returns an *apierr.Error for the one writeError.
 //
 // A stream parks this goroutine for its whole length, with every frame below it on the stack;
@@ -77,13 +82,19 @@ func (h *chatHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	sim, err := h.sim.decide(r, model, facts.seed)
+	hit, err := h.script(r, req, rec)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
+	sim, err := h.sim.decide(r, model, facts.seed, hit)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	rec.Attempt = sim.attempt
 
-	ctx, span := h.tracer.Start(r.Context(), "chat "+model.ID, trace.WithAttributes(chatRequestAttributes(model, req)...))
+	ctx, span := h.tracer.Start(r.Context(), "chat "+model.ID, trace.WithAttributes(chatRequestAttributes(model, req, hit)...))
 	defer span.End() // also on a panic: the span still reaches the buffer
 	w.Header().Set("Openai-Version", "2020-10-01")
 	reportPlan(ctx, w, span, h.metrics, model.ID, sim)
@@ -100,7 +111,7 @@ func (h *chatHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	c := h.generate(req, sim, facts, span, rec)
+	c := h.generate(req, sim, facts, span, rec, hit)
 	if c.Stream {
 		streamChat(ctx, w, c)
 	} else {
@@ -144,6 +155,9 @@ func (h *chatHandler) decode(w http.ResponseWriter, r *http.Request) (*protocol.
 	if aerr != nil {
 		return nil, requestFacts{}, aerr
 	}
+	if note, ok := r.Context().Value(callNoteKey{}).(*callNote); ok {
+		note.shape = journal.ShapeOf(req) // for the journal: what the client sent, not a word of it
+	}
 	return req, requestFacts{seed: fnv64a(buf.Bytes()), promptTokens: generate.PromptTokens(req)}, nil
 }
 
@@ -179,7 +193,7 @@ func (h *chatHandler) resolve(req *protocol.ChatRequest, facts requestFacts, rec
 // the first chunk does not wait for the whole answer to be made.
 //
 //go:noinline
-func (h *chatHandler) generate(req *protocol.ChatRequest, sim simulated, facts requestFacts, span trace.Span, rec *observability.Record) *chatCall {
+func (h *chatHandler) generate(req *protocol.ChatRequest, sim simulated, facts requestFacts, span trace.Span, rec *observability.Record, hit *fixtures.Hit) *chatCall {
 	served := sim.served
 	in := generate.Input{
 		Model: served.ID, Behavior: served.Behavior, DefaultTokens: served.DefaultTokens, Request: req,
@@ -187,9 +201,12 @@ func (h *chatHandler) generate(req *protocol.ChatRequest, sim simulated, facts r
 		ContextWindow: served.ContextWindow, PromptTokens: facts.promptTokens,
 	}
 	var res generate.Result
-	if req.Stream {
+	switch {
+	case hit != nil && hit.Reply.Error == nil:
+		res = generate.Script(in, scripted(hit.Reply))
+	case req.Stream:
 		res = generate.Prepare(in)
-	} else {
+	default:
 		res = generate.Generate(in)
 	}
 	rec.Stream = req.Stream
@@ -352,12 +369,15 @@ func setProcessingMS(w http.ResponseWriter, rec *observability.Record) {
 	w.Header().Set("Openai-Processing-Ms", strconv.FormatInt(time.Since(rec.Start).Milliseconds(), 10))
 }
 
-func chatRequestAttributes(m *catalog.Model, req *protocol.ChatRequest) []attribute.KeyValue {
+func chatRequestAttributes(m *catalog.Model, req *protocol.ChatRequest, hit *fixtures.Hit) []attribute.KeyValue {
 	attrs := []attribute.KeyValue{
 		attribute.String("gen_ai.operation.name", "chat"),
 		attribute.String("gen_ai.provider.name", "mockgateway"),
 		attribute.String("gen_ai.request.model", m.ID),
 		attribute.Bool("gen_ai.request.stream", req.Stream),
+	}
+	if hit != nil {
+		attrs = append(attrs, attribute.String("mockgateway.fixture", hit.Name))
 	}
 	if req.MaxTokens > 0 {
 		attrs = append(attrs, attribute.Int("gen_ai.request.max_tokens", req.MaxTokens))

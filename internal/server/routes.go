@@ -28,7 +28,7 @@ func addRoutes(r *mux.Router, d Deps, metricsOn bool) {
 	// the busiest route comes first.
 	limit := newConcurrencyLimit(d.Config.MaxConcurrent) // one budget shared by every /v1 route
 	v1 := func(h http.Handler) http.Handler {
-		return &v1Guard{key: d.Config.APIKey, drain: d.Drain, limit: limit, next: h}
+		return &v1Guard{key: d.Config.APIKey, drain: d.Drain, limit: limit, journal: d.Journal, next: h}
 	}
 	// Every GET route answers HEAD too, as net/http's own handlers do: the same status and
 	// headers, no body (net/http drops what a handler writes to a HEAD request).
@@ -36,6 +36,13 @@ func addRoutes(r *mux.Router, d Deps, metricsOn bool) {
 	handle("/v1/chat/completions", v1(newChatHandler(d))).Methods(http.MethodPost)
 	handle("/v1/models", v1(handleListModels(d.Catalog))).Methods(get...)
 	handle("/v1/models/{model}", v1(handleGetModel(d.Catalog))).Methods(get...)
+
+	// /_mock: the mock's own control surface (docs/fixtures.md), guarded by the local key.
+	mock := func(h http.Handler) http.Handler { return &mockGuard{key: d.Config.APIKey, next: h} }
+	handle("/_mock/fixtures", mock(handleAddFixtures(d.Fixtures, d.Config.MaxBodyBytes))).Methods(http.MethodPost)
+	handle("/_mock/fixtures", mock(handleListFixtures(d.Fixtures))).Methods(get...)
+	handle("/_mock/scopes/{scope}", mock(handleDeleteScope(d.Fixtures, d.Journal))).Methods(http.MethodDelete)
+	handle("/_mock/journal", mock(handleJournal(d.Journal))).Methods(get...)
 
 	handle("/health", handleHealth(d)).Methods(get...)
 	handle("/openapi.json", handleOpenAPI(openapi.Document())).Methods(get...)
@@ -69,7 +76,7 @@ func (h *routed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func handleNotFound() http.Handler {
-	err := apierr.New(apierr.NotFound, "", "No such route. The mock serves GET /health, GET /v1/models, GET /v1/models/{model}, POST /v1/chat/completions and GET /openapi.json.")
+	err := apierr.New(apierr.NotFound, "", "No such route. The mock serves GET /health, GET /v1/models, GET /v1/models/{model}, POST /v1/chat/completions, GET /openapi.json and the /_mock control API (docs/fixtures.md).")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 	})

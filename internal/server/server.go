@@ -17,6 +17,8 @@ import (
 
 	"mockgateway/internal/catalog"
 	"mockgateway/internal/config"
+	"mockgateway/internal/fixtures"
+	"mockgateway/internal/journal"
 	"mockgateway/internal/simulation"
 	"mockgateway/observability"
 )
@@ -34,6 +36,10 @@ type Deps struct {
 	// Attempts counts the attempts of clients that retry without an attempt header; nil: New
 	// builds one from Config.
 	Attempts *simulation.AttemptCounter
+	// Fixtures are the file fixtures and the runtime scopes (docs/fixtures.md); nil: New builds
+	// an empty store from Config. Journal keeps the calls per scope; nil: no journal.
+	Fixtures *fixtures.Store
+	Journal  *journal.Journal
 	Version  string
 	Release  string
 	Started  time.Time
@@ -50,6 +56,9 @@ func New(d Deps) http.Handler {
 	}
 	if d.Attempts == nil {
 		d.Attempts = simulation.NewAttemptCounter(d.Config.AttemptKeys, d.Config.AttemptTTL, time.Now)
+	}
+	if d.Fixtures == nil {
+		d.Fixtures = NewFixtureStore(d.Config)
 	}
 	r := mux.NewRouter()
 	// A cleaned-path redirect would turn a POST into a GET at the client; a plain 404 is honest.
@@ -100,3 +109,17 @@ func (d *Drain) AbortStreams() { d.abortOnce.Do(func() { close(d.abort) }) }
 
 // Aborted is closed when open streams must end.
 func (d *Drain) Aborted() <-chan struct{} { return d.abort }
+
+// NewFixtureStore is the fixture store the configuration asks for, without file fixtures (run
+// loads them and keeps them fresh).
+func NewFixtureStore(cfg config.Config) *fixtures.Store {
+	return fixtures.NewStore(fixtures.StoreConfig{MaxScopes: cfg.MaxScopes, MaxFixturesPerScope: cfg.MaxScopeFixtures, Strict: cfg.FixturesStrict})
+}
+
+// NewJournal is the journal the configuration asks for; nil when --journal-entries is 0.
+func NewJournal(cfg config.Config) *journal.Journal {
+	if cfg.JournalEntries <= 0 {
+		return nil
+	}
+	return journal.New(journal.Config{EntriesPerScope: cfg.JournalEntries, MaxScopes: cfg.MaxScopes})
+}

@@ -11,6 +11,7 @@ import (
 
 	"mockgateway/internal/apierr"
 	"mockgateway/internal/catalog"
+	"mockgateway/internal/fixtures"
 	"mockgateway/internal/simulation"
 	"mockgateway/observability"
 )
@@ -20,6 +21,7 @@ type simulated struct {
 	plan    simulation.Plan
 	latency simulation.Latency
 	served  *catalog.Model // the model that answers: the requested one or a fallback
+	attempt int            // this request's number in its attempts (1: a first try)
 }
 
 // simulator decides what the simulation does to a chat request.
@@ -29,12 +31,21 @@ type simulator struct {
 	attempts *simulation.AttemptCounter
 }
 
-// decide reads the x-mock-* headers (when allowed) over the model's catalog settings and decides
-// the plan. A malformed header is a 400 naming the header, never a silent default. bodyHash
+// decide reads the x-mock-* headers (when allowed) over the fixture's or the model's settings
+// and decides the plan. A malformed header is a 400 naming the header, never a silent default. bodyHash
 // identifies the request for clients that retry without saying so (attemptOf).
-func (s simulator) decide(r *http.Request, model *catalog.Model, bodyHash uint64) (simulated, error) {
+func (s simulator) decide(r *http.Request, model *catalog.Model, bodyHash uint64, hit *fixtures.Hit) (simulated, error) {
 	fault, latency := model.FaultSpec, model.Latency
 	latencyFromHeader := false
+	if hit != nil {
+		// A fixture's error and latency take the place of the model's; a header still wins.
+		if hit.Reply.Error != nil {
+			fault = hit.Reply.Error
+		}
+		if hit.Reply.Latency != nil {
+			latency, latencyFromHeader = *hit.Reply.Latency, true
+		}
+	}
 	if s.headers {
 		if v := r.Header.Get(simulation.HeaderFault); v != "" {
 			f, err := simulation.ParseFault(v)
@@ -69,7 +80,7 @@ func (s simulator) decide(r *http.Request, model *catalog.Model, bodyHash uint64
 			}
 		}
 	}
-	return simulated{plan: plan, latency: latency, served: served}, nil
+	return simulated{plan: plan, latency: latency, served: served, attempt: max(attempt, 1)}, nil
 }
 
 // attemptOf numbers this attempt of the request for "fail the first K attempts". A client that

@@ -30,7 +30,7 @@ func TestParkedStreamStack(t *testing.T) {
 	// The connection goroutine's 8 KB and the background reader's few KB make about 10–12 KB;
 	// one doubling of the connection goroutine's stack (to 16 KB) makes about 20 KB.
 	const bound = 16 << 10
-	h := newHarness(t, func(d *Deps) { d.Catalog = longProse(t, "{first_chunk: 0s, between_chunks: 1h}") })
+	h := newHarness(t, journaled, func(d *Deps) { d.Catalog = longProse(t, "{first_chunk: 0s, between_chunks: 1h}") })
 	srv := httptest.NewServer(h.handler)
 	t.Cleanup(srv.Close) // cleanups run last-added first: the connections close before this
 	body := `{"model":"mock-long","stream":true,"messages":[{"role":"user","content":"hi"}]}`

@@ -254,6 +254,9 @@ func streamChat(ctx context.Context, w http.ResponseWriter, c *chatCall) {
 func settle(c *chatCall, rec *observability.Record) {
 	c.Result.Settle()
 	rec.FinishReason = c.Result.Choices[0].FinishReason
+	if c.Result.ScriptedUsage() {
+		rec.CompletionTokens = c.Result.CompletionTokens // a fixture's own count, as its usage chunk says
+	}
 }
 
 // stream is one SSE response in progress.

@@ -106,7 +106,7 @@ func TestCanaries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := newHarness(t, func(d *Deps) {
+	h := newHarness(t, journaled, func(d *Deps) {
 		d.Catalog = slow
 		d.Config.MaxBodyBytes = 64 << 10
 	})
@@ -194,6 +194,34 @@ func TestCanaries(t *testing.T) {
 		call{name: "malformed fault parameter name", method: "POST", path: chatPath, body: `{"model":"mock-echo","messages":` + messages() + `}`, header: []string{"X-Mock-Fault", "rate_limit;" + c.at("fault parameter name") + "=1"}},
 		call{name: "malformed attempt header", method: "POST", path: chatPath, body: `{"model":"mock-echo","messages":` + messages() + `}`, header: []string{"X-Mock-Attempt", c.at("attempt header")}},
 	)
+	// Fixtures (docs/fixtures.md): canaries in conditions, replies and tool arguments, requests
+	// in their scope — matched, missed in strict mode, mismatched — and refused bodies.
+	scope := []string{HeaderScope, "canary-scope"}
+	contains, caseHeader, regex := c.at("fixture contains condition"), c.at("fixture header condition"), c.at("fixture regex condition")
+	fixtureBody := fmt.Sprintf(`{"strict":true,"fixtures":[
+		{"name":"cnr-content","match":{"last_user":{"contains":%q},"header":{"x-case":%q}},"reply":{"content":%q}},
+		{"name":"cnr-tools","match":{"any_message":{"regex":%q}},"reply":{"tool_calls":[{"name":"get_weather","arguments":{"city":%q}}]}},
+		{"name":"cnr-refusal","match":{"system":{"equals":%q}},"reply":{"refusal":%q}}]}`,
+		contains, caseHeader, c.at("fixture reply content"),
+		regex, c.at("fixture tool arguments"),
+		c.at("fixture system condition"), c.at("fixture refusal"))
+	scoped := func(last string) string {
+		return `{"model":"mock-tools","messages":[{"role":"user","content":` + fmt.Sprintf("%q", last) + `}],"tools":` + tools() + `}`
+	}
+	calls = append(calls,
+		call{name: "add fixtures", method: "POST", path: "/_mock/fixtures" + q, body: fixtureBody, header: scope},
+		call{name: "add bad fixtures", method: "POST", path: "/_mock/fixtures" + q, header: scope,
+			body: fmt.Sprintf(`{"fixtures":[{"name":"bad","match":{%q:%q},"reply":{"content":%q,"refusal":"x"}}]}`, c.at("fixture unknown key"), c.at("fixture unknown value"), c.at("bad fixture reply"))},
+		call{name: "add unparsable fixtures", method: "POST", path: "/_mock/fixtures" + q, header: scope, body: `{"fixtures":[` + c.at("unparsable fixtures")},
+		call{name: "strict miss", method: "POST", path: chatPath + q, header: scope, body: scoped(c.at("scoped unmatched message"))},
+		call{name: "scoped match", method: "POST", path: chatPath + q, header: append(scope, "X-Case", caseHeader), body: scoped("say " + contains)},
+		call{name: "scoped stream match", method: "POST", path: chatPath + q, header: append(scope, "X-Case", caseHeader), body: strings.TrimSuffix(scoped("say "+contains), "}") + `,"stream":true}`},
+		call{name: "scoped mismatch", method: "POST", path: chatPath + q, header: scope, body: `{"model":"mock-echo","messages":[{"role":"user","content":` + fmt.Sprintf("%q", regex) + `}]}`},
+		call{name: "malformed scope", method: "POST", path: chatPath + q, header: []string{HeaderScope, c.at("scope header") + " x"}, body: scoped("x")},
+		call{name: "list fixtures", method: "GET", path: "/_mock/fixtures?scope=" + c.at("scope query") + "%20"},
+		call{name: "delete scope", method: "DELETE", path: "/_mock/scopes/" + c.at("scope path") + "%20"},
+		call{name: "journal", method: "GET", path: "/_mock/journal?limit=" + c.at("journal limit")},
+	)
 	calls = append(calls, []call{
 		{name: "health", method: "GET", path: "/health" + q},
 	}...)
@@ -270,6 +298,13 @@ func TestCanaries(t *testing.T) {
 		"/metrics":      openMetricsText(t, h.metrics),
 		"error bodies":  bodies.String(),
 		"/debug/traces": h.do("GET", "/debug/traces?limit=1000", "").Body.String(),
+		"journal":       h.do("GET", "/_mock/journal?limit=1000", "").Body.String() + h.do("GET", "/_mock/journal?scope=canary-scope&limit=1000", "").Body.String(),
+		"fixture list":  h.do("GET", "/_mock/fixtures?scope=canary-scope", "").Body.String(),
+	}
+	for _, code := range []string{`"fixture":"cnr-content"`, `"error_code":"no_fixture_match"`, `"error_code":"fixture_mismatch"`} {
+		if !strings.Contains(sources["journal"], code) {
+			t.Errorf("the fixture calls did not run as planned: no %s in the journal", code)
+		}
 	}
 	for name, text := range sources {
 		if hits := c.find(text); len(hits) > 0 {

@@ -1,0 +1,58 @@
+package server
+
+import (
+	"net/http"
+
+	"mockgateway/internal/apierr"
+	"mockgateway/internal/fixtures"
+	"mockgateway/internal/generate"
+	"mockgateway/internal/protocol"
+	"mockgateway/observability"
+)
+
+// script finds the fixture that answers the request (docs/fixtures.md), or nil when the model's
+// own generated answer does. A strict miss is 400 no_fixture_match; a fixture whose reply does
+// not fit the request (a tool it did not offer, arguments or content outside its schema) is
+// 400 fixture_mismatch — so SDKs do not retry either.
+//
+//go:noinline
+func (h *chatHandler) script(r *http.Request, req *protocol.ChatRequest, rec *observability.Record) (*fixtures.Hit, error) {
+	hit, ok, miss := h.fixtures.Match(fixtures.Query{Request: req, Header: r.Header, Scope: rec.Scope})
+	if miss != nil {
+		return nil, fixtureError(miss.AsError())
+	}
+	if !ok {
+		return nil, nil
+	}
+	if e := h.fixtures.Check(hit, req); e != nil {
+		return nil, fixtureError(e)
+	}
+	rec.Fixture = hit.Name
+	h.metrics.ObserveFixture(hit.Label)
+	return &hit, nil
+}
+
+// fixtureError is a fixtures error in the contract's envelope. Its message names fixtures,
+// condition names and schema paths, never request or reply text.
+func fixtureError(e *fixtures.Error) *apierr.Error {
+	code := apierr.InvalidValue
+	switch e.Code {
+	case fixtures.CodeNoFixtureMatch:
+		code = apierr.NoFixtureMatch
+	case fixtures.CodeFixtureMismatch:
+		code = apierr.FixtureMismatch
+	}
+	return apierr.New(code, e.Param, e.Message)
+}
+
+// scripted is a fixture's reply as the generator takes it.
+func scripted(r fixtures.Reply) generate.Scripted {
+	s := generate.Scripted{Content: r.Content, Refusal: r.Refusal, FinishReason: r.FinishReason}
+	for _, tc := range r.ToolCalls {
+		s.ToolCalls = append(s.ToolCalls, generate.ScriptedCall{Name: tc.Name, Arguments: tc.Arguments})
+	}
+	if u := r.Usage; u != nil {
+		s.Usage = &generate.ScriptedUsage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens}
+	}
+	return s
+}

@@ -1,0 +1,175 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/gorilla/mux"
+
+	"mockgateway/internal/apierr"
+	"mockgateway/internal/fixtures"
+	"mockgateway/internal/journal"
+	"mockgateway/observability"
+)
+
+// The control surface /_mock/* (docs/fixtures.md) is the mock's own, not OpenAI's: fixtures
+// for one scope, dropping a scope, and the call journal. It answers in the same envelope, is
+// traced, measured and logged like every route, and is guarded by the local key when one is set.
+
+// mockGuard checks the local key and the scope of a /_mock request, then serves it.
+type mockGuard struct {
+	key  string
+	next http.Handler
+}
+
+func (g *mockGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if g.key != "" {
+		if err := checkKey(g.key, r); err != nil {
+			writeError(w, r, err)
+			return
+		}
+	}
+	if err := readScope(r, observability.RecordFrom(r.Context())); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	g.next.ServeHTTP(w, r)
+}
+
+type fixturesAdded struct {
+	Object string   `json:"object"` // "fixtures.added"
+	Scope  string   `json:"scope"`
+	Names  []string `json:"names"`
+}
+
+// handleAddFixtures serves POST /_mock/fixtures: the body's fixtures join the request's scope.
+func handleAddFixtures(store *fixtures.Store, maxBody int64) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := readBody(w, r, maxBody); err != nil {
+			writeError(w, r, err)
+			return
+		}
+		buf := takeBody(r)
+		defer putBuffer(buf)
+		scope := observability.RecordFrom(r.Context()).Scope
+		names, err := store.Add(scope, buf.Bytes())
+		if err != nil {
+			writeError(w, r, storeError(err))
+			return
+		}
+		encodeJSON(w, http.StatusOK, fixturesAdded{Object: "fixtures.added", Scope: scope, Names: names})
+	})
+}
+
+// storeError is an error of the fixture store in the envelope; the store's messages name
+// fixtures, fields and limits, never the body's text.
+func storeError(err error) error {
+	if e, ok := err.(*fixtures.Error); ok {
+		return fixtureError(e)
+	}
+	return apierr.New(apierr.InvalidValue, "", "The fixtures could not be added.")
+}
+
+type fixtureList struct {
+	Object string        `json:"object"` // "list"
+	Scope  string        `json:"scope"`
+	Data   []fixtureInfo `json:"data"`
+}
+
+type fixtureInfo struct {
+	Name       string   `json:"name"`
+	Origin     string   `json:"origin"` // file or runtime
+	Priority   int      `json:"priority"`
+	Hits       int64    `json:"hits"`
+	Conditions []string `json:"conditions"` // condition names, never their values
+}
+
+// handleListFixtures serves GET /_mock/fixtures: the scope's runtime fixtures and the file
+// fixtures, with their hit counts.
+func handleListFixtures(store *fixtures.Store) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scope, ok := scopeParam(w, r)
+		if !ok {
+			return
+		}
+		list := fixtureList{Object: "list", Scope: scope, Data: []fixtureInfo{}}
+		for _, f := range store.List(scope) {
+			conds := f.Conditions
+			if conds == nil {
+				conds = []string{}
+			}
+			list.Data = append(list.Data, fixtureInfo{Name: f.Name, Origin: f.Origin.String(), Priority: f.Priority, Hits: f.Hits, Conditions: conds})
+		}
+		encodeJSON(w, http.StatusOK, list)
+	})
+}
+
+type scopeDeleted struct {
+	Object  string `json:"object"` // "scope.deleted"
+	Scope   string `json:"scope"`
+	Deleted bool   `json:"deleted"`
+}
+
+// handleDeleteScope serves DELETE /_mock/scopes/{scope}: the scope's runtime fixtures, reply
+// counters and journal go.
+func handleDeleteScope(store *fixtures.Store, j *journal.Journal) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scope := mux.Vars(r)["scope"]
+		if scope == "" || !journal.ValidScope(scope) {
+			writeError(w, r, apierr.New(apierr.InvalidValue, "scope", "A scope is 1 to 128 letters, digits, '.', '_', ':' or '-'."))
+			return
+		}
+		deleted := store.DropScope(scope)
+		if j != nil {
+			j.Drop(scope)
+		}
+		encodeJSON(w, http.StatusOK, scopeDeleted{Object: "scope.deleted", Scope: scope, Deleted: deleted})
+	})
+}
+
+// defaultJournalLimit is how many calls GET /_mock/journal returns without a limit.
+const defaultJournalLimit = 100
+
+// handleJournal serves GET /_mock/journal?scope=…&limit=…: the scope's most recent calls, newest
+// first, without a word of what was said.
+func handleJournal(j *journal.Journal) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if j == nil {
+			writeError(w, r, apierr.New(apierr.NotFound, "", "The call journal is off (--journal-entries 0)."))
+			return
+		}
+		scope, ok := scopeParam(w, r)
+		if !ok {
+			return
+		}
+		limit := defaultJournalLimit
+		if v := r.URL.Query().Get("limit"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				writeError(w, r, apierr.New(apierr.InvalidValue, "limit", "limit must be a positive whole number."))
+				return
+			}
+			limit = n
+		}
+		buf := getBuffer()
+		defer putBuffer(buf)
+		b := j.AppendJSON(buf.AvailableBuffer(), scope, limit)
+		writeJSONBytes(w, http.StatusOK, append(b, '\n'))
+	})
+}
+
+// scopeParam is the scope a GET names: ?scope=, or else the x-mock-scope header (read by
+// mockGuard). A malformed one is refused without being echoed.
+func scopeParam(w http.ResponseWriter, r *http.Request) (string, bool) {
+	rec := observability.RecordFrom(r.Context())
+	q := r.URL.Query()
+	if !q.Has("scope") {
+		return rec.Scope, true
+	}
+	scope := q.Get("scope")
+	if !journal.ValidScope(scope) {
+		writeError(w, r, apierr.New(apierr.InvalidValue, "scope", "A scope is 1 to 128 letters, digits, '.', '_', ':' or '-'."))
+		return "", false
+	}
+	return scope, true
+}
