@@ -100,7 +100,7 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchConfig, error) {
 	fs.DurationVar(&c.Warmup, "warmup", 2*time.Second, "a discarded wrk run before each measured one")
 	fs.IntVar(&c.Rounds, "rounds", 3, "wrk rounds per server and request kind (medians are reported)")
 	fs.IntVar(&c.Count, "count", 6, "go test -count for the Go benchmarks (medians are reported)")
-	fs.StringVar(&c.Pattern, "bench", "ChatJSON|ChatStream64|Models|ErrorPath", "go test -bench pattern")
+	fs.StringVar(&c.Pattern, "bench", "ChatJSON|ChatStream64|Models|ErrorPath|Match|JournalAdd$", "go test -bench pattern")
 	fs.StringVar(&c.Benchtime, "benchtime", "", "go test -benchtime (default go test's)")
 	fs.IntVar(&c.Streams, "streams", 10000, "concurrent open streams for the memory figure")
 	fs.IntVar(&c.Batch, "batch", 500, "streams opened at once")

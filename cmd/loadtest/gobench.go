@@ -131,7 +131,8 @@ func runGoBench(ctx context.Context, ws *workspace, pattern string, count int, b
 	if benchtime != "" {
 		args = append(args, "-benchtime", benchtime)
 	}
-	args = append(args, "./internal/server/")
+	// The service's request path with telemetry on and off, fixture matching and the journal.
+	args = append(args, "./internal/server/", "./internal/fixtures/", "./internal/journal/")
 	ws.logf("go %s", strings.Join(args, " "))
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = ws.src

@@ -21,6 +21,7 @@ const (
 	minRatio           = 0.5
 	maxOverheadNs      = 10_000
 	maxOverheadAllocs  = 40
+	maxFixtureMatchNs  = 5_000       // fixture matching with 1,000 loaded, over none
 	maxStreamsRSS      = 400_000_000 // 400 MB (10^6 bytes)
 	targetStreams      = 10_000
 	telemetryOnSuffix  = "/telemetry=on"
@@ -74,6 +75,19 @@ func evaluate(r *report) []target {
 		allocs.Holds = holds(allocs.Value <= maxOverheadAllocs)
 	}
 	ts = append(ts, ns, allocs)
+
+	// Fixture matching: a request matching none of 1,000 fixtures, or the 1,000th, against the
+	// same request with none loaded (BenchmarkMatch, internal/fixtures).
+	none := findBench(r.GoBench, "Match/fixtures=0/none")
+	for _, c := range []string{"none", "last"} {
+		t := target{Name: "fixture matching, 1,000 fixtures loaded, matching " + map[string]string{"none": "none of them", "last": "the 1,000th"}[c], Want: "≤ 5 µs over none loaded", Got: "not measured"}
+		if m := findBench(r.GoBench, "Match/fixtures=1000/"+c); m != nil && none != nil {
+			t.Value = m.NsOp - none.NsOp
+			t.Got = fmt.Sprintf("+%.2f µs (%s − %s ns/op, %s allocs/op)", t.Value/1000, num(m.NsOp), num(none.NsOp), num(m.AllocsOp))
+			t.Holds = holds(t.Value <= maxFixtureMatchNs)
+		}
+		ts = append(ts, t)
+	}
 
 	mrss := target{Name: "10,000 concurrent streams: RSS", Want: "≤ 400 MB", Got: "not measured"}
 	merr := target{Name: "10,000 concurrent streams: errors", Want: "0", Got: "not measured"}

@@ -20,7 +20,8 @@ import (
 )
 
 // benchHandler builds the full handler chain with telemetry as the service runs it (every span
-// sampled into the redacted in-memory buffer, metrics, JSON access log) or with no-op providers,
+// sampled into the redacted in-memory buffer, metrics, JSON access log, the call journal) or
+// with no-op providers,
 // and with the garbage collector tuned as run tunes it (the --gc-floor-mb default).
 func benchHandler(b *testing.B, telemetry bool) *harness {
 	b.Helper()
@@ -49,6 +50,7 @@ func benchHandler(b *testing.B, telemetry bool) *harness {
 		logger, _ := observability.NewLogger(lw, "info", "json")
 		d.Tracer, d.Logger, d.Spans = tracing.Provider.Tracer("mockgateway"), logger, tracing.Buffer
 		d.Metrics = observability.NewMetrics(prometheus.NewRegistry(), cat.IDs(), cat.ExecutableIDs(), observability.BuildInfo{Version: "4.2.0"})
+		d.Journal = NewJournal(cfg) // on by default in the service, so part of what a request costs
 	} else {
 		d.Tracer = noop.NewTracerProvider().Tracer("")
 		d.Logger = slog.New(slog.DiscardHandler)
