@@ -11,7 +11,9 @@ import (
 )
 
 // jnode is a JSON value that keeps object members in order and keeps duplicate keys: a leak in
-// the first of two equal keys must not vanish the way it would in a map.
+// the first of two equal keys must not vanish the way it would in a map. It is built from
+// encoding/json's tokens, not by hand: the audit reads what it searches once, so correctness is
+// what counts here, not speed.
 type jnode struct {
 	kind  byte // 'o' object, 'a' array, 's' string, 'n' number, 'b' bool, 'z' null
 	str   string

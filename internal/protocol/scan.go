@@ -16,7 +16,8 @@ import (
 // did, re-validated and copied every nested level and cost most of a request's decoding time.
 // Results match encoding/json's exactly — duplicate keys resolve to the last, strings and keys
 // are unescaped by encoding/json whenever they hold an escape or non-UTF-8 bytes — and
-// FuzzSplitMatchesEncodingJSON holds them to it.
+// FuzzSplitMatchesEncodingJSON holds them to it. What it pays: BenchmarkDecodeChatRequest, about
+// 1.5 µs and 16 allocations for one message where the map decoding took 7.7 µs and 57.
 
 // field is one member of a JSON object.
 type field struct {
