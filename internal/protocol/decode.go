@@ -105,7 +105,7 @@ func topField(c chatState, k, p string, v json.RawMessage) (fieldClass, *apierr.
 
 	// How the answer is delivered: streamed or not, its length, its count, where it stops.
 	case "stream":
-		return supported, c.stream(p, v)
+		return supported, into(&c.req.Stream)(asBool(p, v))
 	case "stream_options":
 		return supported, c.streamOptions(p, v)
 	case "max_completion_tokens":
@@ -125,7 +125,7 @@ func topField(c chatState, k, p string, v json.RawMessage) (fieldClass, *apierr.
 	case "tool_choice":
 		return supported, c.toolChoice(p, v)
 	case "parallel_tool_calls":
-		return supported, c.parallelToolCalls(p, v)
+		return supported, into(&c.req.ParallelToolCalls)(asBool(p, v))
 	case "response_format":
 		return supported, c.responseFormat(p, v)
 
@@ -183,7 +183,7 @@ var streamOptionsObject = objectSpec[chatState]{fields: streamOptions}
 func streamOptions(c chatState, k, p string, v json.RawMessage) (fieldClass, *apierr.Error) {
 	switch k {
 	case "include_usage":
-		return supported, c.includeUsage(p, v)
+		return supported, into(&c.req.IncludeUsage)(asBool(p, v))
 	case "include_obfuscation":
 		return noEffect, valid(asBool(p, v)) // the mock never obfuscates
 	}
@@ -214,7 +214,7 @@ func decodeMessage(m *Message, k, p string, v json.RawMessage) (fieldClass, *api
 	case k == "name":
 		// Accepted on every role, tool included: the API ignores it on tool messages, and
 		// LangChain (JS and Python) and go-openai's tool example set it on every tool result.
-		return supported, messageName(m, p, v)
+		return supported, into(&m.Name)(asString(p, v))
 	case k == "tool_call_id" && m.Role == roleTool:
 		return supported, messageToolCallID(m, p, v)
 	case assistant && k == "tool_calls":
@@ -241,7 +241,7 @@ func decodeContentPart(part partState, k, p string, v json.RawMessage) (fieldCla
 	case k == "type":
 		return discriminator, nil
 	case k == "text" && part.typ == "text", k == "refusal" && part.typ == "refusal":
-		return supported, partText(part, p, v)
+		return supported, into(part.text)(asString(p, v))
 	case k == "prompt_cache_breakpoint" && part.typ == "text":
 		return noEffect, promptCacheBreakpointObject.decode(none{}, p, v)
 	}
@@ -280,7 +280,7 @@ func decodeToolCall(c *ToolCall, k, p string, v json.RawMessage) (fieldClass, *a
 	case "type":
 		return discriminator, nil
 	case "id":
-		return supported, toolCallID(c, p, v)
+		return supported, into(&c.ID)(asString(p, v))
 	case "function":
 		return supported, toolCallFunctionObject.decode(c, p, v)
 	case "index":
@@ -296,9 +296,9 @@ var toolCallFunctionObject = objectSpec[*ToolCall]{fields: decodeToolCallFunctio
 func decodeToolCallFunction(c *ToolCall, k, p string, v json.RawMessage) (fieldClass, *apierr.Error) {
 	switch k {
 	case "name":
-		return supported, toolCallName(c, p, v)
+		return supported, into(&c.Name)(asString(p, v))
 	case "arguments":
-		return supported, toolCallArguments(c, p, v)
+		return supported, into(&c.Arguments)(asString(p, v))
 	case "parsed_arguments":
 		// Added by the SDKs' parse helpers (openai-node's runTools, openai-python's parse and
 		// streaming helpers) to the tool calls they send back.
@@ -324,13 +324,13 @@ var functionDefinitionObject = objectSpec[*Tool]{fields: decodeFunctionDefinitio
 func decodeFunctionDefinition(t *Tool, k, p string, v json.RawMessage) (fieldClass, *apierr.Error) {
 	switch k {
 	case "name":
-		return supported, functionName(t, p, v)
+		return supported, into(&t.Name)(asName(p, v))
 	case "description":
-		return supported, functionDescription(t, p, v)
+		return supported, into(&t.Description)(asString(p, v))
 	case "parameters":
-		return supported, functionParameters(t, p, v)
+		return supported, into(&t.Parameters)(asCompactObject(p, v))
 	case "strict":
-		return supported, functionStrict(t, p, v)
+		return supported, into(&t.Strict)(asBool(p, v))
 	}
 	return unknown, nil
 }
@@ -353,7 +353,7 @@ var namedFunctionObject = objectSpec[*ToolChoice]{fields: decodeNamedFunction, r
 func decodeNamedFunction(tc *ToolChoice, k, p string, v json.RawMessage) (fieldClass, *apierr.Error) {
 	switch k {
 	case "name":
-		return supported, toolChoiceName(tc, p, v)
+		return supported, into(&tc.Function)(asString(p, v))
 	}
 	return unknown, nil
 }
@@ -374,11 +374,11 @@ var jsonSchemaObject = objectSpec[*ResponseFormat]{fields: decodeJSONSchema, req
 func decodeJSONSchema(rf *ResponseFormat, k, p string, v json.RawMessage) (fieldClass, *apierr.Error) {
 	switch k {
 	case "name":
-		return supported, jsonSchemaName(rf, p, v)
+		return supported, into(&rf.Name)(asName(p, v))
 	case "description":
 		return noEffect, valid(asString(p, v))
 	case "schema":
-		return supported, jsonSchemaSchema(rf, p, v)
+		return supported, into(&rf.Schema)(asCompactObject(p, v))
 	case "strict":
 		// Not kept: readJSONSchema reads it again once the schema is known.
 		return supported, valid(asBool(p, v))

@@ -66,18 +66,8 @@ func (c chatState) messages(path string, v json.RawMessage) *apierr.Error {
 	return nil
 }
 
-func (c chatState) stream(path string, v json.RawMessage) (e *apierr.Error) {
-	c.req.Stream, e = asBool(path, v)
-	return e
-}
-
 func (c chatState) streamOptions(path string, v json.RawMessage) *apierr.Error {
 	return streamOptionsObject.decode(c, path, v)
-}
-
-func (c chatState) includeUsage(path string, v json.RawMessage) (e *apierr.Error) {
-	c.req.IncludeUsage, e = asBool(path, v)
-	return e
 }
 
 // maxCompletionTokens wins over max_tokens when both are sent, whichever comes first.
@@ -131,11 +121,6 @@ func (c chatState) tools(path string, v json.RawMessage) (e *apierr.Error) {
 
 func (c chatState) toolChoice(path string, v json.RawMessage) *apierr.Error {
 	return readToolChoice(&c.req.ToolChoice, path, v)
-}
-
-func (c chatState) parallelToolCalls(path string, v json.RawMessage) (e *apierr.Error) {
-	c.req.ParallelToolCalls, e = asBool(path, v)
-	return e
 }
 
 func (c chatState) responseFormat(path string, v json.RawMessage) *apierr.Error {

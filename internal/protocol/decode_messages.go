@@ -62,11 +62,6 @@ func messageContent(m *Message, path string, v json.RawMessage) (e *apierr.Error
 	return e
 }
 
-func messageName(m *Message, path string, v json.RawMessage) (e *apierr.Error) {
-	m.Name, e = asString(path, v)
-	return e
-}
-
 func messageToolCallID(m *Message, path string, v json.RawMessage) (e *apierr.Error) {
 	if m.ToolCallID, e = asString(path, v); e == nil && m.ToolCallID == "" {
 		e = errValue(path, "must not be empty")
@@ -141,33 +136,6 @@ func readContentPart(text *string, path, role string, v json.RawMessage) *apierr
 	return spec.walk(partState{typ: typ, text: text}, path, o)
 }
 
-func partText(part partState, path string, v json.RawMessage) (e *apierr.Error) {
-	*part.text, e = asString(path, v)
-	return e
-}
-
 func readToolCall(c *ToolCall, path string, v json.RawMessage) *apierr.Error {
-	o, e := asObject(path, v)
-	if e != nil {
-		return e
-	}
-	if e := checkFunctionType(path, o); e != nil {
-		return e
-	}
-	return toolCallObject.walk(c, path, o)
-}
-
-func toolCallID(c *ToolCall, path string, v json.RawMessage) (e *apierr.Error) {
-	c.ID, e = asString(path, v)
-	return e
-}
-
-func toolCallName(c *ToolCall, path string, v json.RawMessage) (e *apierr.Error) {
-	c.Name, e = asString(path, v)
-	return e
-}
-
-func toolCallArguments(c *ToolCall, path string, v json.RawMessage) (e *apierr.Error) {
-	c.Arguments, e = asString(path, v)
-	return e
+	return readFunctionTyped(&toolCallObject, c, path, v)
 }

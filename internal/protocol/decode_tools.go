@@ -24,6 +24,11 @@ func checkFunctionType(path string, o object) *apierr.Error {
 }
 
 func readTool(t *Tool, path string, v json.RawMessage) *apierr.Error {
+	return readFunctionTyped(&toolObject, t, path, v)
+}
+
+// readFunctionTyped decodes an object whose type must be function (a tool, a tool call) by spec.
+func readFunctionTyped[S any](spec *objectSpec[S], dst S, path string, v json.RawMessage) *apierr.Error {
 	o, e := asObject(path, v)
 	if e != nil {
 		return e
@@ -31,7 +36,7 @@ func readTool(t *Tool, path string, v json.RawMessage) *apierr.Error {
 	if e := checkFunctionType(path, o); e != nil {
 		return e
 	}
-	return toolObject.walk(t, path, o)
+	return spec.walk(dst, path, o)
 }
 
 func readFunctionDefinition(t *Tool, path string, v json.RawMessage) *apierr.Error {
@@ -43,26 +48,6 @@ func readFunctionDefinition(t *Tool, path string, v json.RawMessage) *apierr.Err
 		return CheckSchemaLimits(joinPath(path, "parameters"), t.Parameters)
 	}
 	return nil
-}
-
-func functionName(t *Tool, path string, v json.RawMessage) (e *apierr.Error) {
-	t.Name, e = asName(path, v)
-	return e
-}
-
-func functionDescription(t *Tool, path string, v json.RawMessage) (e *apierr.Error) {
-	t.Description, e = asString(path, v)
-	return e
-}
-
-func functionParameters(t *Tool, path string, v json.RawMessage) (e *apierr.Error) {
-	t.Parameters, e = asCompactObject(path, v)
-	return e
-}
-
-func functionStrict(t *Tool, path string, v json.RawMessage) (e *apierr.Error) {
-	t.Strict, e = asBool(path, v)
-	return e
 }
 
 // readToolChoice decodes tool_choice, a mode string or an object naming a function, into tc.
@@ -105,11 +90,6 @@ func readToolChoice(tc *ToolChoice, path string, v json.RawMessage) *apierr.Erro
 	return nil
 }
 
-func toolChoiceName(tc *ToolChoice, path string, v json.RawMessage) (e *apierr.Error) {
-	tc.Function, e = asString(path, v)
-	return e
-}
-
 // The response_format objects, by type.
 var (
 	plainFormatObject      = objectSpec[*ResponseFormat]{fields: decodeResponseFormat} // text, json_object
@@ -150,14 +130,4 @@ func readJSONSchema(rf *ResponseFormat, path string, v json.RawMessage) *apierr.
 		return CheckSchemaLimits("response_format", rf.Schema)
 	}
 	return nil
-}
-
-func jsonSchemaName(rf *ResponseFormat, path string, v json.RawMessage) (e *apierr.Error) {
-	rf.Name, e = asName(path, v)
-	return e
-}
-
-func jsonSchemaSchema(rf *ResponseFormat, path string, v json.RawMessage) (e *apierr.Error) {
-	rf.Schema, e = asCompactObject(path, v)
-	return e
 }

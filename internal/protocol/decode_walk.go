@@ -73,6 +73,15 @@ func (s *objectSpec[S]) walk(dst S, path string, o object) *apierr.Error {
 	return nil
 }
 
+// into stores a decoded value in its field and passes the error on, so that a table row reads
+// into(&t.Name)(asName(p, v)) rather than calling a setter written for one field.
+func into[T any](dst *T) func(T, *apierr.Error) *apierr.Error {
+	return func(v T, e *apierr.Error) *apierr.Error {
+		*dst = v
+		return e
+	}
+}
+
 // valid drops the value of a check whose value the mock does not keep.
 func valid[T any](_ T, e *apierr.Error) *apierr.Error { return e }
 

@@ -14,33 +14,45 @@ import (
 // tests and FuzzAppendMatchesEncodingJSON hold it to that. Strings are written by
 // jsonenc.AppendString, which is held to encoding/json on its own.
 
+// appendIdentity opens a completion or a chunk with the members every one of them starts with.
+func appendIdentity(buf []byte, id, object string, created int64, model string) []byte {
+	buf = append(buf, `{"id":`...)
+	buf = jsonenc.AppendString(buf, id)
+	buf = append(buf, `,"object":`...)
+	buf = jsonenc.AppendString(buf, object)
+	buf = append(buf, `,"created":`...)
+	buf = strconv.AppendInt(buf, created, 10)
+	buf = append(buf, `,"model":`...)
+	return jsonenc.AppendString(buf, model)
+}
+
+// appendList appends a JSON array of items (null for a nil slice, as encoding/json writes it).
+func appendList[T any, P interface {
+	*T
+	appendJSON([]byte) []byte
+}](buf []byte, items []T) []byte {
+	if items == nil {
+		return append(buf, "null"...)
+	}
+	buf = append(buf, '[')
+	for i := range items {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = P(&items[i]).appendJSON(buf)
+	}
+	return append(buf, ']')
+}
+
 // AppendJSON appends the chunk's JSON encoding to buf.
 func (c *Chunk) AppendJSON(buf []byte) []byte {
-	buf = append(buf, `{"id":`...)
-	buf = jsonenc.AppendString(buf, c.ID)
-	buf = append(buf, `,"object":`...)
-	buf = jsonenc.AppendString(buf, c.Object)
-	buf = append(buf, `,"created":`...)
-	buf = strconv.AppendInt(buf, c.Created, 10)
-	buf = append(buf, `,"model":`...)
-	buf = jsonenc.AppendString(buf, c.Model)
+	buf = appendIdentity(buf, c.ID, c.Object, c.Created, c.Model)
 	buf = append(buf, `,"system_fingerprint":`...)
 	buf = jsonenc.AppendString(buf, c.SystemFingerprint)
 	buf = append(buf, `,"service_tier":`...)
 	buf = jsonenc.AppendString(buf, c.ServiceTier)
 	buf = append(buf, `,"choices":`...)
-	if c.Choices == nil {
-		buf = append(buf, "null"...)
-	} else {
-		buf = append(buf, '[')
-		for i := range c.Choices {
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			buf = c.Choices[i].appendJSON(buf)
-		}
-		buf = append(buf, ']')
-	}
+	buf = appendList(buf, c.Choices)
 	if len(c.Usage) > 0 {
 		// A RawMessage is written compacted by encoding/json; ours are always compact already
 		// (the literal null, or a marshalled Usage).
@@ -135,27 +147,9 @@ func (c *Completion) SizeHint() int {
 
 // AppendJSON appends the completion's JSON encoding to buf.
 func (c *Completion) AppendJSON(buf []byte) []byte {
-	buf = append(buf, `{"id":`...)
-	buf = jsonenc.AppendString(buf, c.ID)
-	buf = append(buf, `,"object":`...)
-	buf = jsonenc.AppendString(buf, c.Object)
-	buf = append(buf, `,"created":`...)
-	buf = strconv.AppendInt(buf, c.Created, 10)
-	buf = append(buf, `,"model":`...)
-	buf = jsonenc.AppendString(buf, c.Model)
+	buf = appendIdentity(buf, c.ID, c.Object, c.Created, c.Model)
 	buf = append(buf, `,"choices":`...)
-	if c.Choices == nil {
-		buf = append(buf, "null"...)
-	} else {
-		buf = append(buf, '[')
-		for i := range c.Choices {
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			buf = c.Choices[i].appendJSON(buf)
-		}
-		buf = append(buf, ']')
-	}
+	buf = appendList(buf, c.Choices)
 	buf = append(buf, `,"usage":`...)
 	buf = c.Usage.AppendJSON(buf)
 	buf = append(buf, `,"system_fingerprint":`...)
