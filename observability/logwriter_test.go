@@ -1,28 +1,18 @@
 package observability
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
+
+	"mockgateway/internal/testutil"
 )
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
 
 // TestLogWriterKeepsEveryLineWhole: many writers at once, every line arrives once and intact, in
 // each writer's order, and Close flushes the rest.
 func TestLogWriterKeepsEveryLineWhole(t *testing.T) {
-	out := &lockedBuffer{}
+	out := &testutil.SyncBuffer{}
 	lw := NewLogWriter(out)
 	var wg sync.WaitGroup
 	for g := 0; g < 8; g++ {
@@ -39,7 +29,7 @@ func TestLogWriterKeepsEveryLineWhole(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _ = lw.Write([]byte("after close\n"))
-	lines := strings.Split(strings.TrimSuffix(out.b.String(), "\n"), "\n")
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
 	if len(lines) != 8*2000+1 || lines[len(lines)-1] != "after close" {
 		t.Fatalf("%d lines", len(lines))
 	}
