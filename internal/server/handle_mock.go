@@ -16,6 +16,22 @@ import (
 // for one scope, dropping a scope, and the call journal. It answers in the same envelope, is
 // traced, measured and logged like every route, and is guarded by the local key when one is set.
 
+// keyGuard checks the local key, when one is set, then serves the request.
+type keyGuard struct {
+	key  string
+	next http.Handler
+}
+
+func (g *keyGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if g.key != "" {
+		if err := checkKey(g.key, r); err != nil {
+			writeError(w, r, err)
+			return
+		}
+	}
+	g.next.ServeHTTP(w, r)
+}
+
 // mockGuard checks the local key and the scope of a /_mock request, then serves it.
 type mockGuard struct {
 	key  string

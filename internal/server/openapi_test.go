@@ -404,6 +404,10 @@ func TestOpenAPIResponsesConform(t *testing.T) {
 	do(keyed, "GET", "/v1/models", "", "Authorization", "Bearer wrong")
 	do(keyed, "GET", chatPath, "", "Authorization", "Bearer wrong")
 	do(keyed, "POST", chatPath, chatBody("mock-echo", ""), "Authorization", "Bearer local-key")
+	do(keyed, "GET", "/debug/traces", "")
+	do(keyed, "GET", "/debug/traces", "", "Authorization", "Bearer local-key")
+	do(keyed, "GET", "/health", "")
+	do(keyed, "GET", "/metrics", "")
 
 	draining := newHarness(t)
 	draining.drain.Begin()

@@ -35,3 +35,22 @@ func TestProbesAreNotTraced(t *testing.T) {
 		}
 	}
 }
+
+// TestLocalKeyGuardsInspection: with a local key, /debug/traces and /_mock/* take it like /v1;
+// the probe and the scrape stay open.
+func TestLocalKeyGuardsInspection(t *testing.T) {
+	h := newHarness(t, journaled, func(d *Deps) { d.Config.APIKey = "local-key" })
+	for _, path := range []string{"/debug/traces", "/_mock/journal", "/_mock/fixtures", "/v1/models"} {
+		if rr := h.do("GET", path, ""); rr.Code != 401 {
+			t.Errorf("%s without the key: %d", path, rr.Code)
+		}
+		if rr := h.do("GET", path, "", "Authorization", "Bearer local-key"); rr.Code != 200 {
+			t.Errorf("%s with the key: %d", path, rr.Code)
+		}
+	}
+	for _, path := range []string{"/health", "/metrics"} {
+		if rr := h.do("GET", path, ""); rr.Code != 200 {
+			t.Errorf("%s without the key: %d", path, rr.Code)
+		}
+	}
+}

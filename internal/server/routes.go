@@ -50,7 +50,9 @@ func addRoutes(r *mux.Router, d Deps, metricsOn bool) {
 		handle("/metrics", d.Metrics.Handler()).Methods(get...)
 	}
 	if d.Spans != nil {
-		handle("/debug/traces", handleDebugTraces(d.Spans)).Methods(get...)
+		// The trace inspector shows every call's telemetry: with a local key, it takes the key
+		// as /v1 and /_mock do (/health and /metrics stay open for probes and scrapers).
+		handle("/debug/traces", &keyGuard{key: d.Config.APIKey, next: handleDebugTraces(d.Spans)}).Methods(get...)
 	}
 
 	for _, s := range unsupportedSurfaces {
