@@ -40,11 +40,17 @@ check:
 
 # deps: what the tests need beyond the Go toolchain — the Node SDK and Vercel AI SDK used by the
 # client-compatibility test (installed from the lock file), and Debian's prometheus (server and
-# promtool) and docker-compose for deploy/test. A missing tool fails the test run.
+# promtool) and docker-compose for deploy/test, and Debian's chromium for the console's browser test.
+# A missing tool fails the test run.
 deps:
 	@command -v node >/dev/null || { echo "node is required for the client-compatibility tests (apt-get install nodejs npm)"; exit 1; }
 	cd $(NODE_COMPAT) && npm ci --no-audit --no-fund --loglevel=error
 	bash deploy/test/deps.sh
+	@# Debian's chromium, which the console's browser test drives (cmd/mockgateway/console_test.go).
+	@command -v chromium >/dev/null 2>&1 || { \
+		sudo=; [ "$$(id -u)" -eq 0 ] || sudo=sudo; \
+		$$sudo apt-get update && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y chromium; }
+	@command -v chromium >/dev/null 2>&1 || { echo "chromium is still missing after apt-get install chromium"; exit 1; }
 
 run:
 	$(GO) run ./cmd/mockgateway

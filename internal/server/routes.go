@@ -6,6 +6,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"mockgateway/internal/apierr"
+	"mockgateway/internal/console"
 	"mockgateway/internal/openapi"
 	"mockgateway/observability"
 )
@@ -43,6 +44,10 @@ func addRoutes(r *mux.Router, d Deps, metricsOn bool) {
 	handle("/_mock/fixtures", mock(handleListFixtures(d.Fixtures))).Methods(get...)
 	handle("/_mock/scopes/{scope}", mock(handleDeleteScope(d.Fixtures, d.Journal))).Methods(http.MethodDelete)
 	handle("/_mock/journal", mock(handleJournal(d.Journal))).Methods(get...)
+
+	// The console (docs/console.md): a page and its assets, reading the endpoints below.
+	handle("/", console.Handler()).Methods(get...)
+	r.PathPrefix("/console/").Handler(&routed{"/console/", console.Handler()}).Methods(get...)
 
 	handle("/health", handleHealth(d)).Methods(get...)
 	handle("/openapi.json", handleOpenAPI(openapi.Document())).Methods(get...)
