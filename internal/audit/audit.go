@@ -74,7 +74,8 @@ func settings() []flagenv.Setting {
 }
 
 const about = `Sends fresh random canaries through every path a client can use of a running mockgateway, then
-searches the service's logs, metrics, traces, Prometheus and its own error responses for them.
+searches the service's logs, metrics, traces, Prometheus, its own error responses and its call
+journal and fixture list (in a scope of its own, deleted at the end) for them.
 Exit status: 0 clean, 1 a leak was found, 2 the audit could not run or a source could not be
 searched (never a pass).`
 
@@ -216,7 +217,7 @@ func newAuditor(cfg config, stdin io.Reader, stderr io.Writer) (*auditor, error)
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	a := &auditor{cfg: cfg, can: can, corr: corr, client: client, stderr: stderr}
-	a.traffic = &traffic{base: cfg.target, can: can, corr: corr, apiKey: cfg.apiKey, client: client}
+	a.traffic = &traffic{base: cfg.target, can: can, corr: corr, apiKey: cfg.apiKey, client: client, scope: scopePrefix + randomHex(8)}
 	if cfg.apiKey != "" {
 		can.AddSecret(cfg.apiKey, "the local API key (--api-key), sent as Authorization: Bearer")
 	}
@@ -230,7 +231,7 @@ func newAuditor(cfg config, stdin io.Reader, stderr io.Writer) (*auditor, error)
 	for _, t := range cfg.traces {
 		switch {
 		case t == "embedded":
-			a.sources = append(a.sources, &embeddedTraces{url: cfg.target + "/debug/traces?limit=1000000", client: client})
+			a.sources = append(a.sources, &embeddedTraces{url: cfg.target + "/debug/traces?limit=1000000", client: client, apiKey: cfg.apiKey})
 		case strings.HasPrefix(t, "otlp://"):
 			a.sources = append(a.sources, &otlpReceiver{addr: strings.TrimPrefix(t, "otlp://")})
 		case strings.HasPrefix(t, "otlp+grpc://"):
@@ -285,6 +286,7 @@ func (a *auditor) run(ctx context.Context) *Report {
 	t.oversized(ctx)
 	if ctx.Err() != nil {
 		rep.Problems = append(rep.Problems, "the audit ran out of time (--timeout) while sending its traffic")
+		rep.Notes = append(rep.Notes, t.dropScope()...)
 		rep.finish(a, outcomes, started)
 		return rep
 	}
@@ -314,6 +316,8 @@ func (a *auditor) run(ctx context.Context) *Report {
 	}
 	wg.Wait()
 	a.progress("searched the sources (%.1fs)", time.Since(started).Seconds())
+	// The scope's journal has been read: drop the scope's fixtures, counters and journal.
+	rep.Notes = append(rep.Notes, t.dropScope()...)
 	rep.exp = exp
 	rep.finish(a, outcomes, started)
 	return rep

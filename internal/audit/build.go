@@ -179,4 +179,5 @@ func (t *traffic) build() {
 		}
 	}
 	t.buildRejected(echo)
+	t.buildFixtures(echo)
 }

@@ -67,6 +67,7 @@ type traffic struct {
 	apiKey string
 	client *http.Client
 	probes []*probe
+	scope  string // the audit's own fixture and journal scope: scopePrefix + the run's random part
 
 	models     []model
 	echoModel  string // mock-echo when the catalog has it: its completion repeats the prompt

@@ -51,6 +51,7 @@ type TrafficReport struct {
 	Requests      int           `json:"requests"`
 	Reached       int           `json:"reached"`
 	BodyLimitSeen int64         `json:"first_413_at_bytes"` // 0: no 413 up to the largest body sent
+	Scope         string        `json:"scope,omitempty"`    // the audit's own fixture scope (x-mock-scope), deleted at the end
 	Probes        []ProbeReport `json:"probes"`
 }
 
@@ -135,6 +136,7 @@ func (rep *Report) finish(a *auditor, outcomes []*outcome, started time.Time) {
 	t := a.traffic
 	rep.Canaries = CanaryReport{Count: a.can.Count(), Secrets: len(a.can.secrets), Forms: searchedForms}
 	rep.Traffic.BodyLimitSeen = t.maxBody
+	rep.Traffic.Scope = t.scope
 	probes := map[string]*ProbeReport{}
 	for _, p := range t.probes {
 		if p.Outcome == "" && !p.Reached {
@@ -172,6 +174,9 @@ func (rep *Report) finish(a *auditor, outcomes []*outcome, started time.Time) {
 			sr.Verdict, sr.Reason = "error", "not searched: the audit stopped before the wait"
 		default:
 			rep.searchSource(a, &sr, o.col, byID)
+			for _, p := range o.col.problems {
+				rep.Problems = append(rep.Problems, fmt.Sprintf("%s (%s): %s", sr.Name, sr.Location, a.can.Mask(p)))
+			}
 			for id, n := range o.col.probesSeen {
 				if pr := probes[id]; pr != nil {
 					pr.SeenIn[sr.Name] = n

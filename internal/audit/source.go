@@ -38,6 +38,9 @@ type collection struct {
 	probesSeen map[string]int
 	capturedOK bool
 	capturedBy string // what showed the audit traffic arrived, when not per probe
+	// problems are parts of the source that could not be searched or vouched for (a control
+	// read that failed): the audit is incomplete, though the rest was searched.
+	problems []string
 }
 
 type count struct {
@@ -213,12 +216,20 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 
 // fetch GETs url and returns the body; any status but 200 is an error, as is a body over max.
 func fetch(ctx context.Context, client *http.Client, url string, accept string, max int64) ([]byte, http.Header, error) {
+	return fetchKey(ctx, client, url, accept, max, "")
+}
+
+// fetchKey is fetch with the local API key, for the target's own guarded routes (/_mock).
+func fetchKey(ctx context.Context, client *http.Client, url string, accept string, max int64, apiKey string) ([]byte, http.Header, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, nil, err
 	}
 	if accept != "" {
 		req.Header.Set("Accept", accept)
+	}
+	if apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+apiKey)
 	}
 	req.Header.Set("User-Agent", userAgent)
 	resp, err := client.Do(req)

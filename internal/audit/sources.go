@@ -18,7 +18,8 @@ import (
 	"mockgateway/internal/promtext"
 )
 
-// ---- responses: the headers of every response and the bodies of error responses ----
+// ---- responses: the headers of every response, the bodies of error responses and of the
+// control API's answers (sources_mock.go) ----
 
 type responsesSource struct{ t *traffic }
 
@@ -27,7 +28,7 @@ func (s *responsesSource) kind() string                { return "responses" }
 func (s *responsesSource) location() string            { return s.t.base }
 func (s *responsesSource) start(context.Context) error { return nil }
 func (s *responsesSource) close()                      {}
-func (s *responsesSource) collect(_ context.Context, _ time.Time, exp *expectation) (*collection, error) {
+func (s *responsesSource) collect(ctx context.Context, deadline time.Time, exp *expectation) (*collection, error) {
 	c := &collection{probesSeen: map[string]int{}}
 	for _, p := range s.t.probes {
 		if p.RespHeader == nil && p.ErrBody == nil {
@@ -53,12 +54,20 @@ func (s *responsesSource) collect(_ context.Context, _ time.Time, exp *expectati
 			c.add("error_body_bytes", int64(len(p.ErrBody)))
 			r.parts = append(r.parts, bodyParts(p.ErrBody, "body")...)
 		}
+		if p.okBody != nil && strings.HasPrefix(p.Path, "/_mock/") {
+			// The control API's answers echo no client text: unlike a completion, searched.
+			c.add("control_bodies", 1)
+			r.parts = append(r.parts, bodyParts(p.okBody, "body")...)
+		}
 		for i, f := range p.SSEErrors {
 			c.add("stream_error_frames", 1)
 			c.add("error_body_bytes", int64(len(f)))
 			r.parts = append(r.parts, bodyParts(f, fmt.Sprintf("stream error frame %d", i+1))...)
 		}
 		c.records = append(c.records, r)
+	}
+	for _, rd := range s.t.controlReads(exp) {
+		s.t.readControl(ctx, deadline, rd, exp.corr, c)
 	}
 	c.capturedOK = true
 	return c, nil

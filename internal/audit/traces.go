@@ -54,6 +54,7 @@ func tracedMissing(c *collection, exp *expectation) []*probe {
 type embeddedTraces struct {
 	url    string
 	client *http.Client
+	apiKey string // with a local key, /debug/traces takes it like /v1 and /_mock
 }
 
 func (s *embeddedTraces) name() string     { return "traces:embedded" }
@@ -66,7 +67,7 @@ func (s *embeddedTraces) start(ctx context.Context) error {
 }
 
 func (s *embeddedTraces) read(ctx context.Context) (*collection, error) {
-	body, _, err := fetch(ctx, s.client, s.url, "application/json", 256<<20)
+	body, _, err := fetchKey(ctx, s.client, s.url, "application/json", 256<<20, s.apiKey)
 	if err != nil {
 		return nil, err
 	}
