@@ -65,6 +65,6 @@ export async function post(path, body) {
 }
 
 export function verifyKey(k) {
-  return fetch('/v1/models', { headers: { Authorization: 'Bearer ' + k }, cache: 'no-store' })
+  return fetch('/_mock/journal?limit=1', { headers: { Authorization: 'Bearer ' + k }, cache: 'no-store' })
     .then(async (r) => { await r.arrayBuffer(); return r.status; });
 }

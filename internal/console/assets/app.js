@@ -14,7 +14,7 @@ const state = { keyRequired: null, locked: false };
 const health = new Health();
 const setup = new SetupView(state);
 const calls = new CallsView();
-const call = new CallView();
+const call = new CallView(state);
 let current = null;
 
 // route reads the hash: #/calls/<id>[?scope=<scope>] opens one call.
@@ -50,9 +50,15 @@ whenUnauthorized(() => { if (!state.locked) askForKey(hasKey() ? 'The key was re
 $('key-form').addEventListener('submit', async (ev) => {
   ev.preventDefault();
   const k = $('key-input').value;
-  const status = await verifyKey(k);
-  if (status === 401) {
-    setText($('key-error'), 'That key was refused.');
+  let status;
+  try {
+    status = await verifyKey(k);
+  } catch (err) {
+    setText($('key-error'), `The service did not answer: ${err.message}`);
+    return;
+  }
+  if (status < 200 || status >= 300) {
+    setText($('key-error'), status === 401 ? 'That key was refused.' : `The service answered ${status}; try again.`);
     return;
   }
   setKey(k);
@@ -92,11 +98,13 @@ async function tick() {
 }
 
 async function start() {
-  // Whether a key is required: GET /v1/models without one (401 means it is).
+  // Whether a key is required: the journal without one (401 means it is). Not a /v1 route, so the
+  // probe is neither journaled nor counted among the client's calls.
   try {
-    state.keyRequired = (await probeStatus('/v1/models')) === 401;
+    state.keyRequired = (await probeStatus('/_mock/journal?limit=1')) === 401;
   } catch {
     state.keyRequired = null;
+    setText($('key-status'), 'unknown (the service did not answer)');
   }
   setup.renderSnippet();
   if (state.keyRequired) askForKey('');

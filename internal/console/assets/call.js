@@ -141,7 +141,8 @@ function waterfall(spans) {
 }
 
 export class CallView {
-  constructor() {
+  constructor(state) {
+    this.state = state; // { keyRequired: boolean|null }
     this.key = '';
     this.done = false;
   }
@@ -198,10 +199,11 @@ export class CallView {
     const facts = $('call-trace-facts');
     facts.replaceChildren();
     if (traceID) {
-      const link = el('a', { href: `/debug/traces?trace_id=${encodeURIComponent(traceID)}`, text: 'raw spans', target: '_blank', rel: 'noopener' });
+      // A plain link cannot send the local key, which /debug/traces takes when one is set.
+      const raw = this.state.keyRequired ? [] : [' · ', el('a', { href: `/debug/traces?trace_id=${encodeURIComponent(traceID)}`, text: 'raw spans', target: '_blank', rel: 'noopener' })];
       facts.append(
         el('dt', { text: 'trace id' }),
-        el('dd', {}, el('code', { id: 'call-trace-id', text: traceID }), ' · ', link),
+        el('dd', {}, el('code', { id: 'call-trace-id', text: traceID }), ...raw),
         el('dt', { text: 'exemplar' }),
         el('dd', { class: 'muted', text: 'the same trace_id labels this call\'s exemplars on mockgateway_http_request_duration_seconds in /metrics (OpenMetrics format)' }),
       );

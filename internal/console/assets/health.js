@@ -87,8 +87,11 @@ export class Health {
     const cur = { at: now, ...totals(scrape) };
     setText($('h-streams'), String(scrape.streams));
     const prev = this.prev;
+    // Rates over about a second at least (a view change asks for a refresh at once), and a
+    // counter that went back (the service restarted) starts the baseline again.
+    if (prev && cur.at - prev.at < 900) return;
     this.prev = cur;
-    if (!prev) return;
+    if (!prev || cur.all < prev.all) return;
     const dt = (cur.at - prev.at) / 1000;
     const dAll = Math.max(cur.all - prev.all, 0);
     const dErr = Math.max(cur.errors - prev.errors, 0);
