@@ -416,6 +416,9 @@ func TestConsoleBrowser(t *testing.T) {
 			if !strings.Contains(snippet, in.URL+"/v1") || !strings.Contains(snippet, "mock-chat") {
 				t.Errorf("%s snippet does not use the base URL and mock-chat:\n%s", lang, snippet)
 			}
+			if lang == "Go" {
+				runGoSnippet(t, snippet)
+			}
 		}
 		eval[chromedp.Void](tb, `[...document.querySelectorAll('#snippet-tabs .tab')].find((b) => b.textContent === 'Python').click()`)
 		tb.do(chromedp.Click(chromedp.CSS(`input[name="test-mode"][value="stream"]`)), chromedp.Click(chromedp.ID("send-test")))
@@ -580,5 +583,23 @@ func TestConsoleKey(t *testing.T) {
 	tb.waitFor(rowsWhere(1, false, "true"))
 	if leaked := eval[bool](tb, `localStorage.length > 0 || sessionStorage.length > 0 || document.cookie !== '' || location.href.includes(`+js(key)+`) || document.body.innerText.includes(`+js(key)+`)`); leaked {
 		t.Error("the key left the page's memory")
+	}
+}
+
+// runGoSnippet builds and runs the page's Go snippet as a user would paste it, with this
+// module's openai-go, against the service it names: it must compile and print an answer.
+func runGoSnippet(t *testing.T, snippet string) {
+	t.Helper()
+	dir, err := os.MkdirTemp(".", "_snippet") // inside the module, for its requirements; _ keeps it out of ./...
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(snippet), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("go", "run", "./"+filepath.Base(dir)).CombinedOutput()
+	if err != nil || len(strings.TrimSpace(string(out))) == 0 {
+		t.Errorf("the Go snippet does not run: %v\n%s\n%s", err, out, snippet)
 	}
 }
