@@ -213,3 +213,22 @@ func TestFixtureErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestFixtureAttemptsPerScope: a fixture's "fail the first attempts" counts each scope's
+// attempts on its own, for clients that retry without an attempt header.
+func TestFixtureAttemptsPerScope(t *testing.T) {
+	h := newHarness(t)
+	for _, scope := range []string{"s5", "s6"} {
+		addFixtures(t, h, scope, `{"fixtures":[{"name":"flaky","match":{},"reply":{"error":"rate_limit;attempts=2"}}]}`)
+	}
+	var got []string
+	for range 3 {
+		for _, scope := range []string{"s5", "s6"} {
+			rr := h.do("POST", chatPath, chatBody("mock-chat", ""), HeaderScope, scope, "X-Mock-Latency", "instant")
+			got = append(got, fmt.Sprintf("%s:%d", scope, rr.Code))
+		}
+	}
+	if want := "s5:429 s6:429 s5:429 s6:429 s5:200 s6:200"; strings.Join(got, " ") != want {
+		t.Errorf("got %s, want %s", strings.Join(got, " "), want)
+	}
+}

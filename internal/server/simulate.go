@@ -106,7 +106,9 @@ func (s simulator) attemptOf(r *http.Request, model *catalog.Model, fault *simul
 		return attempt, 0, nil
 	}
 	key = bodyHash
-	for _, v := range [...]string{model.ID, r.Header.Get(simulation.HeaderFault)} {
+	// The scope too: parallel tests that send the same request in different scopes each count
+	// their own attempts.
+	for _, v := range [...]string{model.ID, r.Header.Get(simulation.HeaderFault), observability.RecordFrom(r.Context()).Scope} {
 		key = fnv64aString(key^uint64(len(v)), v)
 	}
 	key |= 1 // never 0, which means "not counted"
