@@ -39,10 +39,22 @@ func Script(in Input, s Scripted) Result {
 	n := max(req.N, 1)
 	g := newGeneration(in, req, n)
 	res := Result{Choices: make([]Choice, n), PromptTokens: g.promptTokens}
+	// Every choice is the same answer: it is made once and its pieces, which never change once
+	// made, are shared, so that n = 128 choices of a long reply hold one copy of it for as long as
+	// a stream is open (TestScriptSharesPieces). Only the index and the call ids differ.
+	first := g.scripted(0, s)
+	if s.FinishReason != "" {
+		first.FinishReason = s.FinishReason
+	}
 	for i := range n {
-		c := g.scripted(i, s)
-		if s.FinishReason != "" {
-			c.FinishReason = s.FinishReason
+		c := first
+		c.Index = i
+		if i > 0 && len(first.ToolCalls) > 0 {
+			c.ToolCalls = make([]ToolCall, len(first.ToolCalls))
+			for k, tc := range first.ToolCalls {
+				tc.ID = toolCallID(g.requestSeed(), i, k)
+				c.ToolCalls[k] = tc
+			}
 		}
 		res.Choices[i] = c
 		res.CompletionTokens += c.Tokens()

@@ -2,7 +2,9 @@ package generate
 
 import (
 	"slices"
+	"strings"
 	"testing"
+	"unsafe"
 
 	"mockgateway/internal/protocol"
 )
@@ -74,4 +76,20 @@ func TestScript(t *testing.T) {
 			t.Errorf("settled, a scripted usage became %d", res.CompletionTokens)
 		}
 	})
+}
+
+// TestScriptSharesPieces: the n choices of a scripted answer share one copy of its text.
+func TestScriptSharesPieces(t *testing.T) {
+	text := strings.Repeat("word ", 6000)
+	req := protocol.ChatRequest{N: 128, Stream: true}
+	res := Script(Input{Model: "m", Behavior: BehaviorChat, Request: &req}, Scripted{Content: &text})
+	first := res.Choices[0].Content.Text()
+	for i, c := range res.Choices {
+		if c.Index != i || c.Content.Text() != first {
+			t.Fatalf("choice %d differs", i)
+		}
+		if unsafe.StringData(c.Content.Text()) != unsafe.StringData(first) {
+			t.Fatalf("choice %d holds a copy of the text", i)
+		}
+	}
 }
