@@ -70,6 +70,9 @@ type Config struct {
 	MaxScopes        int
 	MaxScopeFixtures int
 	JournalEntries   int
+	// JournalScopes bounds the scopes the journal keeps (the least recently used goes first),
+	// apart from the unscoped journal: with JournalEntries, what bounds its memory.
+	JournalScopes int
 	// TraceProbes traces /health and /metrics too. Off, they are still measured and logged, but
 	// a probe every few seconds and a scrape every fifteen do not fill the trace buffer and
 	// Jaeger with spans nobody reads.
@@ -123,6 +126,7 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 		{flagenv.Setting{Name: "fixtures-reload", Env: "MOCKGATEWAY_FIXTURES_RELOAD", Default: "1s", Usage: "how often the fixture files are checked for changes"}, durationOf(&c.FixturesReload)},
 		{flagenv.Setting{Name: "max-scopes", Env: "MOCKGATEWAY_MAX_SCOPES", Default: "1024", Usage: "scopes (x-mock-scope) holding runtime fixtures, reply counters and journal entries"}, intOf(&c.MaxScopes)},
 		{flagenv.Setting{Name: "max-scope-fixtures", Env: "MOCKGATEWAY_MAX_SCOPE_FIXTURES", Default: "256", Usage: "runtime fixtures in one scope"}, intOf(&c.MaxScopeFixtures)},
+		{flagenv.Setting{Name: "journal-scopes", Env: "MOCKGATEWAY_JOURNAL_SCOPES", Default: "64", Usage: "scopes the journal keeps besides the unscoped one; beyond, the least recently used scope's calls go"}, intOf(&c.JournalScopes)},
 		{flagenv.Setting{Name: "journal-entries", Env: "MOCKGATEWAY_JOURNAL_ENTRIES", Default: "1000", Usage: "calls the journal keeps per scope (0: no journal)"}, intOf(&c.JournalEntries)},
 		{flagenv.Setting{Name: "trace-probes", Env: "MOCKGATEWAY_TRACE_PROBES", Default: "false", Usage: "trace /health and /metrics requests too (they are always measured and logged)"}, boolOf(&c.TraceProbes)},
 		{flagenv.Setting{Name: "trace-buffer", Env: "MOCKGATEWAY_TRACE_BUFFER", Default: "4096", Usage: "spans kept in memory for /debug/traces"}, intOf(&c.TraceBuffer)},
@@ -183,6 +187,7 @@ func (c Config) validate() error {
 		{c.MaxScopes >= 1, "max-scopes: must be at least 1"},
 		{c.MaxScopeFixtures >= 1, "max-scope-fixtures: must be at least 1"},
 		{c.JournalEntries >= 0, "journal-entries: must not be negative"},
+		{c.JournalScopes >= 1, "journal-scopes: must be at least 1"},
 		{c.AttemptTTL > 0, "attempt-ttl: must be positive"},
 		{c.MaxConcurrent >= 1, "max-concurrent: must be at least 1"},
 		{c.ReadHeaderTimeout > 0, "read-header-timeout: must be positive"},
@@ -222,6 +227,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("max_scopes", c.MaxScopes),
 		slog.Int("max_scope_fixtures", c.MaxScopeFixtures),
 		slog.Int("journal_entries", c.JournalEntries),
+		slog.Int("journal_scopes", c.JournalScopes),
 		slog.Bool("trace_probes", c.TraceProbes),
 		slog.Int("attempt_keys", c.AttemptKeys),
 		slog.String("attempt_ttl", c.AttemptTTL.String()),

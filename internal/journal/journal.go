@@ -43,8 +43,10 @@ type Config struct {
 	MaxScopes       int // named scopes kept; the unscoped journal is not counted
 }
 
-// The defaults. At a few hundred bytes an entry, a journal at both bounds holds under 15 MB;
-// rings grow as they fill, so idle scopes cost little.
+// The package's defaults (the service sets its own from --journal-entries and --journal-scopes).
+// An entry holds about 0.7 KB with typical SDK headers and at most about 1.6 KB: at both of
+// these bounds a journal holds about 18–41 MB. Rings grow as they fill, so idle scopes cost
+// little.
 const (
 	DefaultEntriesPerScope = 100
 	DefaultMaxScopes       = 256

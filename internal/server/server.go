@@ -121,5 +121,5 @@ func NewJournal(cfg config.Config) *journal.Journal {
 	if cfg.JournalEntries <= 0 {
 		return nil
 	}
-	return journal.New(journal.Config{EntriesPerScope: cfg.JournalEntries, MaxScopes: cfg.MaxScopes})
+	return journal.New(journal.Config{EntriesPerScope: cfg.JournalEntries, MaxScopes: cfg.JournalScopes})
 }
