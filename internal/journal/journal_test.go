@@ -252,3 +252,16 @@ func ExampleJournal_AppendJSON() {
 	// Output:
 	// {"object":"list","scope":"t-1","data":[{"request_id":"r1","time":"2026-01-02T03:04:05.006Z","scope":"t-1","method":"GET","route":"/v1/models","status":200,"duration_ms":0.2}]}
 }
+
+// TestListIsByStart: calls are filed when answered, but listed by when they started, newest
+// first: a client's next call can be answered before its previous one is filed.
+func TestListIsByStart(t *testing.T) {
+	j := New(Config{})
+	t0 := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	j.Add("s", Entry{RequestID: "second", Time: t0.Add(time.Millisecond)})
+	j.Add("s", Entry{RequestID: "first", Time: t0})
+	got := j.List("s", 0)
+	if len(got) != 2 || got[0].RequestID != "second" || got[1].RequestID != "first" {
+		t.Errorf("listed %v", got)
+	}
+}

@@ -1,6 +1,9 @@
 package journal
 
-import "sync"
+import (
+	"slices"
+	"sync"
+)
 
 // ring is one scope's entries: a circular buffer of at most perScope entries that grows as it
 // fills, so that a scope with few calls holds few.
@@ -52,6 +55,9 @@ func (r *ring) list(limit int) []Entry {
 	for i := range out {
 		out[i] = r.entries[(newest-i+n)%n]
 	}
+	// Filed when answered, shown by when they started: a client that sends its next request as
+	// soon as it has an answer can be answered again before the first call is filed.
+	slices.SortStableFunc(out, func(a, b Entry) int { return b.Time.Compare(a.Time) })
 	return out
 }
 
