@@ -69,6 +69,7 @@ type Config struct {
 	// calls the journal keeps per scope.
 	MaxScopes        int
 	MaxScopeFixtures int
+	MaxFixtureBytes  int // the bodies of the runtime fixtures held in all scopes together
 	JournalEntries   int
 	// JournalScopes bounds the scopes the journal keeps (the least recently used goes first),
 	// apart from the unscoped journal: with JournalEntries, what bounds its memory.
@@ -126,6 +127,7 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 		{flagenv.Setting{Name: "fixtures-reload", Env: "MOCKGATEWAY_FIXTURES_RELOAD", Default: "1s", Usage: "how often the fixture files are checked for changes"}, durationOf(&c.FixturesReload)},
 		{flagenv.Setting{Name: "max-scopes", Env: "MOCKGATEWAY_MAX_SCOPES", Default: "1024", Usage: "scopes (x-mock-scope) holding runtime fixtures, reply counters and journal entries"}, intOf(&c.MaxScopes)},
 		{flagenv.Setting{Name: "max-scope-fixtures", Env: "MOCKGATEWAY_MAX_SCOPE_FIXTURES", Default: "256", Usage: "runtime fixtures in one scope"}, intOf(&c.MaxScopeFixtures)},
+		{flagenv.Setting{Name: "max-fixture-bytes", Env: "MOCKGATEWAY_MAX_FIXTURE_BYTES", Default: "67108864", Usage: "bytes of runtime fixtures (their request bodies) held in all scopes together"}, intOf(&c.MaxFixtureBytes)},
 		{flagenv.Setting{Name: "journal-scopes", Env: "MOCKGATEWAY_JOURNAL_SCOPES", Default: "64", Usage: "scopes the journal keeps besides the unscoped one; beyond, the least recently used scope's calls go"}, intOf(&c.JournalScopes)},
 		{flagenv.Setting{Name: "journal-entries", Env: "MOCKGATEWAY_JOURNAL_ENTRIES", Default: "1000", Usage: "calls the journal keeps per scope (0: no journal)"}, intOf(&c.JournalEntries)},
 		{flagenv.Setting{Name: "trace-probes", Env: "MOCKGATEWAY_TRACE_PROBES", Default: "false", Usage: "trace /health and /metrics requests too (they are always measured and logged)"}, boolOf(&c.TraceProbes)},
@@ -186,6 +188,7 @@ func (c Config) validate() error {
 		{c.FixturesReload > 0, "fixtures-reload: must be positive"},
 		{c.MaxScopes >= 1, "max-scopes: must be at least 1"},
 		{c.MaxScopeFixtures >= 1, "max-scope-fixtures: must be at least 1"},
+		{c.MaxFixtureBytes >= 1024, "max-fixture-bytes: must be at least 1024"},
 		{c.JournalEntries >= 0, "journal-entries: must not be negative"},
 		{c.JournalScopes >= 1, "journal-scopes: must be at least 1"},
 		{c.AttemptTTL > 0, "attempt-ttl: must be positive"},
@@ -226,6 +229,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("fixtures_reload", c.FixturesReload.String()),
 		slog.Int("max_scopes", c.MaxScopes),
 		slog.Int("max_scope_fixtures", c.MaxScopeFixtures),
+		slog.Int("max_fixture_bytes", c.MaxFixtureBytes),
 		slog.Int("journal_entries", c.JournalEntries),
 		slog.Int("journal_scopes", c.JournalScopes),
 		slog.Bool("trace_probes", c.TraceProbes),
