@@ -118,37 +118,21 @@ func ShapeOf(req *protocol.ChatRequest) Shape {
 // ChatRequest was built by other code.
 
 func toolChoiceMode(m string) string {
-	switch m {
-	case protocol.ToolChoiceAuto:
-		return protocol.ToolChoiceAuto
-	case protocol.ToolChoiceNone:
-		return protocol.ToolChoiceNone
-	case protocol.ToolChoiceRequired:
-		return protocol.ToolChoiceRequired
-	case protocol.ToolChoiceFunction:
-		return protocol.ToolChoiceFunction
-	}
-	return ""
+	return ours(m, protocol.ToolChoiceAuto, protocol.ToolChoiceNone, protocol.ToolChoiceRequired, protocol.ToolChoiceFunction)
 }
 
 func responseFormatType(t string) string {
-	switch t {
-	case protocol.FormatText:
-		return protocol.FormatText
-	case protocol.FormatJSONObject:
-		return protocol.FormatJSONObject
-	case protocol.FormatJSONSchema:
-		return protocol.FormatJSONSchema
-	}
-	return ""
+	return ours(t, protocol.FormatText, protocol.FormatJSONObject, protocol.FormatJSONSchema)
 }
 
-func maxTokensParam(p string) string {
-	switch p {
-	case "max_completion_tokens":
-		return "max_completion_tokens"
-	case "max_tokens":
-		return "max_tokens"
+func maxTokensParam(p string) string { return ours(p, "max_completion_tokens", "max_tokens") }
+
+// ours returns the member of known equal to s (our string, not s), or "".
+func ours(s string, known ...string) string {
+	for _, k := range known {
+		if s == k {
+			return k
+		}
 	}
 	return ""
 }
