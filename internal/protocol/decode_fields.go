@@ -59,6 +59,55 @@ const (
 // the same (zero) FieldSet as a request built by hand.
 const requiredFields FieldSet = 1<<fieldMessages | 1<<fieldModel
 
+// responsesFieldNames are the top-level members a Responses API request the decoder accepts can
+// carry (responsesTopField's supported and noEffect keys), sorted. A FieldSet of a Responses
+// request has the responsesDialect bit, and its other bits index this table instead of
+// requestFieldNames: the two dialects share FieldSet, the journal's shape and its JSON.
+var responsesFieldNames = [...]string{
+	"background",
+	"include",
+	"input", // the dialect's required member besides model
+	"instructions",
+	"max_output_tokens",
+	"max_tool_calls",
+	"metadata",
+	"model",
+	"parallel_tool_calls",
+	"prompt_cache_key",
+	"prompt_cache_options",
+	"prompt_cache_retention",
+	"reasoning",
+	"safety_identifier",
+	"service_tier",
+	"store",
+	"stream",
+	"stream_options",
+	"temperature",
+	"text",
+	"tool_choice",
+	"tools",
+	"top_logprobs",
+	"top_p",
+	"truncation",
+	"user",
+}
+
+// responsesDialect marks a FieldSet of a Responses API request; responsesRequired are its
+// implied members (input and model).
+const (
+	responsesDialect  FieldSet = 1 << 63
+	responsesRequired FieldSet = 1<<2 | 1<<7
+)
+
+// responsesFieldIndex is k's index in responsesFieldNames, or -1.
+func responsesFieldIndex(k string) int {
+	i, ok := slices.BinarySearch(responsesFieldNames[:], k)
+	if !ok {
+		return -1
+	}
+	return i
+}
+
 // fieldSetOf records which of the accepted top-level members o has. o is the top level the key
 // pass has accepted, so every key is in requestFieldNames; nulls are already dropped from it.
 // It allocates nothing.
@@ -72,13 +121,41 @@ func fieldSetOf(o object) FieldSet {
 	return s &^ requiredFields
 }
 
-// all is s with the implied required members.
-func (s FieldSet) all() FieldSet { return s | requiredFields }
+// responsesFieldSetOf is fieldSetOf for a Responses API request.
+func responsesFieldSetOf(o object) FieldSet {
+	s := responsesDialect
+	for _, f := range o {
+		if i := responsesFieldIndex(f.key); i >= 0 {
+			s |= 1 << i
+		}
+	}
+	return s &^ responsesRequired
+}
 
-// Has reports whether the request carried the top-level member name (not null). model and
-// messages are required, so Has is true for them.
+// all is s with the implied required members, without the dialect bit.
+func (s FieldSet) all() FieldSet {
+	if s&responsesDialect != 0 {
+		return (s | responsesRequired) &^ responsesDialect
+	}
+	return s | requiredFields
+}
+
+// names is the table s's bits index, and index finds a name's bit in it.
+func (s FieldSet) names() ([]string, func(string) int) {
+	if s&responsesDialect != 0 {
+		return responsesFieldNames[:], responsesFieldIndex
+	}
+	return requestFieldNames[:], fieldIndex
+}
+
+// Responses reports whether s is a Responses API request's (POST /v1/responses).
+func (s FieldSet) Responses() bool { return s&responsesDialect != 0 }
+
+// Has reports whether the request carried the top-level member name (not null). The required
+// members (model, and messages or input) are implied, so Has is true for them.
 func (s FieldSet) Has(name string) bool {
-	i := fieldIndex(name)
+	_, index := s.names()
+	i := index(name)
 	return i >= 0 && s.all()&(1<<i) != 0
 }
 
@@ -88,9 +165,10 @@ func (s FieldSet) Len() int { return bits.OnesCount64(uint64(s.all())) }
 // All yields the names of the members the request carried, in sorted order, model and messages
 // included. The names are the protocol's own, never a client's text.
 func (s FieldSet) All() iter.Seq[string] {
+	names, _ := s.names()
 	return func(yield func(string) bool) {
 		for rest := uint64(s.all()); rest != 0; rest &= rest - 1 {
-			if !yield(requestFieldNames[bits.TrailingZeros64(rest)]) {
+			if !yield(names[bits.TrailingZeros64(rest)]) {
 				return
 			}
 		}
@@ -129,15 +207,19 @@ func (s *FieldSet) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &names); err != nil {
 		return err
 	}
-	var out FieldSet
+	// A Responses request names input; a chat request never does.
+	out, required, index := FieldSet(0), requiredFields, fieldIndex
+	if slices.Contains(names, "input") {
+		out, required, index = responsesDialect, responsesRequired, responsesFieldIndex
+	}
 	for _, n := range names {
-		i := fieldIndex(n)
+		i := index(n)
 		if i < 0 {
 			return errNotAField
 		}
 		out |= 1 << i
 	}
-	*s = out &^ requiredFields
+	*s = out &^ required
 	return nil
 }
 

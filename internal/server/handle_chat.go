@@ -24,9 +24,12 @@ import (
 	"mockgateway/observability"
 )
 
-// chatHandler serves POST /v1/chat/completions. It holds exactly what the chat path needs, built
-// once by newChatHandler; every call of it shares it (chatCall.h).
+// chatHandler serves POST /v1/chat/completions, and POST /v1/responses: the Responses API is a
+// second dialect of the same path (docs/protocol.md), whose request decodes into a chat request
+// and whose answer is written in its own shape; everything between is shared. It holds exactly
+// what the path needs, built once by newChatHandler; every call of it shares it (chatCall.h).
 type chatHandler struct {
+	dialect          dialect
 	catalog          *catalog.Catalog
 	limits           protocol.Limits // what the decoder enforces
 	maxBody          int64
@@ -41,8 +44,17 @@ type chatHandler struct {
 	writeTimeout     time.Duration
 }
 
-func newChatHandler(d Deps) http.Handler {
+// dialect is the protocol a chat handler speaks.
+type dialect uint8
+
+const (
+	chatCompletions dialect = iota // POST /v1/chat/completions
+	responsesAPI                   // POST /v1/responses
+)
+
+func newChatHandler(d Deps, dl dialect) http.Handler {
 	h := &chatHandler{
+		dialect:          dl,
 		catalog:          d.Catalog,
 		limits:           protocol.Limits{MaxTokensCeiling: d.Config.MaxTokens, MaxChoices: d.Config.MaxChoices},
 		maxBody:          d.Config.MaxBodyBytes,
@@ -112,9 +124,12 @@ func (h *chatHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	c := h.generate(req, sim, facts, span, rec, hit)
-	if c.Stream {
+	switch {
+	case c.Stream && c.Echo != nil:
+		streamResponse(ctx, w, c)
+	case c.Stream:
 		streamChat(ctx, w, c)
-	} else {
+	default:
 		h.respond(ctx, w, r, c)
 	}
 	setChatResponseAttributes(span, c, rec)
@@ -132,13 +147,16 @@ type chatCall struct {
 	Timings      *simulation.Timings
 	Fault        *simulation.Fault // a mid-stream fault to strike, or nil
 	Span         trace.Span
-	h            *chatHandler // shared by every call; not copied into each
+	// Echo is what a Responses API answer repeats of its request; nil for a chat completion.
+	Echo *protocol.ResponseEcho
+	h    *chatHandler // shared by every call; not copied into each
 }
 
 // requestFacts are what reading a request learns beside the request itself.
 type requestFacts struct {
 	seed         uint64 // the latency jitter's seed: the same request waits the same
 	promptTokens int    // counted once, for the context window and the usage
+	echo         *protocol.ResponseEcho
 }
 
 // decode reads the body and decodes it strictly, in the contract's order: media type, size and
@@ -151,14 +169,21 @@ func (h *chatHandler) decode(w http.ResponseWriter, r *http.Request) (*protocol.
 	}
 	buf := takeBody(r)
 	defer putBuffer(buf)
-	req, aerr := protocol.DecodeChatRequest(buf.Bytes(), h.limits)
+	var req *protocol.ChatRequest
+	var echo *protocol.ResponseEcho
+	var aerr *apierr.Error
+	if h.dialect == responsesAPI {
+		req, echo, aerr = protocol.DecodeResponsesRequest(buf.Bytes(), h.limits)
+	} else {
+		req, aerr = protocol.DecodeChatRequest(buf.Bytes(), h.limits)
+	}
 	if aerr != nil {
 		return nil, requestFacts{}, aerr
 	}
 	if note, ok := r.Context().Value(callNoteKey{}).(*callNote); ok {
 		note.shape = journal.ShapeOf(req) // for the journal: what the client sent, not a word of it
 	}
-	return req, requestFacts{seed: fnv64a(buf.Bytes()), promptTokens: generate.PromptTokens(req)}, nil
+	return req, requestFacts{seed: fnv64a(buf.Bytes()), promptTokens: generate.PromptTokens(req), echo: echo}, nil
 }
 
 // resolve finds the request's model and checks that it can serve it: executable, with the
@@ -213,8 +238,12 @@ func (h *chatHandler) generate(req *protocol.ChatRequest, sim simulated, facts r
 	rec.PromptTokens = res.PromptTokens
 	rec.CompletionTokens = res.CompletionTokens    // a stream counts what it sent (streamChat)
 	rec.FinishReason = res.Choices[0].FinishReason // "" for a lazy choice until streamChat settles it
+	id := newCompletionID()
+	if facts.echo != nil {
+		id = responseID(facts.seed, served.ID)
+	}
 	return &chatCall{
-		ID:      newCompletionID(),
+		ID:      id,
 		Created: time.Now().Unix(),
 		Model:   served,
 		// Not the request: a parked stream would keep the whole prompt alive with it.
@@ -224,6 +253,7 @@ func (h *chatHandler) generate(req *protocol.ChatRequest, sim simulated, facts r
 		Timings:      simulation.NewTimings(sim.latency, facts.seed),
 		Fault:        sim.plan.Fault, // nil, or a fault that strikes mid-stream
 		Span:         span,
+		Echo:         facts.echo,
 		h:            h,
 	}
 }
@@ -285,18 +315,28 @@ func (h *chatHandler) respond(ctx context.Context, w http.ResponseWriter, r *htt
 			return
 		}
 	}
-	body := completionBody(c)
+	body := c.answer()
 	setProcessingMS(w, rec)
 	if c.Fault != nil && c.Fault.Kind == simulation.StreamCut {
 		cutJSON(w, body)
 		return
 	}
-	buf, status := encodeBody(http.StatusOK, &body)
+	buf, status := encodeBody(http.StatusOK, body)
 	defer putBuffer(buf)
 	// What is left to send is the bytes: a client that reads slowly holds them, not the
 	// generated text as well.
 	c.Result.DropText()
 	writeJSONBytes(w, status, buf.Bytes())
+}
+
+// answer is the call's JSON answer in its dialect.
+func (c *chatCall) answer() jsonAppender {
+	if c.Echo != nil {
+		body := responseBody(c)
+		return &body
+	}
+	body := completionBody(c)
+	return &body
 }
 
 // completionBody is the chat.completion of a call; its contents and arguments are the generated
@@ -330,7 +370,7 @@ func completionBody(c *chatCall) protocol.Completion {
 }
 
 // cutJSON sends the headers and half of the body, then drops the connection.
-func cutJSON(w http.ResponseWriter, body protocol.Completion) {
+func cutJSON(w http.ResponseWriter, body jsonAppender) {
 	b := body.AppendJSON(nil) // the bytes an uncut response would have carried
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))

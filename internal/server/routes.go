@@ -14,7 +14,7 @@ import (
 // unsupportedSurfaces are parts of the OpenAI API that the mock intentionally does not offer:
 // a client calling them gets a 404 that says so, rather than a bare not_found.
 var unsupportedSurfaces = []string{
-	"/v1/embeddings", "/v1/images", "/v1/audio", "/v1/completions", "/v1/responses",
+	"/v1/embeddings", "/v1/images", "/v1/audio", "/v1/completions",
 	"/v1/files", "/v1/batches", "/v1/fine_tuning", "/v1/moderations", "/v1/assistants",
 	"/v1/threads", "/v1/vector_stores", "/v1/uploads", "/v1/realtime", "/v1/evals",
 	"/v1/containers", "/v1/conversations", "/v1/videos", "/v1/organization",
@@ -34,7 +34,11 @@ func addRoutes(r *mux.Router, d Deps, metricsOn bool) {
 	// Every GET route answers HEAD too, as net/http's own handlers do: the same status and
 	// headers, no body (net/http drops what a handler writes to a HEAD request).
 	get := []string{http.MethodGet, http.MethodHead}
-	handle("/v1/chat/completions", v1(newChatHandler(d))).Methods(http.MethodPost)
+	handle("/v1/chat/completions", v1(newChatHandler(d, chatCompletions))).Methods(http.MethodPost)
+	handle("/v1/responses", v1(newChatHandler(d, responsesAPI))).Methods(http.MethodPost)
+	// Stored responses (retrieve, delete, cancel, input_items) and the token counting and
+	// compaction endpoints: the mock keeps no responses, on purpose.
+	r.PathPrefix("/v1/responses/").Handler(&routed{"/v1/responses/{rest}", v1(handleStoredResponses())})
 	handle("/v1/models", v1(handleListModels(d.Catalog))).Methods(get...)
 	handle("/v1/models/{model}", v1(handleGetModel(d.Catalog))).Methods(get...)
 
@@ -83,14 +87,22 @@ func (h *routed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func handleNotFound() http.Handler {
-	err := apierr.New(apierr.NotFound, "", "No such route. The mock serves GET /health, GET /v1/models, GET /v1/models/{model}, POST /v1/chat/completions, GET /openapi.json and the /_mock control API (docs/fixtures.md).")
+	err := apierr.New(apierr.NotFound, "", "No such route. The mock serves GET /health, GET /v1/models, GET /v1/models/{model}, POST /v1/chat/completions, POST /v1/responses, GET /openapi.json and the /_mock control API (docs/fixtures.md).")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, err)
+	})
+}
+
+func handleStoredResponses() http.Handler {
+	err := apierr.New(apierr.NotFound, "", "The mock keeps no responses: it is stateless so that every replica answers alike, and so "+
+		"it cannot retrieve, delete, cancel, list the input of, count or compact one. Send the whole input to POST /v1/responses instead.")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 	})
 }
 
 func handleUnsupportedSurface(surface string) http.Handler {
-	err := apierr.New(apierr.UnsupportedSurface, "", surface+" is intentionally unsupported: this mock gateway offers only /v1/models and /v1/chat/completions.")
+	err := apierr.New(apierr.UnsupportedSurface, "", surface+" is intentionally unsupported: this mock gateway offers only /v1/models, /v1/chat/completions and /v1/responses.")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		observability.RecordFrom(r.Context()).SetRoute(surface)
 		writeError(w, r, err)

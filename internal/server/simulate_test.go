@@ -246,7 +246,7 @@ func TestLatencyProfiles(t *testing.T) {
 // covers what a seed makes of the schedule). No clock is read: a shared machine's scheduler
 // would decide a timing assertion.
 func TestJitterIsSeededByTheBody(t *testing.T) {
-	h := newChatHandler(Deps{Config: testConfig(), Catalog: catalog.Builtin()}).(*takesBody).next.(*chatHandler)
+	h := newChatHandler(Deps{Config: testConfig(), Catalog: catalog.Builtin()}, chatCompletions).(*takesBody).next.(*chatHandler)
 	seedOf := func(body string) uint64 {
 		t.Helper()
 		req := httptest.NewRequest("POST", chatPath, strings.NewReader(body))

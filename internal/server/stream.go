@@ -139,6 +139,10 @@ type sse struct {
 	chunk        protocol.Chunk
 	writeTimeout time.Duration // --write-timeout; 0: only until
 	until        time.Time     // no write may go on past it (zero: no limit): the stream's deadline, then endGrace
+	// events: a Responses API stream (stream_responses.go), whose frames are named events
+	// numbered by seq, whose error is an error event, and which ends without [DONE].
+	events bool
+	seq    int
 }
 
 func newSSE(w http.ResponseWriter, c *chatCall) *sse {
@@ -195,6 +199,9 @@ func (s *sse) usage(u protocol.Usage) error {
 // errorFrame is rare (one per failed stream): encoding/json is fine for it, with HTML escaping
 // off like every other body.
 func (s *sse) errorFrame(e *apierr.Error) error {
+	if s.events {
+		return s.errorEvent(e)
+	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -205,6 +212,9 @@ func (s *sse) errorFrame(e *apierr.Error) error {
 }
 
 func (s *sse) done() error {
+	if s.events {
+		return nil // a Responses stream ends with its last event
+	}
 	s.arm()
 	if _, err := s.w.Write([]byte("data: [DONE]\n\n")); err != nil {
 		return err

@@ -1,0 +1,259 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+
+	"mockgateway/internal/apierr"
+)
+
+// The Responses API (POST /v1/responses) is a second dialect of the same service: its request
+// decodes into the ChatRequest it stands for, so the models, simulation, fixtures, generator,
+// limits and journal serve both alike, and only the answer is written in the dialect's shape.
+// Its decoder is as strict as the chat one, with the same walk, the same errors and the same
+// order; the fields are OpenAI's CreateResponse (openapi 2.3.0) and openai-go's
+// responses.ResponseNewParams.
+
+// ResponseEcho is what a Response repeats of its request: the request-echo members OpenAI
+// returns (instructions, tools, tool_choice, text, temperature, …), encoded once at decode as
+// the JSON members ("name":value pairs, comma-separated, no braces) that every Response object
+// of the call — a JSON answer, or a stream's created, in_progress and final events — carries.
+// They are the client's own values sent back to it: they never reach telemetry.
+type ResponseEcho struct {
+	Members []byte
+}
+
+// responsesState is a Responses request being decoded: the chat request it becomes, its limits,
+// and the instructions, which come after input in the key order but go first among the messages.
+type responsesState struct {
+	req          *ChatRequest
+	lim          Limits
+	instructions *[]Message
+}
+
+// DecodeResponsesRequest strictly decodes and validates a Responses API request body into the
+// chat request it stands for, and the members its answer echoes. The rules are
+// DecodeChatRequest's: every key is supported, known but unsupported, or unknown; null is
+// absent; keys are examined in sorted order and the first problem is reported.
+//
+// The translation: instructions become a system message before the input; a string input is
+// one user message; input items become messages in order — a message item by its role, the
+// function_call items an earlier answer carried an assistant message's tool calls, a
+// function_call_output a tool message. item_reference and reasoning items are accepted and add
+// nothing: the mock keeps no responses to look them up in (docs/protocol.md).
+func DecodeResponsesRequest(body []byte, lim Limits) (*ChatRequest, *ResponseEcho, *apierr.Error) {
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	if len(trimmed) == 0 || trimmed[0] != '{' || !json.Valid(body) {
+		return nil, nil, errInvalidJSON()
+	}
+	top, ok := splitObject(body)
+	if !ok {
+		return nil, nil, errInvalidJSON()
+	}
+	var instructions []Message
+	c := responsesState{
+		req:          &ChatRequest{N: 1, ParallelToolCalls: true},
+		lim:          lim.withDefaults(),
+		instructions: &instructions,
+	}
+	if e := responsesObject.walk(c, "", top); e != nil {
+		return nil, nil, e
+	}
+	if e := c.finish(top); e != nil {
+		return nil, nil, e
+	}
+	if len(instructions) > 0 {
+		c.req.Messages = append(instructions, c.req.Messages...)
+	}
+	c.req.Fields = responsesFieldSetOf(top)
+	// A stream always ends with the usage (in response.completed): the same work as chat's
+	// include_usage, so the same flag.
+	c.req.IncludeUsage = true
+	return c.req, &ResponseEcho{Members: echoMembers(top, c.req)}, nil
+}
+
+var responsesObject = objectSpec[responsesState]{fields: responsesTopField, required: []string{"model", "input"}}
+
+const stateless = "the mock is stateless so that every replica answers alike: send the whole input instead"
+
+// responsesTopField is the top level of a Responses request: the properties of CreateResponse.
+func responsesTopField(c responsesState, k, p string, v json.RawMessage) (fieldClass, *apierr.Error) {
+	switch k {
+	// What to answer.
+	case "model":
+		return supported, chatState{req: c.req}.model(p, v)
+	case "input":
+		return supported, c.input(p, v)
+	case "instructions":
+		return supported, c.readInstructions(p, v)
+
+	// How the answer is delivered.
+	case "stream":
+		return supported, into(&c.req.Stream)(asBool(p, v))
+	case "stream_options":
+		return noEffect, responsesStreamOptionsObject.decode(none{}, p, v)
+	case "max_output_tokens":
+		return supported, c.maxOutputTokens(p, v)
+
+	// Tools and structured output.
+	case "tools":
+		return supported, into(&c.req.Tools)(decodeEach(p, v, readResponsesTool))
+	case "tool_choice":
+		return supported, readResponsesToolChoice(&c.req.ToolChoice, p, v)
+	case "parallel_tool_calls":
+		return supported, into(&c.req.ParallelToolCalls)(asBool(p, v))
+	case "max_tool_calls":
+		return noEffect, valid(asBoundedInt(p, v, 1, 1<<31-1))
+	case "text":
+		return supported, textObject.decode(&c.req.ResponseFormat, p, v)
+
+	// Sampling and reasoning: a deterministic mock answers the same whatever they are.
+	case "temperature":
+		return supported, chatState{req: c.req}.temperature(p, v)
+	case "top_p":
+		return noEffect, valid(asRangedNumber(p, v, 0, 1))
+	case "top_logprobs":
+		return noEffect, checkTopLogprobs(p, v)
+	case "reasoning":
+		return noEffect, reasoningObject.decode(none{}, p, v)
+	case "truncation":
+		return noEffect, valid(asEnum(p, v, "auto", "disabled"))
+	case "include":
+		return noEffect, checkInclude(p, v)
+
+	// Bookkeeping for the client and the platform.
+	case "user", "prompt_cache_key":
+		return noEffect, valid(asString(p, v))
+	case "safety_identifier":
+		return noEffect, checkSafetyIdentifier(p, v)
+	case "metadata":
+		return noEffect, checkMetadata(p, v)
+	case "store":
+		// Accepted, and nothing is stored: the mock keeps no responses (docs/protocol.md).
+		return noEffect, valid(asBool(p, v))
+	case "background":
+		return noEffect, checkBackground(p, v)
+	case "service_tier":
+		return noEffect, valid(asEnum(p, v, "auto", "default", "flex", "scale", "priority", "fast"))
+	case "prompt_cache_retention":
+		return noEffect, valid(asEnum(p, v, "in_memory", "in-memory", "24h"))
+	case "prompt_cache_options":
+		return noEffect, promptCacheOptionsObject.decode(none{}, p, v)
+
+	// State the mock does not keep, and features it does not offer.
+	case "previous_response_id", "conversation":
+		return unsupported, errUnsupported(p, stateless)
+	case "prompt":
+		return unsupported, errUnsupported(p, "the mock keeps no reusable prompts: send instructions and input")
+	case "context_management", "moderation":
+		return unsupported, errUnsupported(p, "the mock does not offer this feature")
+	}
+	return unknown, nil
+}
+
+// finish checks the cross-field rules, after the key pass.
+func (c responsesState) finish(top object) *apierr.Error {
+	r := c.req
+	if hasMember(top, "stream_options") && !r.Stream {
+		return errValue("stream_options", "only allowed when stream is true")
+	}
+	if hasMember(top, "tool_choice") {
+		switch r.ToolChoice.Mode {
+		case ToolChoiceRequired, ToolChoiceFunction:
+			if len(r.Tools) == 0 {
+				return errValue("tool_choice", "only allowed when tools are specified")
+			}
+		}
+		if r.ToolChoice.Mode == ToolChoiceFunction &&
+			!slices.ContainsFunc(r.Tools, func(t Tool) bool { return t.Name == r.ToolChoice.Function }) {
+			return errValue("tool_choice.name", "must name a function defined in tools")
+		}
+	}
+	if len(r.Messages) == 0 && len(*c.instructions) == 0 {
+		return errValue("input", "must contain at least one message or function_call_output item")
+	}
+	return nil
+}
+
+// input is a string (one user message) or an array of items.
+func (c responsesState) input(path string, v json.RawMessage) *apierr.Error {
+	msgs, e := decodeInput(path, v, roleUser)
+	c.req.Messages = msgs
+	return e
+}
+
+// readInstructions is a string (a system message) or, as in CreateResponse, an array of items.
+func (c responsesState) readInstructions(path string, v json.RawMessage) *apierr.Error {
+	msgs, e := decodeInput(path, v, roleSystem)
+	*c.instructions = msgs
+	return e
+}
+
+// maxOutputTokens is the budget of the answer. OpenAI's floor is 16.
+func (c responsesState) maxOutputTokens(path string, v json.RawMessage) *apierr.Error {
+	n, e := asBoundedInt(path, v, 16, int64(c.lim.MaxTokensCeiling))
+	if e != nil {
+		return e
+	}
+	c.req.MaxTokens, c.req.MaxTokensParam = int(n), "max_output_tokens"
+	return nil
+}
+
+var responsesStreamOptionsObject = objectSpec[none]{fields: decodeResponsesStreamOptions}
+
+func decodeResponsesStreamOptions(_ none, k, p string, v json.RawMessage) (fieldClass, *apierr.Error) {
+	switch k {
+	case "include_obfuscation":
+		return noEffect, valid(asBool(p, v)) // the mock never obfuscates
+	}
+	return unknown, nil
+}
+
+var reasoningObject = objectSpec[none]{fields: decodeReasoning}
+
+func decodeReasoning(_ none, k, p string, v json.RawMessage) (fieldClass, *apierr.Error) {
+	switch k {
+	case "effort":
+		return noEffect, valid(asEnum(p, v, "none", "minimal", "low", "medium", "high", "xhigh", "max"))
+	case "summary", "generate_summary":
+		return noEffect, valid(asEnum(p, v, "auto", "concise", "detailed"))
+	}
+	return unknown, nil
+}
+
+// checkInclude holds include to CreateResponse's Includable values. None of them adds to what the
+// mock answers (it calls no hosted tools, reasons not, and keeps no logprobs), but a wrong one is
+// the client's mistake all the same.
+func checkInclude(path string, v json.RawMessage) *apierr.Error {
+	items, e := asArray(path, v)
+	if e != nil {
+		return e
+	}
+	for i, it := range items {
+		if _, e := asEnum(indexPath(path, i), it, "file_search_call.results", "web_search_call.results",
+			"web_search_call.action.sources", "message.input_image.image_url", "computer_call_output.output.image_url",
+			"code_interpreter_call.outputs", "reasoning.encrypted_content", "message.output_text.logprobs"); e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+func checkTopLogprobs(path string, v json.RawMessage) *apierr.Error {
+	n, e := asBoundedInt(path, v, 0, 20)
+	if e == nil && n > 0 {
+		e = errUnsupported(path, noLogprobs)
+	}
+	return e
+}
+
+// checkBackground: background: false asks for nothing; a background response would have to be
+// stored and polled.
+func checkBackground(path string, v json.RawMessage) *apierr.Error {
+	b, e := asBool(path, v)
+	if e == nil && b {
+		e = errUnsupported(path, stateless)
+	}
+	return e
+}

@@ -1,0 +1,74 @@
+package server
+
+import (
+	"encoding/hex"
+	"strconv"
+	"time"
+
+	"mockgateway/internal/generate"
+	"mockgateway/internal/protocol"
+)
+
+// The Responses API's answer, made from the same generated result as a chat completion's.
+
+// responseID is the response's id, derived from the request and the model that answers it: the
+// same request gets the same id from every replica, as it gets the same answer. The items' ids
+// share its suffix (itemID).
+func responseID(seed uint64, model string) string {
+	var b [16]byte
+	h := fnv64aString(seed, model)
+	for i := range 8 {
+		b[i], b[8+i] = byte(seed>>(8*i)), byte(h>>(8*i))
+	}
+	return "resp_" + hex.EncodeToString(b[:])
+}
+
+// itemID is the id of an answer's k-th item: msg_… for a message, fc_… for a function call.
+func itemID(respID, prefix string, k int) string {
+	return prefix + respID[len("resp_"):] + strconv.Itoa(k)
+}
+
+// responseStatus is a settled answer's status and incomplete reason: an answer cut by its
+// budget (max_output_tokens, or the mock's --max-tokens) is incomplete, as OpenAI's is.
+func responseStatus(finish string) (status, incomplete string) {
+	if finish == "length" {
+		return "incomplete", "max_output_tokens"
+	}
+	return "completed", ""
+}
+
+// responseBody is the JSON answer of a Responses API call: the first (only) choice as a message
+// or as function calls, the usage, and what the request asked to be echoed.
+func responseBody(c *chatCall) protocol.Response {
+	ch := &c.Result.Choices[0]
+	status, incomplete := responseStatus(ch.FinishReason)
+	body := protocol.Response{
+		ID: c.ID, CreatedAt: c.Created, Status: status, Incomplete: incomplete, Model: c.Model.ID,
+		Usage: &protocol.ResponseUsage{Input: c.Result.PromptTokens, Output: c.Result.CompletionTokens},
+		Echo:  c.Echo,
+	}
+	if status == "completed" {
+		body.CompletedAt = time.Now().Unix()
+	}
+	body.Output = outputItems(c.ID, ch, status)
+	return body
+}
+
+// outputItems are a settled choice's items: one per function call, or the message.
+func outputItems(respID string, ch *generate.Choice, status string) []protocol.OutputItem {
+	if len(ch.ToolCalls) > 0 {
+		items := make([]protocol.OutputItem, len(ch.ToolCalls))
+		for k, tc := range ch.ToolCalls {
+			items[k] = protocol.OutputItem{
+				Function: true, ID: itemID(respID, "fc_", k), Status: "completed",
+				CallID: tc.ID, Name: tc.Name, Arguments: tc.Arguments.Text(),
+			}
+		}
+		return items
+	}
+	msg := protocol.OutputItem{ID: itemID(respID, "msg_", 0), Status: status, Text: ch.Text()}
+	if !ch.Refusal.IsNil() {
+		msg.Text, msg.Refusal = ch.Refusal.Text(), true
+	}
+	return []protocol.OutputItem{msg}
+}
