@@ -77,17 +77,15 @@ func (r *Response) AppendJSON(buf []byte) []byte {
 		}
 		buf = r.Output[i].AppendJSON(buf)
 	}
-	buf = append(buf, `],"usage":`...)
-	if u := r.Usage; u != nil {
-		buf = append(buf, `{"input_tokens":`...)
+	buf = append(buf, ']')
+	if u := r.Usage; u != nil { // absent while in progress: the document has no null usage
+		buf = append(buf, `,"usage":{"input_tokens":`...)
 		buf = strconv.AppendInt(buf, int64(u.Input), 10)
 		buf = append(buf, `,"input_tokens_details":{"cached_tokens":0,"cache_write_tokens":0},"output_tokens":`...)
 		buf = strconv.AppendInt(buf, int64(u.Output), 10)
 		buf = append(buf, `,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":`...)
 		buf = strconv.AppendInt(buf, int64(u.Input+u.Output), 10)
 		buf = append(buf, '}')
-	} else {
-		buf = append(buf, "null"...)
 	}
 	buf = append(buf, `,"background":false,"previous_response_id":null,"service_tier":"`+ServiceTier+`"`...)
 	if r.Echo != nil && len(r.Echo.Members) > 0 {
@@ -191,14 +189,16 @@ func AppendMember(buf []byte, key, value string) []byte {
 func echoMembers(top object, req *ChatRequest) []byte {
 	var b bytes.Buffer
 	raw := func(key, absent string) {
+		v, ok := top.get(key)
+		if !ok && absent == "" {
+			return // a member the document has no null for: left out
+		}
 		if b.Len() > 0 {
 			b.WriteByte(',')
 		}
 		b.WriteString(`"` + key + `":`)
-		if v, ok := top.get(key); ok {
-			if json.Compact(&b, v) == nil {
-				return
-			}
+		if ok && json.Compact(&b, v) == nil {
+			return
 		}
 		b.WriteString(absent)
 	}
@@ -216,7 +216,7 @@ func echoMembers(top object, req *ChatRequest) []byte {
 	raw("top_logprobs", "0")
 	raw("top_p", "1")
 	raw("truncation", `"disabled"`)
-	raw("user", "null")
+	raw("user", "")
 	b.WriteString(`,"tools":`)
 	b.Write(appendEchoTools(nil, top, req.Tools))
 	return b.Bytes()
