@@ -36,7 +36,8 @@ type Shape struct {
 	ResponseSchema bool   `json:"response_schema,omitempty"`
 	N              int    `json:"n"`
 	// MaxTokens is the budget per choice and MaxTokensParam the member it came from
-	// (max_completion_tokens or max_tokens); both empty when no budget was sent.
+	// (max_completion_tokens or max_tokens; max_output_tokens in the Responses API); both
+	// empty when no budget was sent.
 	MaxTokens      int    `json:"max_tokens,omitempty"`
 	MaxTokensParam string `json:"max_tokens_param,omitempty"`
 	// Stop counts the (non-empty) stop sequences.
@@ -125,7 +126,9 @@ func responseFormatType(t string) string {
 	return ours(t, protocol.FormatText, protocol.FormatJSONObject, protocol.FormatJSONSchema)
 }
 
-func maxTokensParam(p string) string { return ours(p, "max_completion_tokens", "max_tokens") }
+func maxTokensParam(p string) string {
+	return ours(p, "max_completion_tokens", "max_tokens", "max_output_tokens")
+}
 
 // ours returns the member of known equal to s (our string, not s), or "".
 func ours(s string, known ...string) string {
