@@ -69,7 +69,7 @@ func DecodeResponsesRequest(body []byte, lim Limits) (*ChatRequest, *ResponseEch
 	c.req.Fields = responsesFieldSetOf(top)
 	// A stream always ends with the usage (in response.completed): the same work as chat's
 	// include_usage, so the same flag.
-	c.req.IncludeUsage = true
+	c.req.IncludeUsage = c.req.Stream
 	return c.req, &ResponseEcho{Members: echoMembers(top, c.req)}, nil
 }
 

@@ -371,3 +371,54 @@ func TestResponsesStateless(t *testing.T) {
 		}
 	}
 }
+
+// TestResponsesFixtures: a fixture matches a Responses request as it matches a chat request, and
+// its reply — a tool call, content after the tool's result, a refusal, usage — renders in the
+// dialect, JSON and streamed, valid against OpenAI's document.
+func TestResponsesFixtures(t *testing.T) {
+	responseSchema, _ := officialSchemas(t)
+	h := newHarness(t, journaled)
+	addFixtures(t, h, "responses", weatherFixtures)
+	addFixtures(t, h, "responses", `{"fixtures":[{"name":"refuse","priority":2,"match":{"last_user":{"contains":"secret"}},"reply":{"refusal":"I cannot share that."}}]}`)
+	tool := `"tools":[{"type":"function","name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}]`
+	first := `{"model":"mock-tools","input":"What's the weather in Paris?",` + tool + `}`
+	second := `{"model":"mock-tools","input":[{"role":"user","content":"What's the weather in Paris?"},` +
+		`{"type":"function_call","call_id":"call_1","name":"get_weather","arguments":"{\"city\":\"Paris\"}"},` +
+		`{"type":"function_call_output","call_id":"call_1","output":"sunny"}],` + tool + `}`
+	refused := `{"model":"mock-chat","input":"Tell me the secret"}`
+	for _, tc := range []struct{ name, body, text, item string }{
+		{"tool call", first, "", "function_call"},
+		{"answer after the tool", second, "It is sunny in Paris.", "message"},
+		{"refusal", refused, "I cannot share that.", "message"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rr := h.do(http.MethodPost, "/v1/responses", tc.body, HeaderScope, "responses")
+			resp := validateOfficial(t, "answer", responseSchema, rr.Body.Bytes())
+			item := resp["output"].([]any)[0].(map[string]any)
+			if item["type"] != tc.item || outputText(resp) != tc.text {
+				t.Fatalf("%d: %s", rr.Code, rr.Body)
+			}
+			if tc.item == "function_call" && (item["name"] != "get_weather" || item["arguments"] != `{"city":"Paris"}`) {
+				t.Errorf("the fixture's call: %v", item)
+			}
+			rr = h.do(http.MethodPost, "/v1/responses", `{"stream":true,`+tc.body[1:], HeaderScope, "responses")
+			final, text, _ := checkEvents(t, "stream", readEvents(t, rr.Body.Bytes()))
+			if final == nil || text != tc.text || outputText(final) != tc.text {
+				t.Errorf("streamed %q, final %v", text, final)
+			}
+		})
+	}
+	var journal struct {
+		Data []struct{ Route, Fixture string }
+	}
+	_ = json.Unmarshal(h.do(http.MethodGet, "/_mock/journal?scope=responses", "").Body.Bytes(), &journal)
+	matched := map[string]int{}
+	for _, e := range journal.Data {
+		if e.Route == "/v1/responses" {
+			matched[e.Fixture]++
+		}
+	}
+	if matched["weather-call"] != 2 || matched["weather-answer"] != 2 || matched["refuse"] != 2 {
+		t.Errorf("the journal has %v", matched)
+	}
+}

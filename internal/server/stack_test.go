@@ -24,8 +24,17 @@ import (
 // test could not tell an 8 KB handler from a 16 KB one; make test runs it on its own, without.
 func TestParkedStreamStack(t *testing.T) {
 	if testing.Short() {
-		t.Skip("opens 200 streams")
+		t.Skip("opens 200 streams per dialect")
 	}
+	t.Run("chat", func(t *testing.T) {
+		parkedStreamStack(t, chatPath, `{"model":"mock-long","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	})
+	t.Run("responses", func(t *testing.T) {
+		parkedStreamStack(t, "/v1/responses", `{"model":"mock-long","stream":true,"input":"hi"}`)
+	})
+}
+
+func parkedStreamStack(t *testing.T, path, body string) {
 	const K = 200
 	// The connection goroutine's 8 KB and the background reader's few KB make about 10–12 KB;
 	// one doubling of the connection goroutine's stack (to 16 KB) makes about 20 KB.
@@ -33,8 +42,7 @@ func TestParkedStreamStack(t *testing.T) {
 	h := newHarness(t, journaled, func(d *Deps) { d.Catalog = longProse(t, "{first_chunk: 0s, between_chunks: 1h}") })
 	srv := httptest.NewServer(h.handler)
 	t.Cleanup(srv.Close) // cleanups run last-added first: the connections close before this
-	body := `{"model":"mock-long","stream":true,"messages":[{"role":"user","content":"hi"}]}`
-	request := "POST " + chatPath + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+	request := "POST " + path + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
 		strconv.Itoa(len(body)) + "\r\n\r\n" + body
 
 	open := func(k int) {
@@ -50,7 +58,8 @@ func TestParkedStreamStack(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		// Every stream has sent its role chunk, then parks for an hour.
+		// Every stream has sent its first frame (a role chunk, response.created), then parks for
+		// an hour before its first token.
 		for _, c := range conns {
 			_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
 			br := bufio.NewReader(c)

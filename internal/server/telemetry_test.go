@@ -222,6 +222,54 @@ func TestCanaries(t *testing.T) {
 		call{name: "delete scope", method: "DELETE", path: "/_mock/scopes/" + c.at("scope path") + "%20"},
 		call{name: "journal", method: "GET", path: "/_mock/journal?limit=" + c.at("journal limit")},
 	)
+	// The Responses API: canaries in every member it reads or echoes, JSON and streamed, in a
+	// fixture's scope, and in the bodies it refuses.
+	respInput := func() string {
+		return fmt.Sprintf(`[
+			{"role":"developer","content":%q},
+			{"type":"message","role":"user","content":[{"type":"input_text","text":%q}]},
+			{"type":"message","id":%q,"status":"completed","role":"assistant","content":[{"type":"output_text","text":%q,"annotations":[],"logprobs":[]}]},
+			{"type":"function_call","id":%q,"call_id":%q,"name":%q,"arguments":%q,"status":"completed"},
+			{"type":"function_call_output","call_id":%q,"output":[{"type":"input_text","text":%q}]},
+			{"type":"item_reference","id":%q},
+			{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":%q},
+			{"role":"user","content":%q}]`,
+			c.at("responses developer message"), c.at("responses input_text"), c.at("responses message id"), c.at("responses output_text"),
+			c.at("responses function_call id"), c.at("responses call_id"), c.at("responses function name"), `{"q":"`+c.at("responses arguments")+`"}`,
+			c.at("responses output call_id"), c.at("responses function output"), c.at("responses item reference"),
+			c.at("responses encrypted reasoning"), c.at("responses last user message"))
+	}
+	respTools := func() string {
+		return fmt.Sprintf(`[{"type":"function","name":%q,"description":%q,"strict":false,"parameters":{"type":"object","properties":{"p":{"type":"string","enum":[%q]}},"required":["p"]}}]`,
+			c.at("responses tool name"), c.at("responses tool description"), c.at("responses tool enum value"))
+	}
+	respCommon := func() string {
+		return fmt.Sprintf(`"instructions":%q,"user":%q,"metadata":{%q:%q},"prompt_cache_key":%q,"safety_identifier":%q,`+
+			`"text":{"format":{"type":"json_schema","name":%q,"description":%q,"schema":{"type":"object","properties":{"a":{"type":"string","enum":[%q]}}}}}`,
+			c.at("responses instructions"), c.at("responses user"), c.at("responses metadata key"), c.at("responses metadata value"),
+			c.at("responses prompt cache key"), c.at("responses safety identifier"), c.at("responses format name"),
+			c.at("responses format description"), c.at("responses schema enum"))
+	}
+	const respPath = "/v1/responses"
+	calls = append(calls,
+		call{name: "responses json", method: "POST", path: respPath + q, body: `{"model":"mock-echo","input":` + respInput() + `,` + respCommon() + `}`},
+		call{name: "responses stream", method: "POST", path: respPath + q, body: `{"model":"mock-echo","stream":true,"input":` + respInput() + `,` + respCommon() + `}`},
+		call{name: "responses tools", method: "POST", path: respPath + q, body: `{"model":"mock-tools","input":` + fmt.Sprintf("%q", c.at("responses tools input")) + `,"tools":` + respTools() + `,"tool_choice":{"type":"function","name":` + fmt.Sprintf("%q", c.at("responses tool name")) + `}}`},
+		call{name: "responses tools stream", method: "POST", path: respPath + q, body: `{"model":"mock-tools","stream":true,"input":"x","tools":` + respTools() + `}`},
+		call{name: "responses stream fault", method: "POST", path: respPath + q, body: `{"model":"mock-echo","stream":true,"input":` + respInput() + `}`, header: []string{"X-Mock-Fault", "stream_error;after=3"}},
+		call{name: "responses stream disconnect", method: "POST", path: respPath + q, body: `{"model":"mock-slow","stream":true,"input":` + respInput() + `}`, disconnect: true},
+		call{name: "responses previous_response_id", method: "POST", path: respPath, body: `{"model":"mock-echo","input":"x","previous_response_id":` + fmt.Sprintf("%q", c.at("previous response id")) + `}`},
+		call{name: "responses conversation", method: "POST", path: respPath, body: `{"model":"mock-echo","input":"x","conversation":{"id":` + fmt.Sprintf("%q", c.at("conversation id")) + `}}`},
+		call{name: "responses hosted tool", method: "POST", path: respPath, body: `{"model":"mock-tools","input":"x","tools":[{"type":"web_search","search_context_size":` + fmt.Sprintf("%q", c.at("hosted tool option")) + `}]}`},
+		call{name: "responses bad item", method: "POST", path: respPath, body: `{"model":"mock-echo","input":[{"type":` + fmt.Sprintf("%q", c.at("responses item type")) + `}]}`},
+		call{name: "responses bad include", method: "POST", path: respPath, body: `{"model":"mock-echo","input":"x","include":[` + fmt.Sprintf("%q", c.at("responses include")) + `]}`},
+		call{name: "responses stored", method: "GET", path: respPath + "/" + c.at("stored response id") + q},
+		call{name: "responses scoped match", method: "POST", path: respPath + q, header: append(scope, "X-Case", caseHeader),
+			body: `{"model":"mock-tools","input":` + fmt.Sprintf("%q", "say "+contains) + `,"tools":` + respTools() + `}`},
+		call{name: "responses scoped stream match", method: "POST", path: respPath + q, header: append(scope, "X-Case", caseHeader),
+			body: `{"model":"mock-tools","stream":true,"input":` + fmt.Sprintf("%q", "say "+contains) + `}`},
+		call{name: "responses strict miss", method: "POST", path: respPath + q, header: scope, body: `{"model":"mock-echo","input":` + fmt.Sprintf("%q", c.at("responses scoped unmatched")) + `}`},
+	)
 	calls = append(calls, []call{
 		{name: "health", method: "GET", path: "/health" + q},
 	}...)
@@ -305,6 +353,25 @@ func TestCanaries(t *testing.T) {
 		if !strings.Contains(sources["journal"], code) {
 			t.Errorf("the fixture calls did not run as planned: no %s in the journal", code)
 		}
+	}
+	var inScope struct {
+		Data []struct {
+			Route, Fixture string
+			ErrorCode      string `json:"error_code"`
+		}
+	}
+	_ = json.Unmarshal(h.do("GET", "/_mock/journal?scope=canary-scope&limit=1000", "").Body.Bytes(), &inScope)
+	var respMatched, respMissed int
+	for _, e := range inScope.Data {
+		if e.Route == "/v1/responses" && e.Fixture == "cnr-content" {
+			respMatched++
+		}
+		if e.Route == "/v1/responses" && e.ErrorCode == "no_fixture_match" {
+			respMissed++
+		}
+	}
+	if respMatched != 2 || respMissed != 1 {
+		t.Errorf("the Responses calls in the scope did not run as planned: %d matched, %d missed", respMatched, respMissed)
 	}
 	for name, text := range sources {
 		if hits := c.find(text); len(hits) > 0 {
