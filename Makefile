@@ -39,9 +39,10 @@ check:
 	cd internal/clientcompat/gosdk && $(GO) run $(STATICCHECK) ./...
 
 # deps: what the tests need beyond the Go toolchain — the Node SDK and Vercel AI SDK used by the
-# client-compatibility test (installed from the lock file), and Debian's prometheus (server and
-# promtool) and docker-compose for deploy/test, and Debian's chromium for the console's browser test.
-# A missing tool fails the test run.
+# client-compatibility test (installed from the lock file); for deploy/test, Debian's
+# docker-compose and Prometheus v3.13.1 (server and promtool) built from its Go module and cached
+# in ~/.cache/mockgateway; and Debian's chromium for the console's browser test. A missing tool
+# fails the test run.
 deps:
 	@command -v node >/dev/null || { echo "node is required for the client-compatibility tests (apt-get install nodejs npm)"; exit 1; }
 	cd $(NODE_COMPAT) && npm ci --no-audit --no-fund --loglevel=error

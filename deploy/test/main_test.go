@@ -54,7 +54,7 @@ func requireTool(t *testing.T, name string) string {
 	t.Helper()
 	p, err := exec.LookPath(name)
 	if err != nil {
-		t.Fatalf("%s is not installed: run `bash deploy/test/deps.sh` first (it installs Debian's prometheus and docker-compose)", name)
+		t.Fatalf("%s is not installed: run `bash deploy/test/deps.sh` first (it installs docker-compose and builds Prometheus)", name)
 	}
 	return p
 }
