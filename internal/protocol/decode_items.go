@@ -13,42 +13,64 @@ import (
 // array holds items, each becoming at most one message, except that the function_call items an
 // answer carried join the assistant message before them, as one chat assistant message carries
 // its tool calls.
-func decodeInput(path string, v json.RawMessage, stringRole string) ([]Message, *apierr.Error) {
+//
+// unanswered is a function_call_output that answers no call of the input: a cross-field rule,
+// which the caller reports only once the other members have been checked.
+func decodeInput(path string, v json.RawMessage, stringRole string) (msgs []Message, unanswered, e *apierr.Error) {
 	switch jsonKind(v) {
 	case '"':
 		s, e := asString(path, v)
 		if e != nil {
-			return nil, e
+			return nil, nil, e
 		}
-		return []Message{{Role: stringRole, Content: s}}, nil
+		return []Message{{Role: stringRole, Content: s}}, nil, nil
 	case '[':
 	default:
-		return nil, errType(path, "a string or an array of input items")
+		return nil, nil, errType(path, "a string or an array of input items")
 	}
-	items, e := asArray(path, v)
+	items, e := decodeEach(path, v, readInputItem)
 	if e != nil {
-		return nil, e
+		return nil, nil, e
 	}
-	msgs := make([]Message, 0, len(items))
-	for i, raw := range items {
-		p := indexPath(path, i)
-		var it inputItem
-		if e := readInputItem(&it, p, raw); e != nil {
-			return nil, e
-		}
-		switch {
-		case it.kind == itemFunctionCall:
+	unanswered = checkOutputsAnswerCalls(path, items)
+	msgs = make([]Message, 0, len(items))
+	for i := range items {
+		it := &items[i]
+		switch it.kind {
+		case itemFunctionCall:
 			// An answer's calls follow its text, or each other.
 			if n := len(msgs); n > 0 && msgs[n-1].Role == roleAssistant {
 				msgs[n-1].ToolCalls = append(msgs[n-1].ToolCalls, it.call)
 			} else {
 				msgs = append(msgs, Message{Role: roleAssistant, ToolCalls: []ToolCall{it.call}})
 			}
-		case it.kind == itemMessage || it.kind == itemFunctionCallOutput:
+		case itemMessage, itemFunctionCallOutput:
 			msgs = append(msgs, it.msg)
 		}
 	}
-	return msgs, nil
+	return msgs, unanswered, nil
+}
+
+// checkOutputsAnswerCalls refuses a function_call_output whose call_id no function_call of the
+// input carries, as OpenAI does. An item_reference may stand for the call, which the mock
+// cannot look up: then nothing is refused.
+func checkOutputsAnswerCalls(path string, items []inputItem) *apierr.Error {
+	calls := map[string]bool{}
+	for i := range items {
+		switch items[i].kind {
+		case itemFunctionCall:
+			calls[items[i].call.ID] = true
+		case itemReference:
+			return nil
+		}
+	}
+	for i := range items {
+		if it := &items[i]; it.kind == itemFunctionCallOutput && !calls[it.msg.ToolCallID] {
+			return errValue(joinPath(indexPath(path, i), "call_id"),
+				"no function_call in input has this call_id; send back the function_call item each output answers")
+		}
+	}
+	return nil
 }
 
 // Item kinds the mock reads; the others it accepts add nothing.
@@ -56,7 +78,8 @@ const (
 	itemMessage = iota + 1
 	itemFunctionCall
 	itemFunctionCallOutput
-	itemOpaque // item_reference, reasoning
+	itemReference
+	itemReasoning
 )
 
 // inputItem is one decoded input item.
@@ -98,10 +121,10 @@ func readInputItem(it *inputItem, path string, v json.RawMessage) *apierr.Error 
 		it.kind, it.msg.Role = itemFunctionCallOutput, roleTool
 		return functionCallOutputObject.walk(&it.msg, path, o)
 	case "item_reference":
-		it.kind = itemOpaque
+		it.kind = itemReference
 		return itemReferenceObject.walk(none{}, path, o)
 	case "reasoning":
-		it.kind = itemOpaque
+		it.kind = itemReasoning
 		return reasoningItemObject.walk(none{}, path, o)
 	case "file_search_call", "computer_call", "computer_call_output", "web_search_call", "image_generation_call",
 		"code_interpreter_call", "local_shell_call", "local_shell_call_output", "shell_call", "shell_call_output",
@@ -222,6 +245,8 @@ func decodeFunctionCallItem(c *ToolCall, k, p string, v json.RawMessage) (fieldC
 		return supported, into(&c.Arguments)(asString(p, v))
 	case "id", "namespace":
 		return noEffect, valid(asString(p, v))
+	case "caller":
+		return noEffect, valid(asObject(p, v)) // who ran the call (openai-go's ToolCallCaller)
 	case "status":
 		return noEffect, valid(asEnum(p, v, "in_progress", "completed", "incomplete"))
 	}
@@ -237,8 +262,10 @@ func decodeFunctionCallOutput(m *Message, k, p string, v json.RawMessage) (field
 	case "output":
 		// A string, or content parts, of which the mock reads text only.
 		return supported, into(&m.Content)(decodeItemContent(p, roleTool, v))
-	case "id":
+	case "id", "name", "namespace":
 		return noEffect, valid(asString(p, v))
+	case "caller":
+		return noEffect, valid(asObject(p, v))
 	case "status":
 		return noEffect, valid(asEnum(p, v, "in_progress", "completed", "incomplete"))
 	}

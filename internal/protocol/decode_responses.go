@@ -25,11 +25,13 @@ type ResponseEcho struct {
 }
 
 // responsesState is a Responses request being decoded: the chat request it becomes, its limits,
-// and the instructions, which come after input in the key order but go first among the messages.
+// the instructions, which come after input in the key order but go first among the messages,
+// and a cross-field error of the input that waits for finish.
 type responsesState struct {
 	req          *ChatRequest
 	lim          Limits
 	instructions *[]Message
+	unanswered   **apierr.Error
 }
 
 // DecodeResponsesRequest strictly decodes and validates a Responses API request body into the
@@ -52,10 +54,12 @@ func DecodeResponsesRequest(body []byte, lim Limits) (*ChatRequest, *ResponseEch
 		return nil, nil, errInvalidJSON()
 	}
 	var instructions []Message
+	var unanswered *apierr.Error
 	c := responsesState{
 		req:          &ChatRequest{N: 1, ParallelToolCalls: true},
 		lim:          lim.withDefaults(),
 		instructions: &instructions,
+		unanswered:   &unanswered,
 	}
 	if e := responsesObject.walk(c, "", top); e != nil {
 		return nil, nil, e
@@ -173,19 +177,19 @@ func (c responsesState) finish(top object) *apierr.Error {
 	if len(r.Messages) == 0 && len(*c.instructions) == 0 {
 		return errValue("input", "must contain at least one message or function_call_output item")
 	}
-	return nil
+	return *c.unanswered
 }
 
 // input is a string (one user message) or an array of items.
 func (c responsesState) input(path string, v json.RawMessage) *apierr.Error {
-	msgs, e := decodeInput(path, v, roleUser)
-	c.req.Messages = msgs
+	msgs, unanswered, e := decodeInput(path, v, roleUser)
+	c.req.Messages, *c.unanswered = msgs, unanswered
 	return e
 }
 
 // readInstructions is a string (a system message) or, as in CreateResponse, an array of items.
 func (c responsesState) readInstructions(path string, v json.RawMessage) *apierr.Error {
-	msgs, e := decodeInput(path, v, roleSystem)
+	msgs, _, e := decodeInput(path, v, roleSystem) // outputs answer the input's calls only
 	*c.instructions = msgs
 	return e
 }

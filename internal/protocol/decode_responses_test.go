@@ -14,6 +14,8 @@ import (
 	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
+
+	"mockgateway/internal/apierr"
 )
 
 const respMinimal = `"model":"mock-echo","input":"hi"`
@@ -49,6 +51,12 @@ func TestDecodeResponsesTranslates(t *testing.T) {
 				{Role: "tool", ToolCallID: "c1", Content: "one"}, {Role: "tool", ToolCallID: "c2", Content: "two"}}},
 		{"calls without text", respWithItems(`{"role":"user","content":"q"}`, `{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"}`),
 			[]Message{{Role: "user", Content: "q"}, {Role: "assistant", ToolCalls: []ToolCall{{ID: "c1", Name: "f", Arguments: "{}"}}}}},
+		{"a reference may stand for the call", respWithItems(`{"type":"item_reference","id":"fc_1"}`,
+			`{"type":"function_call_output","call_id":"c1","output":"x","name":"f","namespace":"n","caller":{"type":"direct"}}`),
+			[]Message{{Role: "tool", ToolCallID: "c1", Content: "x"}}},
+		{"SDK-typed members of a call", respWithItems(`{"type":"function_call","call_id":"c1","name":"f","arguments":"{}","namespace":"n","caller":{"type":"direct"}}`,
+			`{"type":"function_call_output","call_id":"c1","output":"x"}`),
+			[]Message{{Role: "assistant", ToolCalls: []ToolCall{{ID: "c1", Name: "f", Arguments: "{}"}}}, {Role: "tool", ToolCallID: "c1", Content: "x"}}},
 		{"references and reasoning add nothing", respWithItems(`{"type":"item_reference","id":"msg_1"}`,
 			`{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"e"}`, `{"role":"user","content":"q"}`),
 			[]Message{{Role: "user", Content: "q"}}},
@@ -153,6 +161,9 @@ func TestDecodeResponsesErrors(t *testing.T) {
 		{"item status", respWithItems(`{"role":"user","content":"x","status":"done"}`), "invalid_value", "input[0].status"},
 		{"phase on a user message", respWithItems(`{"role":"user","content":"x","phase":"final_answer"}`), "unknown_parameter", "input[0].phase"},
 		{"reference without id", respWithItems(`{"type":"item_reference"}`), "missing_required_parameter", "input[0].id"},
+		{"an output that answers no call", respWithItems(`{"role":"user","content":"q"}`, `{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"}`,
+			`{"type":"function_call_output","call_id":"c2","output":"x"}`), "invalid_value", "input[2].call_id"},
+		{"an output without any call", respWithItems(`{"type":"function_call_output","call_id":"c1","output":"x"}`), "invalid_value", "input[0].call_id"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -248,7 +259,8 @@ func TestResponsesFieldNamesAreTheDecoders(t *testing.T) {
 				}
 				k, _ := strconv.Unquote(lit.Value)
 				var instr []Message
-				c := responsesState{req: &ChatRequest{N: 1}, lim: Limits{}.withDefaults(), instructions: &instr}
+				var unanswered *apierr.Error
+				c := responsesState{req: &ChatRequest{N: 1}, lim: Limits{}.withDefaults(), instructions: &instr, unanswered: &unanswered}
 				if class, _ := responsesTopField(c, k, k, json.RawMessage(`0`)); class == supported || class == noEffect {
 					accepted = append(accepted, k)
 				}
