@@ -10,8 +10,9 @@ import (
 )
 
 // TestNodeClients runs the Node clients of internal/clientcompat/node, unmodified, against the
-// real service: every *.test.mjs there — the official openai SDK and the Vercel AI SDK (chat
-// mode), LangChain JS (@langchain/openai) and the Agents SDK (@openai/agents). `make test`
+// real service: every *.test.mjs there — the official openai SDK, the Vercel AI SDK, LangChain JS
+// (@langchain/openai) and the Agents SDK (@openai/agents), over Chat Completions and the
+// Responses API. `make test`
 // installs them first (npm ci); a missing Node or missing packages fail this test, never skip it.
 func TestNodeClients(t *testing.T) {
 	dir, err := filepath.Abs("../../internal/clientcompat/node")

@@ -35,7 +35,14 @@ type corpusExpect struct {
 
 func loadCorpus(t *testing.T) map[string]corpusEntry {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join("testdata", "clients", "*", "*.json"))
+	return loadCorpusDir(t, "clients")
+}
+
+// loadCorpusDir loads testdata/<dir>/<client>/<case>.json: clients (Chat Completions) or
+// responses-clients (the Responses API).
+func loadCorpusDir(t *testing.T, dir string) map[string]corpusEntry {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("testdata", dir, "*", "*.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +65,7 @@ func loadCorpus(t *testing.T) map[string]corpusEntry {
 		if e.Expect != nil && (e.Expect.Status == 0 || e.Expect.Code == "" || e.Expect.Why == "") {
 			t.Fatalf("%s: expect needs status, code and why", f)
 		}
-		name, _ := filepath.Rel(filepath.Join("testdata", "clients"), f)
+		name, _ := filepath.Rel(filepath.Join("testdata", dir), f)
 		out[filepath.ToSlash(name)] = e
 	}
 	return out
@@ -101,6 +108,41 @@ func TestClientCorpus(t *testing.T) {
 			if err := json.Unmarshal(rr.Body.Bytes(), &c); err != nil || c.Object != "chat.completion" || len(c.Choices) == 0 {
 				t.Fatalf("not a chat completion: %s", body)
 			}
+		})
+	}
+}
+
+// TestResponsesClientCorpus does the same for the Responses API bodies the clients send
+// (testdata/responses-clients): each is answered 200 — a response, or a stream that ends with
+// response.completed or response.incomplete — or with the error its entry documents.
+func TestResponsesClientCorpus(t *testing.T) {
+	corpus := loadCorpusDir(t, "responses-clients")
+	if len(corpus) < 40 {
+		t.Fatalf("only %d entries under testdata/responses-clients", len(corpus))
+	}
+	h := newHarness(t)
+	for name, e := range corpus {
+		t.Run(name, func(t *testing.T) {
+			var hdr []string
+			for k, v := range e.Headers {
+				hdr = append(hdr, k, v)
+			}
+			rr := h.do(http.MethodPost, "/v1/responses", string(e.Body), hdr...)
+			if e.Expect != nil {
+				checkError(t, rr, e.Expect.Status, e.Expect.Code, e.Expect.Param)
+				return
+			}
+			if rr.Code != http.StatusOK {
+				t.Fatalf("%s %s (%s, %s): status %d: %s", e.Client, e.Version, e.Case, e.Source, rr.Code, rr.Body.String())
+			}
+			if strings.HasPrefix(rr.Header().Get("Content-Type"), "text/event-stream") {
+				if final, _, _ := checkEvents(t, name, readEvents(t, rr.Body.Bytes())); final == nil {
+					t.Fatalf("stream did not end with the response:\n%s", rr.Body.String())
+				}
+				return
+			}
+			responseSchema, _ := officialSchemas(t)
+			validateOfficial(t, name, responseSchema, rr.Body.Bytes())
 		})
 	}
 }

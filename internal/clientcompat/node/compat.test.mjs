@@ -583,7 +583,7 @@ describe('openai SDK', { timeout: TIMEOUT * 10 }, () => {
       return true;
     });
     await assert.rejects(
-      strictClient.responses.create({ model: 'mock-echo', input: 'hi' }),
+      strictClient.completions.create({ model: 'mock-echo', prompt: 'hi' }),
       (e) => e instanceof NotFoundError && e.code === 'unsupported_surface',
     );
   });
