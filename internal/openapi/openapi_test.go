@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"go/ast"
-	"go/parser"
 	"go/token"
 	"net/http"
 	"os"
@@ -270,6 +269,8 @@ func TestOpenAPIConstantsAreTheServices(t *testing.T) {
 		{"/components/schemas/ChatCompletionRequest/properties/stop/anyOf/1/maxItems", json.Number("4")},
 		{"/components/schemas/ChatCompletionRequest/properties/max_tokens/maximum", json.Number(strconv.Itoa(protocol.DefaultMaxTokensCeiling))},
 		{"/components/schemas/ChatCompletionRequest/properties/max_completion_tokens/maximum", json.Number(strconv.Itoa(protocol.DefaultMaxTokensCeiling))},
+		{"/components/schemas/ResponsesRequest/properties/max_output_tokens/maximum", json.Number(strconv.Itoa(protocol.DefaultMaxTokensCeiling))},
+		{"/components/schemas/Response/properties/service_tier/const", protocol.ServiceTier},
 	} {
 		if got := docAt(t, c.ptr); got != c.want {
 			t.Errorf("%s = %v, want %v", c.ptr, got, c.want)
@@ -307,7 +308,25 @@ var decoderKeys = map[string][]string{
 	"decodeNamedFunction":         {"/components/schemas/ToolChoice/anyOf/1/properties/function"},
 	"decodeResponseFormat":        {"/components/schemas/ResponseFormat/oneOf/0", "/components/schemas/ResponseFormat/oneOf/1", "/components/schemas/ResponseFormat/oneOf/2"},
 	"decodeJSONSchema":            {"/components/schemas/ResponseFormat/oneOf/2/properties/json_schema"},
+
+	// The Responses API's (decode_responses.go, decode_items.go, decode_responses_tools.go).
+	"responsesTopField":            {"/components/schemas/ResponsesRequest"},
+	"decodeResponsesStreamOptions": {"/components/schemas/ResponsesRequest/properties/stream_options"},
+	"decodeReasoning":              {"/components/schemas/ResponsesRequest/properties/reasoning"},
+	"decodeInputMessage":           {"/components/schemas/ResponsesInputMessage", "/components/schemas/ResponsesAssistantMessage"},
+	"decodeItemPart":               {"/components/schemas/ResponsesInputTextPart", "/components/schemas/ResponsesOutputTextPart", "/components/schemas/ResponsesRefusalPart"},
+	"decodeFunctionCallItem":       {"/components/schemas/ResponsesFunctionCallItem"},
+	"decodeFunctionCallOutput":     {"/components/schemas/ResponsesFunctionCallOutputItem"},
+	"decodeItemReference":          {"/components/schemas/ResponsesItemReference"},
+	"decodeReasoningItem":          {"/components/schemas/ResponsesReasoningItem"},
+	"decodeResponsesTool":          {"/components/schemas/ResponsesFunctionTool"},
+	"decodeResponsesToolChoice":    {"/components/schemas/ResponsesToolChoice/anyOf/1"},
+	"decodeText":                   {"/components/schemas/ResponsesRequest/properties/text"},
+	"decodeTextFormat":             {"/components/schemas/ResponsesTextFormat/oneOf/0", "/components/schemas/ResponsesTextFormat/oneOf/1", "/components/schemas/ResponsesTextFormat/oneOf/2"},
 }
+
+// decoderFiles are the files of internal/protocol whose tables decoderKeys maps.
+var decoderFiles = []string{"decode.go", "decode_responses.go", "decode_items.go", "decode_responses_tools.go"}
 
 // keyCase is one case of a decoder's switch over a key: the keys it matches and its body.
 type keyCase struct {
@@ -377,6 +396,15 @@ func literalArgs(body []ast.Stmt, fn string) (strs []string, nums []float64, fou
 				if u, ok := a.(*ast.UnaryExpr); ok && u.Op == token.SUB {
 					neg, a = true, u.X
 				}
+				if n, ok := constInt(a); ok {
+					if _, isLit := a.(*ast.BasicLit); !isLit {
+						if neg {
+							n = -n
+						}
+						nums = append(nums, float64(n))
+						continue
+					}
+				}
 				lit, ok := a.(*ast.BasicLit)
 				if !ok {
 					continue
@@ -405,14 +433,9 @@ func literalArgs(body []ast.Stmt, fn string) (strs []string, nums []float64, fou
 // enum; every asRangedNumber's bounds are its minimum and maximum. A field, value or bound added
 // to the decoder without the document (or the other way round) fails here.
 func TestOpenAPIRequestFieldsAreTheDecoders(t *testing.T) {
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, "../protocol/decode.go", nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
 	seen := map[string]bool{}
 	checked := 0
-	for _, d := range f.Decls {
+	for _, d := range decoderDecls(t) {
 		fn, ok := d.(*ast.FuncDecl)
 		if !ok {
 			continue
@@ -424,7 +447,7 @@ func TestOpenAPIRequestFieldsAreTheDecoders(t *testing.T) {
 		name := fn.Name.Name
 		ptrs, ok := decoderKeys[name]
 		if !ok {
-			t.Errorf("decode.go: %s classifies keys but decoderKeys does not map it to the document", name)
+			t.Errorf("%v: %s classifies keys but decoderKeys does not map it to the document", decoderFiles, name)
 			continue
 		}
 		seen[name] = true
@@ -463,23 +486,25 @@ func TestOpenAPIRequestFieldsAreTheDecoders(t *testing.T) {
 					}
 					checked++
 				}
-				if _, nums, ok := literalArgs(c.body, "asRangedNumber"); ok && len(nums) == 2 {
-					lo, _ := prop["minimum"].(json.Number).Float64()
-					hi, _ := prop["maximum"].(json.Number).Float64()
-					if lo != nums[0] || hi != nums[1] {
-						t.Errorf("%s: %s is in [%v, %v] in the decoder, [%v, %v] in the document", name, k, nums[0], nums[1], lo, hi)
+				for _, ranged := range []string{"asRangedNumber", "asBoundedInt"} {
+					if _, nums, ok := literalArgs(c.body, ranged); ok && len(nums) == 2 {
+						lo, _ := prop["minimum"].(json.Number).Float64()
+						hi, _ := prop["maximum"].(json.Number).Float64()
+						if lo != nums[0] || hi != nums[1] {
+							t.Errorf("%s: %s is in [%v, %v] in the decoder, [%v, %v] in the document", name, k, nums[0], nums[1], lo, hi)
+						}
+						checked++
 					}
-					checked++
 				}
 			}
 		}
 	}
 	for name := range decoderKeys {
 		if !seen[name] {
-			t.Errorf("decoderKeys maps %s, which no longer classifies keys in decode.go", name)
+			t.Errorf("decoderKeys maps %s, which no longer classifies keys in %v", name, decoderFiles)
 		}
 	}
-	if checked < 8 {
+	if checked < 16 {
 		t.Errorf("only %d enums and ranges checked: has the decoder's form changed?", checked)
 	}
 }
@@ -946,19 +971,25 @@ func TestOpenAPIJournalIsTheJournals(t *testing.T) {
 		t.Errorf("the journal's stream outcomes %v are not observability's %v", got, want)
 	}
 
-	// The shape's field names are exactly the request members a FieldSet can hold: each of them
-	// reads into one, and every other property of the request schema does not.
-	fields := docStrings(t, "/components/schemas/JournalShape/properties/fields/items/enum")
-	for k := range docAt(t, "/components/schemas/ChatCompletionRequest/properties").(map[string]any) {
-		var s protocol.FieldSet
-		err := s.UnmarshalJSON([]byte(`["` + k + `"]`))
-		if (err == nil) != slices.Contains(fields, k) {
-			t.Errorf("request member %s: a FieldSet holds it: %v; the shape's fields list it: %v", k, err == nil, slices.Contains(fields, k))
+	// The shape's field names, per dialect, are exactly the request members a FieldSet can hold:
+	// each of them reads into one, and every other property of the dialect's request schema does
+	// not. (A FieldSet reads a list naming input as a Responses request's.)
+	for _, dl := range []struct{ fields, request, with string }{
+		{"/components/schemas/JournalShape/properties/fields/anyOf/0/items/enum", "/components/schemas/ChatCompletionRequest", ""},
+		{"/components/schemas/JournalShape/properties/fields/anyOf/1/items/enum", "/components/schemas/ResponsesRequest", `"input",`},
+	} {
+		fields := docStrings(t, dl.fields)
+		for k := range docAt(t, dl.request+"/properties").(map[string]any) {
+			var s protocol.FieldSet
+			err := s.UnmarshalJSON([]byte(`[` + dl.with + `"` + k + `"]`))
+			if (err == nil) != slices.Contains(fields, k) {
+				t.Errorf("%s member %s: a FieldSet holds it: %v; the shape's fields list it: %v", dl.request, k, err == nil, slices.Contains(fields, k))
+			}
 		}
-	}
-	var all protocol.FieldSet
-	if err := all.UnmarshalJSON([]byte(`["` + strings.Join(fields, `","`) + `"]`)); err != nil || !slices.Equal(all.Names(), fields) {
-		t.Errorf("the shape's fields %v do not read into a FieldSet (%v): %v", fields, err, all.Names())
+		var all protocol.FieldSet
+		if err := all.UnmarshalJSON([]byte(`["` + strings.Join(fields, `","`) + `"]`)); err != nil || !slices.Equal(all.Names(), fields) {
+			t.Errorf("the shape's fields %v do not read into a FieldSet (%v): %v", fields, err, all.Names())
+		}
 	}
 
 	// A fixture may set content_filter; every finish_reason the document gives is the same set.

@@ -32,9 +32,9 @@ type apiDoc struct {
 	c       *jsonschema.Compiler
 	schemas map[string]*jsonschema.Schema
 
-	documents, chunks, errors int
-	codes                     map[string]bool
-	responses                 map[string]bool // response objects (JSON pointers) exercised
+	documents, chunks, errors, events int
+	codes                             map[string]bool
+	responses                         map[string]bool // response objects (JSON pointers) exercised
 }
 
 func loadAPIDoc(t *testing.T) *apiDoc {
@@ -112,6 +112,13 @@ func (d *apiDoc) validate(what, ptr string, b []byte) {
 // matchTemplate reports whether path is an instance of the path template tpl.
 func matchTemplate(tpl, path string) bool {
 	ts, ps := strings.Split(tpl, "/"), strings.Split(path, "/")
+	if len(ts) != len(ps) {
+		return false
+	}
+	// {rest}, last, is the rest of the path, however many segments (/v1/responses/{rest}).
+	if n := len(ts); ts[n-1] == "{rest}" && len(ps) > n && strings.Join(ps[n-1:], "") != "" {
+		ps = append(ps[:n-1], strings.Join(ps[n-1:], "/"))
+	}
 	if len(ts) != len(ps) {
 		return false
 	}
@@ -219,6 +226,10 @@ func (d *apiDoc) body(what, ptr, contentType string, body []byte) {
 		d.validate(what, content+"/schema", body)
 		d.documents++
 	case "text/event-stream":
+		if d.at(content+"/x-sse-event-name") != nil {
+			d.eventStream(what, content+"/x-sse-data-schema", body) // named events (POST /v1/responses)
+			break
+		}
 		d.stream(what, content+"/x-sse-data-schema", body)
 	default:
 		if len(body) == 0 {
@@ -445,6 +456,8 @@ func TestOpenAPIResponsesConform(t *testing.T) {
 	}
 	do(busy, "GET", "/v1/models", "")
 	do(busy, "POST", chatPath, chatBody("mock-echo", ""))
+	do(busy, "POST", "/v1/responses", `{"model":"mock-echo","input":"hi"}`)
+	do(busy, "GET", "/v1/responses/resp_1/input_items", "")
 	cancel()
 	_ = resp.Body.Close()
 	srv.Close()
@@ -458,6 +471,15 @@ func TestOpenAPIResponsesConform(t *testing.T) {
 
 	// Fixtures, scopes and the journal: the control surface and the chat answers it scripts.
 	conformMockControl(t, d, do)
+	// POST /v1/responses and the stored-response routes.
+	conformResponses(t, d, do)
+	do(draining, "POST", "/v1/responses", `{"model":"mock-echo","input":"hi"}`)
+	do(draining, "GET", "/v1/responses/resp_1", "")
+	do(keyed, "POST", "/v1/responses", `{"model":"mock-echo","input":"hi"}`, "Authorization", "Bearer local-key")
+	do(keyed, "POST", "/v1/responses", `{"model":"mock-echo","input":"hi"}`)
+	do(keyed, "DELETE", "/v1/responses/resp_1", "", "Authorization", "Bearer wrong")
+	do(keyed, "DELETE", "/v1/responses/resp_1", "", "Authorization", "Bearer local-key")
+	do(timedOut, "POST", "/v1/responses", `{"model":"mock-slow","input":"hi","stream":true}`)
 
 	var missing []string
 	for _, c := range apierr.Codes() {
@@ -473,7 +495,12 @@ func TestOpenAPIResponsesConform(t *testing.T) {
 	for _, p := range slices.Sorted(func(yield func(string) bool) {
 		for path, ops := range d.at("/paths").(map[string]any) {
 			for method, op := range ops.(map[string]any) {
-				for status := range op.(map[string]any)["responses"].(map[string]any) {
+				o, _ := op.(map[string]any)
+				responses, ok := o["responses"].(map[string]any)
+				if !ok {
+					continue // the path item's summary, description or parameters
+				}
+				for status := range responses {
 					if !yield(d.deref("/paths/" + pointerToken(path) + "/" + method + "/responses/" + status)) {
 						return
 					}
@@ -485,7 +512,7 @@ func TestOpenAPIResponsesConform(t *testing.T) {
 			t.Errorf("no response here exercised %s", p)
 		}
 	}
-	t.Logf("held to the document: %d JSON documents, %d stream chunks, %d error envelopes (%d codes)", d.documents, d.chunks, d.errors, len(d.codes))
+	t.Logf("held to the document: %d JSON documents, %d stream chunks, %d Responses stream events, %d error envelopes (%d codes)", d.documents, d.chunks, d.events, d.errors, len(d.codes))
 }
 
 // conformMockControl provokes every response of the control surface (/_mock/*) and the chat
