@@ -104,6 +104,9 @@ func readInputItem(it *inputItem, path string, v json.RawMessage) *apierr.Error 
 		return e
 	}
 	typ := "message" // EasyInputMessage: a role and content, no type
+	if !hasMember(o, "role") && hasMember(o, "id") {
+		typ = "item_reference" // whose type is optional too
+	}
 	typePath := joinPath(path, "type")
 	if hasMember(o, "type") {
 		if typ, typePath, e = readDiscriminator(path, o, "type"); e != nil {
@@ -129,7 +132,8 @@ func readInputItem(it *inputItem, path string, v json.RawMessage) *apierr.Error 
 	case "file_search_call", "computer_call", "computer_call_output", "web_search_call", "image_generation_call",
 		"code_interpreter_call", "local_shell_call", "local_shell_call_output", "shell_call", "shell_call_output",
 		"apply_patch_call", "apply_patch_call_output", "mcp_list_tools", "mcp_approval_request", "mcp_approval_response",
-		"mcp_call", "custom_tool_call", "custom_tool_call_output", "compaction", "tool_search_call", "tool_search_output":
+		"mcp_call", "custom_tool_call", "custom_tool_call_output", "compaction", "compaction_trigger", "tool_search_call",
+		"tool_search_output", "program", "program_output", "additional_tools":
 		return errUnsupported(typePath, typ+" items are not supported by the mock: it offers function tools only")
 	}
 	return errValue(typePath, "must be one of message, function_call, function_call_output, item_reference, reasoning")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"unicode/utf8"
 
 	"mockgateway/internal/apierr"
 )
@@ -108,7 +109,7 @@ func responsesTopField(c responsesState, k, p string, v json.RawMessage) (fieldC
 	case "parallel_tool_calls":
 		return supported, into(&c.req.ParallelToolCalls)(asBool(p, v))
 	case "max_tool_calls":
-		return noEffect, valid(asBoundedInt(p, v, 1, 1<<31-1))
+		return noEffect, valid(asBoundedInt(p, v, 0, 1<<31-1))
 	case "text":
 		return supported, textObject.decode(&c.req.ResponseFormat, p, v)
 
@@ -130,7 +131,7 @@ func responsesTopField(c responsesState, k, p string, v json.RawMessage) (fieldC
 	case "user", "prompt_cache_key":
 		return noEffect, valid(asString(p, v))
 	case "safety_identifier":
-		return noEffect, checkSafetyIdentifier(p, v)
+		return noEffect, checkResponsesSafetyIdentifier(p, v)
 	case "metadata":
 		return noEffect, checkMetadata(p, v)
 	case "store":
@@ -139,7 +140,7 @@ func responsesTopField(c responsesState, k, p string, v json.RawMessage) (fieldC
 	case "background":
 		return noEffect, checkBackground(p, v)
 	case "service_tier":
-		return noEffect, valid(asEnum(p, v, "auto", "default", "flex", "scale", "priority", "fast"))
+		return noEffect, valid(asEnum(p, v, "auto", "default", "flex", "scale", "priority", "fast", "ultrafast"))
 	case "prompt_cache_retention":
 		return noEffect, valid(asEnum(p, v, "in_memory", "in-memory", "24h"))
 	case "prompt_cache_options":
@@ -222,8 +223,19 @@ func decodeReasoning(_ none, k, p string, v json.RawMessage) (fieldClass, *apier
 		return noEffect, valid(asEnum(p, v, "none", "minimal", "low", "medium", "high", "xhigh", "max"))
 	case "summary", "generate_summary":
 		return noEffect, valid(asEnum(p, v, "auto", "concise", "detailed"))
+	case "mode", "context": // open-ended strings in OpenAI's document; the mock reasons not
+		return noEffect, valid(asString(p, v))
 	}
 	return unknown, nil
+}
+
+// checkResponsesSafetyIdentifier: the Responses API allows 64 characters (chat 128).
+func checkResponsesSafetyIdentifier(path string, v json.RawMessage) *apierr.Error {
+	s, e := asString(path, v)
+	if e == nil && utf8.RuneCountInString(s) > 64 {
+		e = errValue(path, "must be at most 64 characters long")
+	}
+	return e
 }
 
 // checkInclude holds include to CreateResponse's Includable values. None of them adds to what the

@@ -57,6 +57,8 @@ func TestDecodeResponsesTranslates(t *testing.T) {
 		{"SDK-typed members of a call", respWithItems(`{"type":"function_call","call_id":"c1","name":"f","arguments":"{}","namespace":"n","caller":{"type":"direct"}}`,
 			`{"type":"function_call_output","call_id":"c1","output":"x"}`),
 			[]Message{{Role: "assistant", ToolCalls: []ToolCall{{ID: "c1", Name: "f", Arguments: "{}"}}}, {Role: "tool", ToolCallID: "c1", Content: "x"}}},
+		{"a reference without its type", respWithItems(`{"id":"msg_1"}`, `{"role":"user","content":"q"}`),
+			[]Message{{Role: "user", Content: "q"}}},
 		{"references and reasoning add nothing", respWithItems(`{"type":"item_reference","id":"msg_1"}`,
 			`{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"e"}`, `{"role":"user","content":"q"}`),
 			[]Message{{Role: "user", Content: "q"}}},
@@ -107,13 +109,21 @@ func TestDecodeResponsesFields(t *testing.T) {
 		t.Fatalf("echo %s: %v", echo.Members, err)
 	}
 	for k, v := range map[string]string{"max_output_tokens": "64", "parallel_tool_calls": "false", "temperature": "0.5",
-		"tool_choice": `{"type":"function","name":"f"}`, "instructions": "null", "metadata": "{}", "truncation": `"disabled"`} {
+		"tool_choice": `{"name":"f","type":"function"}`, "instructions": "null", "metadata": "{}", "truncation": `"disabled"`} {
 		if string(members[k]) != v {
 			t.Errorf("echo %s = %s, want %s", k, members[k], v)
 		}
 	}
 	if _, ok := members["user"]; ok {
 		t.Error("an absent user is echoed")
+	}
+	// Null members are absent to the decoder, and to the echo.
+	_, echo, e = DecodeResponsesRequest([]byte(respWith(`"metadata":{"a":null,"b":"c"},"text":{"format":null,"verbosity":"low"}`)), Limits{})
+	if e != nil {
+		t.Fatal(e)
+	}
+	if !strings.Contains(string(echo.Members), `"metadata":{"b":"c"}`) || !strings.Contains(string(echo.Members), `"text":{"verbosity":"low"}`) {
+		t.Errorf("echo with nulls: %s", echo.Members)
 	}
 }
 
@@ -161,6 +171,10 @@ func TestDecodeResponsesErrors(t *testing.T) {
 		{"item status", respWithItems(`{"role":"user","content":"x","status":"done"}`), "invalid_value", "input[0].status"},
 		{"phase on a user message", respWithItems(`{"role":"user","content":"x","phase":"final_answer"}`), "unknown_parameter", "input[0].phase"},
 		{"reference without id", respWithItems(`{"type":"item_reference"}`), "missing_required_parameter", "input[0].id"},
+		{"a reference with content", respWithItems(`{"id":"msg_1","content":"x"}`), "unknown_parameter", "input[0].content"},
+		{"a program item", respWithItems(`{"type":"program","id":"p"}`), "unsupported_parameter", "input[0].type"},
+		{"computer tool_choice", respWith(`"tool_choice":{"type":"computer"}`), "unsupported_parameter", "tool_choice.type"},
+		{"safety_identifier over 64", respWith(`"safety_identifier":"` + strings.Repeat("s", 65) + `"`), "invalid_value", "safety_identifier"},
 		{"an output that answers no call", respWithItems(`{"role":"user","content":"q"}`, `{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"}`,
 			`{"type":"function_call_output","call_id":"c2","output":"x"}`), "invalid_value", "input[2].call_id"},
 		{"an output without any call", respWithItems(`{"type":"function_call_output","call_id":"c1","output":"x"}`), "invalid_value", "input[0].call_id"},

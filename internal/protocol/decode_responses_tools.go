@@ -60,6 +60,8 @@ func decodeResponsesTool(t *Tool, k, p string, v json.RawMessage) (fieldClass, *
 		return supported, into(&t.Strict)(asBool(p, v))
 	case "defer_loading":
 		return noEffect, valid(asBool(p, v))
+	case "allowed_callers":
+		return noEffect, valid(asArray(p, v))
 	case "output_schema":
 		return noEffect, valid(asObject(p, v))
 	}
@@ -83,7 +85,7 @@ func readResponsesToolChoice(tc *ToolChoice, path string, v json.RawMessage) *ap
 	}
 	switch typ {
 	case "function":
-	case "allowed_tools", "custom", "mcp", "file_search", "web_search_preview", "computer_use_preview",
+	case "allowed_tools", "custom", "mcp", "file_search", "web_search_preview", "computer", "computer_use_preview",
 		"computer_use", "web_search_preview_2025_03_11", "image_generation", "code_interpreter", "apply_patch",
 		"shell", "programmatic_tool_calling":
 		return errUnsupported(typePath, "only none, auto, required and a named function are supported by the mock")

@@ -197,7 +197,10 @@ func echoMembers(top object, req *ChatRequest) []byte {
 			b.WriteByte(',')
 		}
 		b.WriteString(`"` + key + `":`)
-		if ok && json.Compact(&b, v) == nil {
+		if ok {
+			// Null members were absent to the decoder; the answer leaves them out too, since
+			// OpenAI's document has no null for most of them (a metadata value, text.format).
+			b.Write(appendWithoutNulls(nil, v))
 			return
 		}
 		b.WriteString(absent)
@@ -260,4 +263,40 @@ func appendEchoTools(buf []byte, top object, tools []Tool) []byte {
 		buf = append(buf, '}')
 	}
 	return append(buf, ']')
+}
+
+// appendWithoutNulls appends the compact JSON of the validated value v, leaving out the object
+// members whose value is null, at every depth.
+func appendWithoutNulls(buf []byte, v json.RawMessage) []byte {
+	switch jsonKind(v) {
+	case '{':
+		o, _ := splitObject(v)
+		buf = append(buf, '{')
+		n := 0
+		for k, raw := range o.all() {
+			if n > 0 {
+				buf = append(buf, ',')
+			}
+			n++
+			buf = jsonenc.AppendString(buf, k)
+			buf = append(buf, ':')
+			buf = appendWithoutNulls(buf, raw)
+		}
+		return append(buf, '}')
+	case '[':
+		items, _ := splitArray(v)
+		buf = append(buf, '[')
+		for i, it := range items {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = appendWithoutNulls(buf, it)
+		}
+		return append(buf, ']')
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, v) != nil {
+		return append(buf, "null"...)
+	}
+	return append(buf, b.Bytes()...)
 }

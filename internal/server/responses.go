@@ -29,10 +29,14 @@ func itemID(respID, prefix string, k int) string {
 }
 
 // responseStatus is a settled answer's status and incomplete reason: an answer cut by its
-// budget (max_output_tokens, or the mock's --max-tokens) is incomplete, as OpenAI's is.
+// budget (max_output_tokens, or the mock's --max-tokens) is incomplete, as OpenAI's is, and so is
+// one a fixture ends with content_filter.
 func responseStatus(finish string) (status, incomplete string) {
-	if finish == "length" {
+	switch finish {
+	case "length":
 		return "incomplete", "max_output_tokens"
+	case "content_filter":
+		return "incomplete", "content_filter"
 	}
 	return "completed", ""
 }
