@@ -289,8 +289,11 @@ func TestOpenAPIGoldens(t *testing.T) {
 		// A golden file keeps the body only: its headers are held to the document when the
 		// same requests are sent in TestOpenAPIResponsesConform.
 		method, path, ct := http.MethodPost, chatPath, "application/json"
+		if strings.HasPrefix(filepath.Base(g), "responses_") {
+			path = "/v1/responses"
+		}
 		switch {
-		case bytes.HasPrefix(b, []byte("data: ")):
+		case bytes.HasPrefix(b, []byte("data: ")), bytes.HasPrefix(b, []byte("event: ")):
 			ct = "text/event-stream; charset=utf-8"
 		case strings.HasPrefix(filepath.Base(g), "models"):
 			method, path = http.MethodGet, "/v1/models"

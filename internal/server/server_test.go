@@ -374,6 +374,8 @@ func TestStreamFrames(t *testing.T) {
 func normalize(b []byte) []byte {
 	s := regexp.MustCompile(`"id":"chatcmpl-[0-9a-f]+"`).ReplaceAllString(string(b), `"id":"chatcmpl-ID"`)
 	s = regexp.MustCompile(`"created":\d+`).ReplaceAllString(s, `"created":0`)
+	// A Responses answer's times (its ids are derived from the request: they stay).
+	s = regexp.MustCompile(`"(created_at|completed_at)":\d+`).ReplaceAllString(s, `"$1":1800000000`)
 	return []byte(s)
 }
 
@@ -385,9 +387,18 @@ func TestGolden(t *testing.T) {
 		{"tools_json.golden", `{"model":"mock-tools","messages":[{"role":"user","content":"weather?"}],"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"},"unit":{"type":"string","enum":["c","f"]}},"required":["city"]}}}]}`},
 		{"tools_stream.golden", `{"model":"mock-tools","stream":true,"messages":[{"role":"user","content":"weather?"}],"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}]}`},
 	}
+	cases = append(cases, []struct{ name, body string }{
+		{"responses_json.golden", `{"model":"mock-chat","instructions":"Be brief.","input":"hi","max_output_tokens":16}`},
+		{"responses_echo_stream.golden", `{"model":"mock-echo","stream":true,"input":"Say hello to the world"}`},
+		{"responses_tools_stream.golden", `{"model":"mock-tools","stream":true,"input":"weather?","tools":[{"type":"function","name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}]}`},
+	}...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			rr := h.do("POST", chatPath, c.body)
+			path := chatPath
+			if strings.HasPrefix(c.name, "responses_") {
+				path = "/v1/responses"
+			}
+			rr := h.do("POST", path, c.body)
 			if rr.Code != 200 {
 				t.Fatalf("%d %s", rr.Code, rr.Body.String())
 			}
