@@ -68,12 +68,12 @@ const snippets = {
     '}',
   ].join('\n'),
   'Vercel AI SDK': (base, keyRequired) => [
-    '// hello.mjs — .chat(): the mock serves Chat Completions; mock("…") would use the Responses API',
+    '// hello.mjs — mock("…") uses the Responses API (the default), mock.chat("…") Chat Completions: the mock serves both',
     'import { createOpenAI } from "@ai-sdk/openai";',
     'import { generateText } from "ai";',
     '',
     `const mock = createOpenAI({ baseURL: "${base}", apiKey: ${keyRequired ? `process.env.${KEY_ENV}` : '"mock"'} });`,
-    'const { text } = await generateText({ model: mock.chat("mock-chat"), prompt: "Hello" });',
+    'const { text } = await generateText({ model: mock("mock-chat"), prompt: "Hello" });',
     'console.log(text);',
   ].join('\n'),
   LangChain: (base, keyRequired) => [
