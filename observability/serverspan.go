@@ -20,8 +20,9 @@ func describeServerSpan(span trace.Span, r *http.Request, rec *Record) {
 	if !span.IsRecording() {
 		return
 	}
-	var buf [12]attribute.KeyValue
-	attrs := append(buf[:0],
+	scratch := BorrowAttributes()
+	defer scratch.Release()
+	attrs := append(scratch.KeyValues(),
 		attribute.String("http.request.method", rec.Method),
 		attribute.Int("http.response.status_code", rec.Status),
 		attribute.String("mockgateway.request_id", rec.RequestID),
@@ -29,7 +30,11 @@ func describeServerSpan(span trace.Span, r *http.Request, rec *Record) {
 		attribute.String("network.protocol.version", protocolVersion(r)),
 	)
 	if rec.Route != RouteUnmatched {
-		span.SetName(rec.Method + " " + rec.Route)
+		name := rec.SpanName
+		if name == "" {
+			name = rec.Method + " " + rec.Route
+		}
+		span.SetName(name)
 		attrs = append(attrs, attribute.String("http.route", rec.Route), attribute.String("url.path", rec.Route))
 	}
 	if host, port, err := net.SplitHostPort(r.RemoteAddr); err == nil {

@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
@@ -43,7 +42,7 @@ func (g *v1Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Every /v1 call is journaled once answered, refusals included; the handlers add the
 		// request's shape to its note.
 		note := &callNote{}
-		r = r.WithContext(context.WithValue(r.Context(), callNoteKey{}, note))
+		rec.Note = note
 		defer journalCall(g.journal, r, rec, note)
 	}
 	if g.key != "" {

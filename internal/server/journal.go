@@ -33,8 +33,6 @@ type callNote struct {
 	shape journal.Shape
 }
 
-type callNoteKey struct{}
-
 // journalCall files one /v1 call in the journal from its Record and note, once it has been
 // answered.
 //

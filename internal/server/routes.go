@@ -22,7 +22,7 @@ var unsupportedSurfaces = []string{
 
 // addRoutes is the one list of every endpoint.
 func addRoutes(r *mux.Router, d Deps, metricsOn bool) {
-	handle := func(path string, h http.Handler) *mux.Route { return r.Handle(path, &routed{path, h}) }
+	handle := func(path string, h http.Handler) *mux.Route { return r.Handle(path, newRouted(path, h)) }
 
 	// /v1: the local key (401 before any other error), then the drain and concurrency guards.
 	// The router tries routes in order, each with its own regexp, and no two paths overlap, so
@@ -38,7 +38,7 @@ func addRoutes(r *mux.Router, d Deps, metricsOn bool) {
 	handle("/v1/responses", v1(newChatHandler(d, responsesAPI))).Methods(http.MethodPost)
 	// Stored responses (retrieve, delete, cancel, input_items) and the token counting and
 	// compaction endpoints: the mock keeps no responses, on purpose.
-	r.PathPrefix("/v1/responses/").Handler(&routed{"/v1/responses/{rest}", v1(handleStoredResponses())})
+	r.PathPrefix("/v1/responses/").Handler(newRouted("/v1/responses/{rest}", v1(handleStoredResponses())))
 	handle("/v1/models", v1(handleListModels(d.Catalog))).Methods(get...)
 	handle("/v1/models/{model}", v1(handleGetModel(d.Catalog))).Methods(get...)
 
@@ -51,7 +51,7 @@ func addRoutes(r *mux.Router, d Deps, metricsOn bool) {
 
 	// The console (docs/console.md): a page and its assets, reading the endpoints below.
 	handle("/", console.Handler()).Methods(get...)
-	r.PathPrefix("/console/").Handler(&routed{"/console/", console.Handler()}).Methods(get...)
+	r.PathPrefix("/console/").Handler(newRouted("/console/", console.Handler())).Methods(get...)
 
 	handle("/health", handleHealth(d)).Methods(get...)
 	handle("/openapi.json", handleOpenAPI(openapi.Document())).Methods(get...)
@@ -75,14 +75,27 @@ func addRoutes(r *mux.Router, d Deps, metricsOn bool) {
 }
 
 // routed gives the Record the matched route's template, the only form of the path that reaches
-// telemetry. It is set per route when the routes are added, rather than looked up per request.
+// telemetry, and the server span's name. Both are made per route when the routes are added,
+// rather than per request.
 type routed struct {
 	template string
+	names    map[string]string // method → "METHOD template", the server span's name
 	next     http.Handler
 }
 
+func newRouted(template string, next http.Handler) *routed {
+	h := &routed{template: template, names: map[string]string{}, next: next}
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut,
+		http.MethodPatch, http.MethodDelete, http.MethodOptions} {
+		h.names[m] = m + " " + template
+	}
+	return h
+}
+
 func (h *routed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	observability.RecordFrom(r.Context()).SetRoute(h.template)
+	rec := observability.RecordFrom(r.Context())
+	rec.SetRoute(h.template)
+	rec.SpanName = h.names[rec.Method] // "" for another method: the chain makes it
 	h.next.ServeHTTP(w, r)
 }
 
