@@ -10,8 +10,11 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
+
+	"mockgateway/internal/chatclient"
 )
 
 type benchConfig struct {
@@ -29,7 +32,9 @@ type benchConfig struct {
 	DurationS string `json:"duration"`
 	WarmupS   string `json:"warmup"`
 
-	wrk, src, jsonOut                 string
+	Kinds []string `json:"load_kinds"`
+
+	wrk, src, jsonOut, kinds          string
 	keep, strict                      bool
 	skipGoBench, skipLoad, skipMemory bool
 }
@@ -70,10 +75,15 @@ type loadResult struct {
 	ChunksPerStream int                     `json:"chunks_per_stream"`
 	JSON            map[string]*loadFigures `json:"json"`   // "mockgateway", "baseline"
 	Stream          map[string]*loadFigures `json:"stream"` // "mockgateway", "baseline"
-	RSSAfterLoad    int64                   `json:"mockgateway_rss_after_load_bytes"`
-	AccessLogLines  int64                   `json:"access_log_lines"`
-	SpansBuffered   int                     `json:"spans_in_buffer"`
-	Notes           []string                `json:"notes,omitempty"`
+	// The Responses API (POST /v1/responses) on mockgateway: the same answer as the chat
+	// requests, measured in the same rounds with the same wrk settings.
+	ResponsesProbe  *responsesProbeResult `json:"responses_probe,omitempty"`
+	ResponsesJSON   *loadFigures          `json:"responses_json,omitempty"`
+	ResponsesStream *loadFigures          `json:"responses_stream,omitempty"`
+	RSSAfterLoad    int64                 `json:"mockgateway_rss_after_load_bytes"`
+	AccessLogLines  int64                 `json:"access_log_lines"`
+	SpansBuffered   int                   `json:"spans_in_buffer"`
+	Notes           []string              `json:"notes,omitempty"`
 }
 
 // report is everything a bench run measured; the Markdown table and --json-out come from it.
@@ -100,7 +110,7 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchConfig, error) {
 	fs.DurationVar(&c.Warmup, "warmup", 2*time.Second, "a discarded wrk run before each measured one")
 	fs.IntVar(&c.Rounds, "rounds", 3, "wrk rounds per server and request kind (medians are reported)")
 	fs.IntVar(&c.Count, "count", 6, "go test -count for the Go benchmarks (medians are reported)")
-	fs.StringVar(&c.Pattern, "bench", "ChatJSON|ChatStream64|Models|ErrorPath|Match|JournalAdd$", "go test -bench pattern")
+	fs.StringVar(&c.Pattern, "bench", "ChatJSON|ChatStream64|ResponsesJSON|ResponsesStream64|Models|ErrorPath|Match|JournalAdd$", "go test -bench pattern")
 	fs.StringVar(&c.Benchtime, "benchtime", "", "go test -benchtime (default go test's)")
 	fs.IntVar(&c.Streams, "streams", 10000, "concurrent open streams for the memory figure")
 	fs.IntVar(&c.Batch, "batch", 500, "streams opened at once")
@@ -112,6 +122,7 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchConfig, error) {
 	fs.BoolVar(&c.skipGoBench, "skip-gobench", false, "skip the Go benchmarks")
 	fs.BoolVar(&c.skipLoad, "skip-load", false, "skip the wrk load runs")
 	fs.BoolVar(&c.skipMemory, "skip-memory", false, "skip the open-streams memory run")
+	fs.StringVar(&c.kinds, "load-kinds", strings.Join(loadKinds, ","), "comma-separated wrk runs per round: json and stream (chat, mockgateway and baseline), responses-json and responses-stream (POST /v1/responses, mockgateway)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -121,9 +132,26 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchConfig, error) {
 	if c.Threads < 1 || c.Connections < c.Threads || c.Duration <= 0 || c.Rounds < 1 || c.Count < 1 || c.Streams < 0 || c.Batch < 1 {
 		return c, errors.New("threads ≥ 1, connections ≥ threads, duration > 0, rounds ≥ 1, count ≥ 1, batch ≥ 1")
 	}
+	for k := range strings.SplitSeq(c.kinds, ",") {
+		if k = strings.TrimSpace(k); k == "" {
+			continue
+		}
+		if !slices.Contains(loadKinds, k) {
+			return c, fmt.Errorf("--load-kinds: unknown kind %q (%s)", k, strings.Join(loadKinds, ", "))
+		}
+		if !slices.Contains(c.Kinds, k) {
+			c.Kinds = append(c.Kinds, k)
+		}
+	}
+	if len(c.Kinds) == 0 {
+		return c, errors.New("--load-kinds: none given")
+	}
 	c.DurationS, c.WarmupS = c.Duration.String(), c.Warmup.String()
 	return c, nil
 }
+
+// loadKinds are the wrk runs of a round, in the order they run.
+var loadKinds = []string{"json", "responses-json", "stream", "responses-stream"}
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg, err := parseBenchFlags(args, stderr)
@@ -163,7 +191,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if !cfg.skipLoad && ctx.Err() == nil {
 		w := &wrkRunner{bin: wrkBin, threads: cfg.Threads, connections: cfg.Connections, duration: cfg.Duration,
 			warmup: cfg.Warmup, timeout: 10 * time.Second, dir: ws.dir}
-		load, err := runLoad(ctx, ws, w, cfg.Rounds)
+		load, err := runLoad(ctx, ws, w, cfg.Rounds, cfg.Kinds)
 		if err != nil {
 			rep.Problems = append(rep.Problems, "load: "+err.Error())
 		}
@@ -210,8 +238,10 @@ func argString(args []string) string {
 	return " " + strings.Join(args, " ")
 }
 
-// runLoad starts both servers and runs wrk against each in alternating order, round after round.
-func runLoad(ctx context.Context, ws *workspace, w *wrkRunner, rounds int) (*loadResult, error) {
+// runLoad starts both servers and runs wrk against each in alternating order, round after round:
+// each kind of chat request against mockgateway and the baseline, and the same answer through
+// the Responses API against mockgateway, next to its chat run.
+func runLoad(ctx context.Context, ws *workspace, w *wrkRunner, rounds int, kinds []string) (*loadResult, error) {
 	res := &loadResult{
 		Probe:  map[string]probeResult{},
 		JSON:   map[string]*loadFigures{"mockgateway": {}, "baseline": {}},
@@ -248,24 +278,67 @@ func runLoad(ctx context.Context, ws *workspace, w *wrkRunner, rounds int) (*loa
 		res.Notes = append(res.Notes, fmt.Sprintf("streams differ in size: mockgateway %d B, baseline %d B (update cmd/baseline)", pm.Stream.Bytes, pb.Stream.Bytes))
 	}
 
-	for round := 0; round < rounds && ctx.Err() == nil; round++ {
-		order := servers
-		if round%2 == 1 {
-			order = []*server{base, mg}
+	if slices.Contains(kinds, "responses-json") || slices.Contains(kinds, "responses-stream") {
+		rp, err := probeResponses(ctx, mg)
+		if err != nil {
+			return res, err
 		}
-		for _, kind := range []struct {
-			name string
-			body string
-			figs map[string]*loadFigures
-		}{{"json", jsonRequest, res.JSON}, {"stream", streamRequest, res.Stream}} {
-			for _, s := range order {
-				r, err := w.run(ctx, s.name+"-"+kind.name, s.url("/v1/chat/completions"), kind.body, nil, s.pid())
+		res.ResponsesProbe = &rp
+		if slices.Contains(kinds, "responses-json") {
+			res.ResponsesJSON = &loadFigures{}
+		}
+		if slices.Contains(kinds, "responses-stream") {
+			res.ResponsesStream = &loadFigures{}
+		}
+	}
+
+	// One run is one server, one route, one body; a round runs each group's runs in turn, and
+	// every other round in the opposite order. A Responses kind joins its chat kind's group, so
+	// the two alternate too.
+	type run struct {
+		s          *server
+		kind, path string
+		body       string
+		figs       *loadFigures
+	}
+	var plan [][]run
+	group := map[string]int{} // chat kind → its index in plan
+	join := func(chat string, r run) {
+		if i, ok := group[chat]; ok {
+			plan[i] = append(plan[i], r)
+		} else {
+			plan = append(plan, []run{r})
+		}
+	}
+	for _, k := range kinds {
+		switch k {
+		case "json", "stream":
+			body, figs := jsonRequest, res.JSON
+			if k == "stream" {
+				body, figs = streamRequest, res.Stream
+			}
+			group[k] = len(plan)
+			plan = append(plan, []run{{mg, k, chatclient.ChatPath, body, figs[mg.name]}, {base, k, chatclient.ChatPath, body, figs[base.name]}})
+		case "responses-json":
+			join("json", run{mg, k, responsesPath, responsesJSONRequest, res.ResponsesJSON})
+		case "responses-stream":
+			join("stream", run{mg, k, responsesPath, responsesStreamRequest, res.ResponsesStream})
+		}
+	}
+	for round := 0; round < rounds && ctx.Err() == nil; round++ {
+		for _, runs := range plan {
+			if round%2 == 1 {
+				runs = slices.Clone(runs)
+				slices.Reverse(runs)
+			}
+			for _, x := range runs {
+				r, err := w.run(ctx, x.s.name+"-"+x.kind, x.s.url(x.path), x.body, nil, x.s.pid())
 				if err != nil {
-					return res, fmt.Errorf("%s %s: %v", s.name, kind.name, err)
+					return res, fmt.Errorf("%s %s: %v", x.s.name, x.kind, err)
 				}
-				ws.logf("round %d %-6s %-11s %9.0f req/s  p50 %6.2f ms  p99 %6.2f ms  server CPU %6.1f µs/req  errors %d",
-					round+1, kind.name, s.name, r.RPS(), r.Latency.P50/1000, r.Latency.P99/1000, r.CPUPerRequestUS(), r.Errors.total())
-				kind.figs[s.name].Rounds = append(kind.figs[s.name].Rounds, r)
+				ws.logf("round %d %-16s %-11s %9.0f req/s  p50 %6.2f ms  p99 %6.2f ms  server CPU %6.1f µs/req  errors %d",
+					round+1, x.kind, x.s.name, r.RPS(), r.Latency.P50/1000, r.Latency.P99/1000, r.CPUPerRequestUS(), r.Errors.total())
+				x.figs.Rounds = append(x.figs.Rounds, r)
 			}
 		}
 	}
@@ -274,6 +347,12 @@ func runLoad(ctx context.Context, ws *workspace, w *wrkRunner, rounds int) (*loa
 	}
 	for _, f := range res.Stream {
 		f.finish(res.ChunksPerStream)
+	}
+	if res.ResponsesJSON != nil {
+		res.ResponsesJSON.finish(0)
+	}
+	if res.ResponsesStream != nil {
+		res.ResponsesStream.finish(res.ResponsesProbe.Stream.Events)
 	}
 	res.RSSAfterLoad, _ = rss(mg.pid())
 	res.SpansBuffered = spansBuffered(ctx, mg)

@@ -19,6 +19,7 @@ type target struct {
 
 const (
 	minRatio           = 0.5
+	minResponsesRatio  = 0.9 // the Responses API within 10% of chat on the same answer
 	maxOverheadNs      = 10_000
 	maxOverheadAllocs  = 40
 	maxFixtureMatchNs  = 5_000       // fixture matching with 1,000 loaded, over none
@@ -62,6 +63,26 @@ func evaluate(r *report) []target {
 		ts = append(ts, target{Name: "JSON chat req/s, full telemetry", Want: "≥ 0.5× baseline", Got: "not measured"},
 			target{Name: "16-token stream chunks/s, full telemetry", Want: "≥ 0.5× baseline", Got: "not measured"})
 	}
+
+	// The Responses API against chat on the same answer, both on mockgateway in the same rounds.
+	// Streams are compared per stream (each carries the same 16 tokens, so tokens/s has the same
+	// ratio), not per event: a Responses stream sends more events for the same answer.
+	respTarget := func(name string, resp, chat *loadFigures, unit string) target {
+		t := target{Name: name, Want: fmt.Sprintf("≥ %.1f× chat", minResponsesRatio), Got: "not measured"}
+		if resp != nil && chat != nil && resp.RPS > 0 && chat.RPS > 0 {
+			t.Value = resp.RPS / chat.RPS
+			t.Got = fmt.Sprintf("%.2f× (%s vs %s %s)", t.Value, num(resp.RPS), num(chat.RPS), unit)
+			t.Holds = holds(t.Value >= minResponsesRatio)
+		}
+		return t
+	}
+	var rj, rs, cj, cs *loadFigures
+	if l := r.Load; l != nil {
+		rj, rs, cj, cs = l.ResponsesJSON, l.ResponsesStream, l.JSON["mockgateway"], l.Stream["mockgateway"]
+	}
+	ts = append(ts,
+		respTarget("Responses JSON req/s vs chat, same answer", rj, cj, "req/s"),
+		respTarget("Responses 16-token streams/s vs chat, same answer", rs, cs, "streams/s"))
 
 	on, off := findBench(r.GoBench, "ChatJSON"+telemetryOnSuffix), findBench(r.GoBench, "ChatJSON"+telemetryOffSuffix)
 	ns := target{Name: "telemetry overhead per JSON request (time)", Want: "≤ 10 µs", Got: "not measured"}
@@ -172,6 +193,9 @@ func writeMarkdown(w io.Writer, r *report) {
 	fmt.Fprintf(w, "- Load: wrk -t%d -c%d -d%s after a %s warm-up, median of %d rounds, servers alternating; mockgateway with full telemetry (OTEL_TRACES_SAMPLER=always_on into the embedded span buffer, metrics, `--log-level info --log-file`, stderr to /dev/null); baseline: cmd/baseline, a bare net/http handler with fixed bytes\n",
 		c.Threads, c.Connections, c.DurationS, c.WarmupS, c.Rounds)
 	fmt.Fprintf(w, "- Requests: mock-echo with a 15-word user message (\"echo:\" + 15 words = 16 content tokens); the stream is a role chunk, 16 content chunks, a finish chunk, then [DONE]\n")
+	if l := r.Load; l != nil && l.ResponsesProbe != nil {
+		fmt.Fprintf(w, "- Responses API: the same message as an input item to POST /v1/responses, the same answer (text and 16 output tokens, checked before the load), on mockgateway in the same rounds; its stream is %d events (16 output_text deltas), so streams are compared per stream (= per 16 tokens), not per event\n", l.ResponsesProbe.Stream.Events)
+	}
 	if r.GoBenchCmd != "" {
 		fmt.Fprintf(w, "- Go benchmarks: `%s` (medians)\n", r.GoBenchCmd)
 	}
@@ -209,6 +233,25 @@ func writeMarkdown(w io.Writer, r *report) {
 			row("stream latency p50 (ms, whole stream)", num(sm.P50ms), num(sb.P50ms), ratio(sm.P50ms, sb.P50ms), "", "")
 			row("stream latency p99 (ms, whole stream)", num(sm.P99ms), num(sb.P99ms), ratio(sm.P99ms, sb.P99ms), "", "")
 			row("stream wrk errors (all rounds)", strconv.FormatInt(sm.Errors, 10), strconv.FormatInt(sb.Errors, 10), "", "", "")
+		}
+		if rp := l.ResponsesProbe; rp != nil {
+			cj, cs := l.JSON["mockgateway"], l.Stream["mockgateway"]
+			row("Responses response size: JSON body / whole stream (bytes)", fmt.Sprintf("%d / %d", rp.JSONBytes, rp.Stream.Bytes), fmt.Sprintf("chat: %d / %d", pm.JSONBytes, pm.Stream.Bytes), "", "", "")
+			if rj := l.ResponsesJSON; rj != nil && len(rj.Rounds) > 0 {
+				want, ok := tgt("Responses JSON req/s vs chat, same answer")
+				row("**Responses JSON requests/s** (vs chat on mockgateway)", num(rj.RPS), num(cj.RPS), ratio(rj.RPS, cj.RPS), want, ok)
+				row("server CPU per Responses JSON request (µs, vs chat)", num(rj.CPUus), num(cj.CPUus), ratio(rj.CPUus, cj.CPUus), "", "")
+				row("Responses JSON latency p50 / p99 (ms, vs chat)", num(rj.P50ms)+" / "+num(rj.P99ms), num(cj.P50ms)+" / "+num(cj.P99ms), "", "", "")
+				row("Responses JSON wrk errors (all rounds)", strconv.FormatInt(rj.Errors, 10), "", "", "", "")
+			}
+			if rs := l.ResponsesStream; rs != nil && len(rs.Rounds) > 0 {
+				want, ok := tgt("Responses 16-token streams/s vs chat, same answer")
+				row("**Responses 16-token streams/s** (vs chat on mockgateway; tokens/s is × 16 for both)", num(rs.RPS), num(cs.RPS), ratio(rs.RPS, cs.RPS), want, ok)
+				row(fmt.Sprintf("Responses stream events/s (%d events per stream, vs chat's %d chunks)", rp.Stream.Events, l.ChunksPerStream), num(rs.ChunksPS), num(cs.ChunksPS), ratio(rs.ChunksPS, cs.ChunksPS), "", "")
+				row("server CPU per Responses stream (µs, vs chat)", num(rs.CPUus), num(cs.CPUus), ratio(rs.CPUus, cs.CPUus), "", "")
+				row("Responses stream latency p50 / p99 (ms, whole stream, vs chat)", num(rs.P50ms)+" / "+num(rs.P99ms), num(cs.P50ms)+" / "+num(cs.P99ms), "", "", "")
+				row("Responses stream wrk errors (all rounds)", strconv.FormatInt(rs.Errors, 10), "", "", "", "")
+			}
 		}
 		row("mockgateway after the load: RSS (MB) / access-log lines / spans in buffer", fmt.Sprintf("%s / %s / %d", mb(l.RSSAfterLoad), num(float64(l.AccessLogLines)), l.SpansBuffered), "", "", "", "")
 	}

@@ -33,6 +33,8 @@ type leaks struct {
 	emptyTraces bool // /debug/traces always answers with no spans
 	stateAttr   bool // the server span copies the tracestate header into an attribute
 	noLogs      bool // nothing is written to the log file
+	// logInstructions: the access line of a /v1/responses request carries its instructions.
+	logInstructions bool
 }
 
 // fakeTarget mimics enough of mockgateway's surface to be audited: the chat route (mock-echo
@@ -109,7 +111,8 @@ func (f *fakeTarget) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if !f.leak.noLogs {
 		line := map[string]any{"time": time.Now().Format(time.RFC3339Nano), "level": "INFO", "msg": "request", "request_id": reqID, "trace_id": traceID, "status": status}
-		if f.leak.logPrompt && prompt != "" {
+		responses := r.URL.Path == "/v1/responses"
+		if prompt != "" && (f.leak.logPrompt && !responses || f.leak.logInstructions && responses) {
 			line["prompt"] = prompt
 		}
 		data, _ := json.Marshal(line)
@@ -165,6 +168,8 @@ func (f *fakeTarget) route(w http.ResponseWriter, r *http.Request, body []byte) 
 		_, _ = io.WriteString(w, `{"object":"list","data":[{"id":"mock-echo","object":"model","capabilities":{"streaming":true,"tools":false}}]}`)
 		return 200, "", ""
 	case r.URL.Path == "/v1/chat/completions" && r.Method == http.MethodPost:
+	case r.URL.Path == "/v1/responses" && r.Method == http.MethodPost:
+		return f.responses(w, body)
 	case r.URL.Path == "/v1/chat/completions":
 		f.writeError(w, 405, "method_not_allowed", "This route does not accept this method.")
 		return 405, "", ""
@@ -224,6 +229,33 @@ func (f *fakeTarget) route(w http.ResponseWriter, r *http.Request, body []byte) 
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"message": map[string]any{"content": "echo: " + last}}}})
 	return 200, req.Model, last
+}
+
+// responses answers a Responses request for mock-echo: the instructions and the input's text are
+// what its leaky access line could carry.
+func (f *fakeTarget) responses(w http.ResponseWriter, body []byte) (int, string, string) {
+	var req struct {
+		Model        string `json:"model"`
+		Stream       bool   `json:"stream"`
+		Instructions string `json:"instructions"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		f.writeError(w, 400, "invalid_json", "We could not parse the JSON body of your request.")
+		return 400, "", ""
+	}
+	logged := req.Instructions
+	if req.Model != "mock-echo" {
+		f.writeError(w, 404, "model_not_found", "The model does not exist.")
+		return 404, req.Model, logged
+	}
+	if req.Stream {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "event: response.created\ndata: {\"type\":\"response.created\"}\n\nevent: response.completed\ndata: {\"type\":\"response.completed\"}\n\n")
+		return 200, req.Model, logged
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = io.WriteString(w, `{"object":"response","status":"completed","output":[]}`)
+	return 200, req.Model, logged
 }
 
 func sortedKeys(m map[string]int) []string {
@@ -481,6 +513,26 @@ func TestAuditFindsPromptInLogs(t *testing.T) {
 		}
 	}
 	assertNoCanaryValues(t, rep)
+}
+
+// A Responses request's instructions in the access log: the audit's Responses probes carry
+// canaries there, and finds them.
+func TestAuditFindsResponsesInstructionsInLogs(t *testing.T) {
+	f := newFakeTarget(t, leaks{logInstructions: true})
+	rep, code, _ := runAudit(t, "--target", f.srv.URL, "--logs", f.logPath, "--wait", "3s")
+	if code != ExitLeak {
+		dump(t, rep)
+		t.Fatalf("exit %d, want 1", code)
+	}
+	found := rep.leaksIn("logs", "responses instructions")
+	if len(found) == 0 {
+		t.Fatalf("the Responses instructions in the log were not reported: %+v", rep.Leaks)
+	}
+	for _, l := range found {
+		if !strings.HasPrefix(l.ProbeName, "responses ") {
+			t.Errorf("leak attributed to %s %q, not a Responses probe", l.Probe, l.ProbeName)
+		}
+	}
 }
 
 func TestAuditFindsAuthorizationInSpans(t *testing.T) {

@@ -178,6 +178,7 @@ func (t *traffic) build() {
 			b.p.Header.Set("X-Mock-Fault", "rate_limit;attempts=1")
 		}
 	}
+	t.buildResponses(echo)
 	t.buildRejected(echo)
 	t.buildFixtures(echo)
 }

@@ -121,6 +121,8 @@ func (t *traffic) buildFixtures(echo string) {
 			lastUser(b, msgs, missC)
 		})
 	}
+	// The same fixtures answer the Responses dialect (build_responses.go).
+	t.buildResponsesFixtures(echo, userC, headerC, systemText, toolName)
 
 	// Scope ids and control parameters a client controls, malformed: refused, never echoed.
 	{

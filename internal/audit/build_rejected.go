@@ -147,7 +147,7 @@ func (t *traffic) buildRejected(echo string) {
 		{"model path /v1/models/{model}", "GET", "/v1/models/{c}", "", "404 model_not_found"},
 		{"model path with an encoded slash", "GET", "/v1/models/{c}%2F{c2}", "", "404"},
 		{"unsupported surface /v1/embeddings", "POST", "/v1/embeddings", `{"model":"{c}","input":"{c2}"}`, "404 unsupported_surface"},
-		{"unsupported surface with a path", "POST", "/v1/responses/{c}", `{"input":"{c2}"}`, "404 unsupported_surface"},
+		{"unsupported surface with a path", "POST", "/v1/files/{c}", `{"purpose":"{c2}"}`, "404 unsupported_surface"},
 		{"wrong method on chat", "GET", chatPath, "", "405 method_not_allowed"},
 		{"wrong method with a body", "PUT", "/v1/models", `{"x":"{c}"}`, "405 method_not_allowed"},
 		{"health", "GET", "/health", "", "200"},

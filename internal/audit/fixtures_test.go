@@ -110,9 +110,10 @@ func TestAuditRealServiceFixtures(t *testing.T) {
 		}
 		canaries += p.Canaries
 	}
-	// 1 add + 3 matches × 2 = 7 answered 200; a miss and a mismatch each JSON and stream; the
-	// refused body, the malformed ?scope=, DELETE and limit; the malformed x-mock-scope twice.
-	for k, n := range map[string]int{"200": 7, "400 no_fixture_match": 2, "400 fixture_mismatch": 2, "400 invalid_value": 4, "400 invalid_simulation_header": 2} {
+	// 1 add + 3 matches × 2 = 7 answered 200, and the Responses dialect's 2 matches × 2; a miss
+	// (chat and Responses) and a mismatch each JSON and stream; the refused body, the malformed
+	// ?scope=, DELETE and limit; the malformed x-mock-scope twice.
+	for k, n := range map[string]int{"200": 11, "400 no_fixture_match": 4, "400 fixture_mismatch": 2, "400 invalid_value": 4, "400 invalid_simulation_header": 2} {
 		if want[k] != n {
 			t.Errorf("%d fixture probes expected %s, want %d", want[k], k, n)
 		}

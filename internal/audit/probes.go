@@ -33,8 +33,11 @@ type probe struct {
 	Body    []byte
 	Chunked bool // send the body without a Content-Length
 	Mode    readMode
-	Timeout time.Duration // the client's own limit for this request
-	Expect  string        // what the contract says, e.g. "400 unknown_parameter"
+	// Responses: a POST /v1/responses, whose stream is named events ending with
+	// response.completed (no [DONE]) and whose mid-stream failure is an error event.
+	Responses bool
+	Timeout   time.Duration // the client's own limit for this request
+	Expect    string        // what the contract says, e.g. "400 unknown_parameter"
 
 	TraceID   string // of the traceparent sent, "" when none
 	RequestID string // a valid x-request-id the service keeps, "" when none

@@ -121,7 +121,11 @@ func (t *traffic) send(ctx context.Context, p *probe) {
 	}
 	data, rerr := readLimited(resp.Body, 32<<20)
 	var sse chatclient.Stream
-	if stream {
+	end := "[DONE]"
+	if stream && p.Responses {
+		sse, end = readResponsesEvents(data), "its final event (response.completed or response.incomplete)"
+		p.SSEErrors = sse.ErrorFrames
+	} else if stream {
 		sse = readEvents(data)
 		p.SSEErrors = sse.ErrorFrames
 	}
@@ -131,9 +135,9 @@ func (t *traffic) send(ctx context.Context, p *probe) {
 	case rerr != nil:
 		p.Outcome = "response cut by the server while reading"
 	case stream && !sse.Done:
-		p.Outcome = "stream ended without [DONE]"
+		p.Outcome = "stream ended without " + end
 	case stream:
-		p.Outcome = "stream read to [DONE]"
+		p.Outcome = "stream read to " + end
 	default:
 		p.Outcome = "response read"
 	}
@@ -165,6 +169,46 @@ func readEvents(data []byte) chatclient.Stream {
 		s.Done = false // frames after a [DONE] are read all the same
 		_ = s.Add(ev)
 		done = done || s.Done
+	}
+}
+
+// readResponsesEvents reads every event of a Responses stream: named events whose data carries
+// its type, ending with response.completed or response.incomplete (Done) and no [DONE]. A failure is an error event
+// ({"type":"error","code":…,"message":…}) or a response.failed, whose data is kept as an error
+// frame and searched; the other events carry the answer and what the client sent to be echoed,
+// and are not.
+func readResponsesEvents(data []byte) chatclient.Stream {
+	var s chatclient.Stream
+	rd := chatclient.NewReader(bytes.NewReader(data))
+	for {
+		ev, err := rd.Next()
+		if err != nil {
+			return s
+		}
+		s.Events++
+		var head struct {
+			Type string `json:"type"`
+			Code any    `json:"code"`
+		}
+		if json.Unmarshal(ev.Data, &head) != nil {
+			// Not JSON: searched all the same, as what a failing stream might say.
+			s.ErrorFrames = append(s.ErrorFrames, append([]byte(nil), ev.Data...))
+			continue
+		}
+		switch head.Type {
+		case "error", "response.failed":
+			if len(s.ErrorFrames) == 0 {
+				if c, ok := head.Code.(string); ok {
+					s.ErrorCode = c
+				} else {
+					s.ErrorCode = head.Type
+				}
+			}
+			s.ErrorFrames = append(s.ErrorFrames, append([]byte(nil), ev.Data...))
+		case "response.completed", "response.incomplete":
+			s.Done = true
+		}
+		s.Chunks++
 	}
 }
 

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http/httptest"
@@ -82,6 +83,70 @@ func BenchmarkChatStream64(b *testing.B) {
 	body := chatBody("mock-chat", `"stream":true`)
 	b.Run("telemetry=on", func(b *testing.B) { benchRequest(b, benchHandler(b, true), body) })
 	b.Run("telemetry=off", func(b *testing.B) { benchRequest(b, benchHandler(b, false), body) })
+}
+
+// BenchmarkResponsesJSON and BenchmarkResponsesStream64 are the same answer as ChatJSON and
+// ChatStream64 (mock-chat, the same user text, 64 tokens) through POST /v1/responses: the
+// difference per op against the chat benchmarks is what the Responses dialect costs a request.
+func BenchmarkResponsesJSON(b *testing.B) {
+	body := responsesBody("mock-chat", "")
+	b.Run("telemetry=on", func(b *testing.B) { benchStatus(b, benchHandler(b, true), "POST", "/v1/responses", body, 200) })
+	b.Run("telemetry=off", func(b *testing.B) { benchStatus(b, benchHandler(b, false), "POST", "/v1/responses", body, 200) })
+}
+
+func BenchmarkResponsesStream64(b *testing.B) {
+	body := responsesBody("mock-chat", `"stream":true`)
+	b.Run("telemetry=on", func(b *testing.B) { benchStatus(b, benchHandler(b, true), "POST", "/v1/responses", body, 200) })
+	b.Run("telemetry=off", func(b *testing.B) { benchStatus(b, benchHandler(b, false), "POST", "/v1/responses", body, 200) })
+}
+
+// responsesBody is chatBody's request in the Responses dialect: the same user text as input.
+func responsesBody(model, extra string) string {
+	b := `{"model":"` + model + `","input":"hello there"`
+	if extra != "" {
+		b += "," + extra
+	}
+	return b + "}"
+}
+
+// TestResponsesBenchSameAnswer holds the Responses benchmarks to the chat ones': the same
+// answer text (and so the same tokens), JSON and streamed.
+func TestResponsesBenchSameAnswer(t *testing.T) {
+	h := newHarness(t)
+	var chat struct {
+		Choices []struct {
+			Message struct{ Content string } `json:"message"`
+		} `json:"choices"`
+		Usage struct {
+			Completion int `json:"completion_tokens"`
+		} `json:"usage"`
+	}
+	cr := h.do("POST", chatPath, chatBody("mock-chat", ""))
+	if cr.Code != 200 {
+		t.Fatalf("chat: %d %s", cr.Code, cr.Body)
+	}
+	if err := json.Unmarshal(cr.Body.Bytes(), &chat); err != nil || len(chat.Choices) != 1 {
+		t.Fatalf("chat: %v %s", err, cr.Body)
+	}
+	rr := h.do("POST", "/v1/responses", responsesBody("mock-chat", ""))
+	if rr.Code != 200 {
+		t.Fatalf("responses: %d %s", rr.Code, rr.Body)
+	}
+	var resp map[string]any
+	if err := json.Unmarshal(rr.Body.Bytes(), &resp); err != nil {
+		t.Fatal(err)
+	}
+	if got := outputText(resp); got != chat.Choices[0].Message.Content || got == "" {
+		t.Errorf("responses answer %q, chat %q", got, chat.Choices[0].Message.Content)
+	}
+	if u, _ := resp["usage"].(map[string]any); u == nil || u["output_tokens"] != float64(chat.Usage.Completion) {
+		t.Errorf("responses usage %v, chat %d completion tokens", resp["usage"], chat.Usage.Completion)
+	}
+	sr := h.do("POST", "/v1/responses", responsesBody("mock-chat", `"stream":true`))
+	_, text, deltas := checkEvents(t, "stream", readEvents(t, sr.Body.Bytes()))
+	if text != chat.Choices[0].Message.Content || deltas != chat.Usage.Completion {
+		t.Errorf("responses stream: %d deltas of %q; chat: %d tokens of %q", deltas, text, chat.Usage.Completion, chat.Choices[0].Message.Content)
+	}
 }
 
 func benchStatus(b *testing.B, h *harness, method, path, body string, want int) {
