@@ -9,7 +9,9 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -420,5 +422,30 @@ func TestResponsesFixtures(t *testing.T) {
 	}
 	if matched["weather-call"] != 2 || matched["weather-answer"] != 2 || matched["refuse"] != 2 {
 		t.Errorf("the journal has %v", matched)
+	}
+}
+
+// TestResponsesStreamCut: a simulated cut drops the connection after exactly `after` events,
+// the lifecycle events held for the next write included.
+func TestResponsesStreamCut(t *testing.T) {
+	h := newHarness(t)
+	srv := httptest.NewServer(h.handler)
+	defer srv.Close()
+	for _, after := range []int{1, 3, 6} {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/responses", strings.NewReader(`{"model":"mock-chat","stream":true,"input":"Hello"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Mock-Fault", "stream_cut;after="+strconv.Itoa(after))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err == nil {
+			t.Errorf("after=%d: the body ended cleanly", after)
+		}
+		if n := strings.Count(string(body), "\nevent: ") + strings.Count(string(body[:min(len(body), 7)]), "event: "); n != after {
+			t.Errorf("after=%d: %d events before the cut:\n%s", after, n, body)
+		}
 	}
 }

@@ -143,6 +143,7 @@ type sse struct {
 	// numbered by seq, whose error is an error event, and which ends without [DONE].
 	events bool
 	seq    int
+	held   int // the bytes of s.buf that are whole events not yet written
 }
 
 func newSSE(w http.ResponseWriter, c *chatCall) *sse {
@@ -372,6 +373,7 @@ func (st *stream) end(w http.ResponseWriter, err error) {
 	}
 	switch {
 	case ended.cut:
+		_ = st.writeHeld() // the events a Responses stream counted as sent go out before the cut
 		// Recorded first: cutting may end the handler (net/http's abort panic, over HTTP/2).
 		st.life.End(ended.outcome)
 		cutConnection(w)

@@ -67,7 +67,10 @@ func (st *stream) runEvents(ctx context.Context, c *chatCall) error {
 	} else {
 		resp.CompletedAt = c.Created
 	}
-	return st.sendResponse(ctx, c, last, resp)
+	if err := st.sendResponse(ctx, c, last, resp); err != nil {
+		return err
+	}
+	return st.writeHeld()
 }
 
 // sendMessage streams the answer's message: the item, its one content part, a delta per piece.
@@ -162,75 +165,100 @@ func (st *stream) sendCalls(ctx context.Context, c *chatCall, ch *generate.Choic
 	return items, nil
 }
 
-// tick waits the between-chunk latency before a delta.
+// tick writes the events held, then waits the between-chunk latency before a delta.
 func (st *stream) tick(ctx context.Context, c *chatCall) error {
+	if err := st.writeHeld(); err != nil {
+		return err
+	}
 	return pause(ctx, c.h.drain, st.deadline, c.Timings.Next())
 }
 
 func (st *stream) sendResponse(ctx context.Context, c *chatCall, typ string, r *protocol.Response) error {
-	b := protocol.AppendEventStart(st.buf[:0], typ, st.seq)
+	b := protocol.AppendEventStart(st.buf, typ, st.seq)
 	b = append(b, `,"response":`...)
 	st.buf = r.AppendJSON(b)
-	return st.emit(ctx, c)
+	return st.emit(ctx, c, false)
 }
 
 func (st *stream) sendItem(ctx context.Context, c *chatCall, typ string, output int, it *protocol.OutputItem) error {
-	b := protocol.AppendEventStart(st.buf[:0], typ, st.seq)
+	b := protocol.AppendEventStart(st.buf, typ, st.seq)
 	b = append(b, `,"output_index":`...)
 	b = strconv.AppendInt(b, int64(output), 10)
 	b = append(b, `,"item":`...)
 	st.buf = it.AppendJSON(b)
-	return st.emit(ctx, c)
+	return st.emit(ctx, c, false)
 }
 
 func (st *stream) sendPart(ctx context.Context, c *chatCall, typ string, msg *protocol.OutputItem) error {
-	b := protocol.AppendEventStart(st.buf[:0], typ, st.seq)
+	b := protocol.AppendEventStart(st.buf, typ, st.seq)
 	b = protocol.AppendItemRef(b, msg.ID, 0, true)
 	b = append(b, `,"part":`...)
 	st.buf = protocol.AppendContentPart(b, msg.Text, msg.Refusal)
-	return st.emit(ctx, c)
+	return st.emit(ctx, c, false)
 }
 
 // sendText is a message's text event: a delta, or the whole text once done. Output text events
 // carry (empty) logprobs; refusal events have none.
 func (st *stream) sendText(ctx context.Context, c *chatCall, typ string, msg *protocol.OutputItem, key, value string, logprobs bool) error {
-	b := protocol.AppendEventStart(st.buf[:0], typ, st.seq)
+	b := protocol.AppendEventStart(st.buf, typ, st.seq)
 	b = protocol.AppendItemRef(b, msg.ID, 0, true)
 	b = protocol.AppendMember(b, key, value)
 	if logprobs && !msg.Refusal {
 		b = append(b, `,"logprobs":[]`...)
 	}
 	st.buf = b
-	return st.emit(ctx, c)
+	return st.emit(ctx, c, key == "delta")
 }
 
 // sendArguments is a function call's arguments event: a delta, or the whole arguments (with
 // the name) once done.
 func (st *stream) sendArguments(ctx context.Context, c *chatCall, typ string, output int, it *protocol.OutputItem, key, value string) error {
-	b := protocol.AppendEventStart(st.buf[:0], typ, st.seq)
+	b := protocol.AppendEventStart(st.buf, typ, st.seq)
 	b = protocol.AppendItemRef(b, it.ID, output, false)
 	if key == "arguments" {
 		b = protocol.AppendMember(b, "name", it.Name)
 	}
 	st.buf = protocol.AppendMember(b, key, value)
-	return st.emit(ctx, c)
+	return st.emit(ctx, c, key == "delta")
 }
 
-// emit sends the event in st.buf, unless the simulated mid-stream fault strikes first.
-func (st *stream) emit(ctx context.Context, c *chatCall) error {
+// emit ends the event appended to st.buf, unless the simulated mid-stream fault strikes first
+// (then the event is dropped, and the events held before it go out with the error event).
+//
+// Only a delta is written at once. The lifecycle events around the deltas are held and go out
+// with the next write — the ones before the first delta in one write, the ones after the last
+// with response.completed — so a Responses stream makes as many writes and flushes as a chat
+// stream of the same answer, though it has six more events (make bench's Responses stream
+// ratio). Nothing is held across a pause: tick writes what is held before it waits.
+func (st *stream) emit(ctx context.Context, c *chatCall, now bool) error {
 	if err := st.strike(ctx, c, false); err != nil {
+		st.buf = st.buf[:st.held] // the struck event is not sent
 		return err
 	}
 	st.buf = protocol.AppendEventEnd(st.buf)
-	if err := st.write(); err != nil {
-		return writeFailed(err)
-	}
+	st.held = len(st.buf)
 	st.seq++
 	st.life.Chunk()
+	if !now {
+		return nil
+	}
+	return st.writeHeld()
+}
+
+// writeHeld writes and flushes the events held in st.buf.
+func (st *stream) writeHeld() error {
+	if st.held == 0 {
+		return nil
+	}
+	err := st.write()
+	st.buf, st.held = st.buf[:0], 0
+	if err != nil {
+		return writeFailed(err)
+	}
 	return nil
 }
 
-// write writes and flushes the frame in s.buf.
+// write writes and flushes the frames in s.buf.
 func (s *sse) write() error {
 	s.arm()
 	if _, err := s.w.Write(s.buf); err != nil {
@@ -241,7 +269,7 @@ func (s *sse) write() error {
 
 // errorEvent ends a Responses stream that failed, as OpenAI ends one: an error event.
 func (s *sse) errorEvent(e *apierr.Error) error {
-	b := protocol.AppendEventStart(s.buf[:0], "error", s.seq)
+	b := protocol.AppendEventStart(s.buf, "error", s.seq) // after the events held, if any
 	b = protocol.AppendMember(b, "code", string(e.Code))
 	b = protocol.AppendMember(b, "message", e.Message)
 	if e.Param != "" {
@@ -251,5 +279,7 @@ func (s *sse) errorEvent(e *apierr.Error) error {
 	}
 	s.buf = protocol.AppendEventEnd(b)
 	s.seq++
-	return s.write()
+	err := s.write()
+	s.buf, s.held = s.buf[:0], 0
+	return err
 }
