@@ -28,16 +28,23 @@ func (c chatState) finish(top object) *apierr.Error {
 		return errValue("stream_options", "only allowed when stream is true")
 	}
 	if hasMember(top, "tool_choice") {
-		switch r.ToolChoice.Mode {
-		case ToolChoiceRequired, ToolChoiceFunction:
-			if len(r.Tools) == 0 {
-				return errValue("tool_choice", "only allowed when tools are specified")
-			}
+		return checkToolChoice(r, "tool_choice.function.name")
+	}
+	return nil
+}
+
+// checkToolChoice checks that a tool_choice that needs tools has them, and that a named function
+// is one of them (named at namePath: the two dialects place the name differently).
+func checkToolChoice(r *ChatRequest, namePath string) *apierr.Error {
+	switch r.ToolChoice.Mode {
+	case ToolChoiceRequired, ToolChoiceFunction:
+		if len(r.Tools) == 0 {
+			return errValue("tool_choice", "only allowed when tools are specified")
 		}
-		if r.ToolChoice.Mode == ToolChoiceFunction &&
-			!slices.ContainsFunc(r.Tools, func(t Tool) bool { return t.Name == r.ToolChoice.Function }) {
-			return errValue("tool_choice.function.name", "must name a function defined in tools")
-		}
+	}
+	if r.ToolChoice.Mode == ToolChoiceFunction &&
+		!slices.ContainsFunc(r.Tools, func(t Tool) bool { return t.Name == r.ToolChoice.Function }) {
+		return errValue(namePath, "must name a function defined in tools")
 	}
 	return nil
 }

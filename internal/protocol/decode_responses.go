@@ -3,7 +3,6 @@ package protocol
 import (
 	"bytes"
 	"encoding/json"
-	"slices"
 	"unicode/utf8"
 
 	"mockgateway/internal/apierr"
@@ -164,15 +163,8 @@ func (c responsesState) finish(top object) *apierr.Error {
 		return errValue("stream_options", "only allowed when stream is true")
 	}
 	if hasMember(top, "tool_choice") {
-		switch r.ToolChoice.Mode {
-		case ToolChoiceRequired, ToolChoiceFunction:
-			if len(r.Tools) == 0 {
-				return errValue("tool_choice", "only allowed when tools are specified")
-			}
-		}
-		if r.ToolChoice.Mode == ToolChoiceFunction &&
-			!slices.ContainsFunc(r.Tools, func(t Tool) bool { return t.Name == r.ToolChoice.Function }) {
-			return errValue("tool_choice.name", "must name a function defined in tools")
+		if e := checkToolChoice(r, "tool_choice.name"); e != nil {
+			return e
 		}
 	}
 	if len(r.Messages) == 0 && len(*c.instructions) == 0 {

@@ -138,12 +138,9 @@ func (h *chatHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	c := h.generate(req, sim, facts, span, rec, hit)
-	switch {
-	case c.Stream && c.Echo != nil:
-		streamResponse(ctx, w, c)
-	case c.Stream:
+	if c.Stream {
 		streamChat(ctx, w, c)
-	default:
+	} else {
 		h.respond(ctx, w, r, c)
 	}
 	setChatResponseAttributes(span, c, rec)

@@ -233,7 +233,7 @@ type errStreamEnded struct {
 
 func (e errStreamEnded) Error() string { return "stream ended: " + e.outcome }
 
-// streamChat writes the stream. Every exit records exactly one terminal outcome: completed,
+// streamChat writes the stream, chat chunks or a Responses API stream's events. Every exit records exactly one terminal outcome: completed,
 // client_disconnected (the client went away: generation stops at once), timed_out (the stream
 // ran past --stream-timeout: an error frame then [DONE]; or the client stopped reading and a
 // write did not go out in time: the connection is cut, error_code request_timeout), or aborted
@@ -246,7 +246,12 @@ func streamChat(ctx context.Context, w http.ResponseWriter, c *chatCall) {
 	st := openStream(ctx, w, c)
 	w.WriteHeader(http.StatusOK)
 	_ = st.flush() // the headers go now, from this short stack; a client already gone shows at the first chunk
-	err := st.run(ctx, c)
+	var err error
+	if st.events {
+		err = st.runEvents(ctx, c) // the Responses API (stream_responses.go)
+	} else {
+		err = st.run(ctx, c)
+	}
 	st.rec.CompletionTokens = st.sent
 	settle(c, st.rec)
 	if err == nil {
@@ -293,7 +298,8 @@ func openStream(ctx context.Context, w http.ResponseWriter, c *chatCall) *stream
 		deadline: rec.Start.Add(c.h.streamTimeout),
 	}
 	st.writeTimeout, st.until = c.h.writeTimeout, st.deadline
-	st.arm() // for the headers, which streamChat flushes next
+	st.events = c.Echo != nil // a Responses API stream
+	st.arm()                  // for the headers, which streamChat flushes next
 
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")

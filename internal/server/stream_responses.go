@@ -3,34 +3,18 @@ package server
 import (
 	"context"
 	"iter"
-	"net/http"
 	"strconv"
 	"strings"
 
 	"mockgateway/internal/apierr"
 	"mockgateway/internal/generate"
 	"mockgateway/internal/protocol"
-	"mockgateway/observability"
 )
 
-// streamResponse writes a Responses API stream. It is streamChat in the dialect's events: the
-// same pacing (the first-chunk latency before response.created, the between-chunk latency
-// before every delta), the same faults, deadlines and outcomes; every event counts as a chunk.
-// The deltas spell the answer that a JSON call gets, one per output token.
-func streamResponse(ctx context.Context, w http.ResponseWriter, c *chatCall) {
-	st := openStream(ctx, w, c)
-	st.events = true
-	w.WriteHeader(http.StatusOK)
-	_ = st.flush()
-	err := st.runEvents(ctx, c)
-	st.rec.CompletionTokens = st.sent
-	settle(c, st.rec)
-	if err == nil {
-		st.life.End(observability.OutcomeCompleted)
-		return
-	}
-	st.end(w, err)
-}
+// A Responses API stream is streamChat in the dialect's events (runEvents): the same pacing
+// (the first-chunk latency before response.created, the between-chunk latency before every
+// delta), the same faults, deadlines and outcomes; every event counts as a chunk. The deltas
+// spell the answer that a JSON call gets, one per output token.
 
 // runEvents writes the events: response.created and response.in_progress, the output items
 // with their parts and deltas, then response.completed or response.incomplete.
