@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -34,7 +35,8 @@ func streamBytes(t testing.TB, res generate.Result) []byte {
 		}
 	}
 	res.Settle()
-	if err := s.usage(protocol.NewUsage(res.PromptTokens, res.CompletionTokens)); err != nil {
+	s.usage(protocol.NewUsage(res.PromptTokens, res.CompletionTokens))
+	if err := s.writeHeld(); err != nil {
 		t.Fatal(err)
 	}
 	return rr.Body.Bytes()
@@ -255,6 +257,62 @@ func BenchmarkTimeToFirstChunk(b *testing.B) {
 				ttfc += w.first.Sub(start)
 			}
 			b.ReportMetric(float64(ttfc.Nanoseconds())/float64(b.N), "ns/first-chunk")
+		})
+	}
+}
+
+// flushCounter is a ResponseWriter that counts what reaches the connection: each flush is one
+// write of what came before it.
+type flushCounter struct {
+	*httptest.ResponseRecorder
+	flushes int
+	frames  []int // the frames (data: lines) each flush carried
+	pending int
+}
+
+func (f *flushCounter) Write(b []byte) (int, error) {
+	f.pending += strings.Count(string(b), "data: ")
+	return f.ResponseRecorder.Write(b)
+}
+
+func (f *flushCounter) FlushError() error {
+	f.flushes++
+	f.frames = append(f.frames, f.pending)
+	f.pending = 0
+	return nil
+}
+
+func (f *flushCounter) Flush() { _ = f.FlushError() }
+
+func (f *flushCounter) SetWriteDeadline(time.Time) error { return nil }
+
+// TestStreamWrites: a stream writes each token when it is made and holds the frames around the
+// tokens for the next write, never across a wait — for chat and the Responses API alike.
+func TestStreamWrites(t *testing.T) {
+	h := newHarness(t)
+	for _, tc := range []struct {
+		name, path, body, latency string
+		want                      []int // frames per write; the first write is the headers alone
+	}{
+		{"chat, no latency", chatPath, `{"model":"mock-echo","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"a b c"}]}`, "instant",
+			// headers; role chunk + "echo:"; " a"; " b"; " c"; finish + usage + [DONE]
+			[]int{0, 2, 1, 1, 1, 3}},
+		{"chat, with latency", chatPath, `{"model":"mock-echo","stream":true,"messages":[{"role":"user","content":"a b"}]}`, "ttfc=1ms;between=1ms",
+			// headers (before the first wait); role chunk (before the next); a token each; finish + [DONE]
+			[]int{0, 1, 1, 1, 1, 2}},
+		{"responses, no latency", "/v1/responses", `{"model":"mock-echo","stream":true,"input":"a b"}`, "instant",
+			// headers; created, in_progress, item added, part added + the first delta; a delta each; the four closing events
+			[]int{0, 5, 1, 1, 4}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := httptest.NewRequest(http.MethodPost, tc.path, strings.NewReader(tc.body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("X-Mock-Latency", tc.latency)
+			w := &flushCounter{ResponseRecorder: httptest.NewRecorder()}
+			h.handler.ServeHTTP(w, req)
+			if !slices.Equal(w.frames, tc.want) {
+				t.Errorf("frames per write %v, want %v\n%s", w.frames, tc.want, w.Body)
+			}
 		})
 	}
 }

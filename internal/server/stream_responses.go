@@ -19,7 +19,7 @@ import (
 // runEvents writes the events: response.created and response.in_progress, the output items
 // with their parts and deltas, then response.completed or response.incomplete.
 func (st *stream) runEvents(ctx context.Context, c *chatCall) error {
-	if err := pause(ctx, c.h.drain, st.deadline, c.Timings.First()); err != nil {
+	if err := st.wait(ctx, c, c.Timings.First()); err != nil {
 		return err
 	}
 	resp := &protocol.Response{ID: c.ID, CreatedAt: c.Created, Status: "in_progress", Model: c.Model.ID, Echo: c.Echo}
@@ -54,7 +54,10 @@ func (st *stream) runEvents(ctx context.Context, c *chatCall) error {
 	if err := st.sendResponse(ctx, c, last, resp); err != nil {
 		return err
 	}
-	return st.writeHeld()
+	if err := st.done(); err != nil {
+		return writeFailed(err)
+	}
+	return nil
 }
 
 // sendMessage streams the answer's message: the item, its one content part, a delta per piece.
@@ -149,12 +152,9 @@ func (st *stream) sendCalls(ctx context.Context, c *chatCall, ch *generate.Choic
 	return items, nil
 }
 
-// tick writes the events held, then waits the between-chunk latency before a delta.
+// tick waits the between-chunk latency before a delta.
 func (st *stream) tick(ctx context.Context, c *chatCall) error {
-	if err := st.writeHeld(); err != nil {
-		return err
-	}
-	return pause(ctx, c.h.drain, st.deadline, c.Timings.Next())
+	return st.wait(ctx, c, c.Timings.Next())
 }
 
 func (st *stream) sendResponse(ctx context.Context, c *chatCall, typ string, r *protocol.Response) error {
@@ -207,13 +207,8 @@ func (st *stream) sendArguments(ctx context.Context, c *chatCall, typ string, ou
 }
 
 // emit ends the event appended to st.buf, unless the simulated mid-stream fault strikes first
-// (then the event is dropped, and the events held before it go out with the error event).
-//
-// Only a delta is written at once. The lifecycle events around the deltas are held and go out
-// with the next write — the ones before the first delta in one write, the ones after the last
-// with response.completed — so a Responses stream makes as many writes and flushes as a chat
-// stream of the same answer, though it has six more events (make bench's Responses stream
-// ratio). Nothing is held across a pause: tick writes what is held before it waits.
+// (then the event is dropped, and the events held before it go out with the error event). A
+// delta is written at once, the lifecycle events around the deltas are held (see sse.hold).
 func (st *stream) emit(ctx context.Context, c *chatCall, now bool) error {
 	if err := st.strike(ctx, c, false); err != nil {
 		st.buf = st.buf[:st.held] // the struck event is not sent
@@ -223,36 +218,17 @@ func (st *stream) emit(ctx context.Context, c *chatCall, now bool) error {
 	st.held = len(st.buf)
 	st.seq++
 	st.life.Chunk()
-	if !now {
-		return nil
-	}
-	return st.writeHeld()
-}
-
-// writeHeld writes and flushes the events held in st.buf.
-func (st *stream) writeHeld() error {
-	if st.held == 0 {
-		return nil
-	}
-	err := st.write()
-	st.buf, st.held = st.buf[:0], 0
-	if err != nil {
-		return writeFailed(err)
+	if now {
+		if err := st.writeHeld(); err != nil {
+			return writeFailed(err)
+		}
 	}
 	return nil
 }
 
-// write writes and flushes the frames in s.buf.
-func (s *sse) write() error {
-	s.arm()
-	if _, err := s.w.Write(s.buf); err != nil {
-		return err
-	}
-	return s.flush()
-}
-
-// errorEvent ends a Responses stream that failed, as OpenAI ends one: an error event.
-func (s *sse) errorEvent(e *apierr.Error) error {
+// errorEvent ends a Responses stream that failed, as OpenAI ends one: an error event, held
+// after what is held (done writes them).
+func (s *sse) errorEvent(e *apierr.Error) {
 	b := protocol.AppendEventStart(s.buf, "error", s.seq) // after the events held, if any
 	b = protocol.AppendMember(b, "code", string(e.Code))
 	b = protocol.AppendMember(b, "message", e.Message)
@@ -262,8 +238,6 @@ func (s *sse) errorEvent(e *apierr.Error) error {
 		b = append(b, `,"param":null`...)
 	}
 	s.buf = protocol.AppendEventEnd(b)
+	s.held = len(s.buf)
 	s.seq++
-	err := s.write()
-	s.buf, s.held = s.buf[:0], 0
-	return err
 }
