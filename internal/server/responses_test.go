@@ -449,3 +449,52 @@ func TestResponsesStreamCut(t *testing.T) {
 		}
 	}
 }
+
+// TestResponsesSimulationAndTelemetry: the catalog's gateway policy, simulated faults and the
+// metrics apply to the Responses API as to chat, under the route /v1/responses.
+func TestResponsesSimulationAndTelemetry(t *testing.T) {
+	h := newHarness(t)
+	rr := h.do(http.MethodPost, "/v1/responses", `{"model":"mock-gateway","input":"hi"}`)
+	hd := rr.Header()
+	if rr.Code != http.StatusOK || hd.Get("X-Mock-Gateway-Attempts") != "3" || hd.Get("X-Mock-Gateway-Served-By") != "mock-chat" {
+		t.Fatalf("gateway policy: %d %v %s", rr.Code, hd, rr.Body)
+	}
+	var resp map[string]any
+	_ = json.Unmarshal(rr.Body.Bytes(), &resp)
+	direct := h.do(http.MethodPost, "/v1/responses", `{"model":"mock-chat","input":"hi"}`)
+	var want map[string]any
+	_ = json.Unmarshal(direct.Body.Bytes(), &want)
+	if resp["model"] != "mock-chat" || outputText(resp) != outputText(want) {
+		t.Errorf("the fallback's answer is not mock-chat's: %v", resp["model"])
+	}
+	rr = h.do(http.MethodPost, "/v1/responses", `{"model":"mock-chat","input":"hi"}`, "X-Mock-Fault", "rate_limit;retry_after=2s")
+	if rr.Code != http.StatusTooManyRequests || rr.Header().Get("Retry-After") != "2" || decodeError(t, rr.Body.Bytes()).Code != "simulated_rate_limit" {
+		t.Errorf("rate limit: %d %v %s", rr.Code, rr.Header(), rr.Body)
+	}
+	h.do(http.MethodPost, "/v1/responses", `{"model":"mock-chat","stream":true,"input":"hi"}`)
+	for _, c := range []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"mockgateway_http_requests_total", map[string]string{"route": "/v1/responses", "status_code": "200"}, 3},
+		{"mockgateway_http_requests_total", map[string]string{"route": "/v1/responses", "error_code": "simulated_rate_limit"}, 1},
+		{"mockgateway_simulated_fallbacks_total", map[string]string{"model": "mock-gateway", "target": "mock-chat"}, 1},
+		{"mockgateway_simulated_faults_total", map[string]string{"model": "mock-chat", "fault": "rate_limit"}, 1},
+	} {
+		if got := metricValue(t, h.metrics, c.name, c.labels); got != c.want {
+			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
+		}
+	}
+	var streamed bool
+	for _, s := range h.spans.GetSpans() {
+		if s.Name == "chat mock-chat" {
+			for _, e := range s.Events {
+				streamed = streamed || e.Name == "stream.completed"
+			}
+		}
+	}
+	if !streamed {
+		t.Error("no stream.completed event on a Responses stream's chat span")
+	}
+}
