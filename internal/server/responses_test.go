@@ -498,3 +498,28 @@ func TestResponsesSimulationAndTelemetry(t *testing.T) {
 		t.Error("no stream.completed event on a Responses stream's chat span")
 	}
 }
+
+// TestResponsesLimits: the hostile-request bounds hold on /v1/responses too — the body size,
+// the token ceiling, the answer's bytes — each answered as OpenAI would.
+func TestResponsesLimits(t *testing.T) {
+	h := newHarness(t, func(d *Deps) {
+		d.Config.MaxBodyBytes = 4096
+		d.Config.MaxResponseBytes = 2048
+	})
+	big := `{"model":"mock-chat","input":"` + strings.Repeat("word ", 2000) + `"}`
+	if rr := h.do(http.MethodPost, "/v1/responses", big); rr.Code != http.StatusRequestEntityTooLarge ||
+		decodeError(t, rr.Body.Bytes()).Code != "request_too_large" {
+		t.Errorf("a body over --max-body-bytes: %d %s", rr.Code, rr.Body)
+	}
+	if rr := h.do(http.MethodPost, "/v1/responses", `{"model":"mock-chat","input":"hi","max_output_tokens":5000}`); rr.Code != http.StatusBadRequest ||
+		!strings.Contains(decodeError(t, rr.Body.Bytes()).Message, "4096") {
+		t.Errorf("a budget over --max-tokens: %d %s", rr.Code, rr.Body)
+	}
+	schema := `{"type":"object","properties":{"s":{"type":"string","minLength":4000}},"required":["s"],"additionalProperties":false}`
+	rr := h.do(http.MethodPost, "/v1/responses", `{"model":"mock-chat","input":"hi","text":{"format":{"type":"json_schema","name":"big","schema":`+schema+`}}}`)
+	var resp map[string]any
+	_ = json.Unmarshal(rr.Body.Bytes(), &resp)
+	if rr.Code != http.StatusOK || resp["status"] != "incomplete" || len(outputText(resp)) > 2048 {
+		t.Errorf("an answer over --max-response-bytes: %d status %v, %d bytes", rr.Code, resp["status"], len(outputText(resp)))
+	}
+}
