@@ -34,9 +34,12 @@ type benchConfig struct {
 
 	Kinds []string `json:"load_kinds"`
 
+	Scaling scalingConfig `json:"scaling"`
+
 	wrk, src, jsonOut, kinds          string
 	keep, strict                      bool
 	skipGoBench, skipLoad, skipMemory bool
+	skipScaling                       bool
 }
 
 // loadFigures is one kind of request (JSON or stream) against one server, over all rounds.
@@ -88,16 +91,17 @@ type loadResult struct {
 
 // report is everything a bench run measured; the Markdown table and --json-out come from it.
 type report struct {
-	Machine    machine     `json:"machine"`
-	Command    string      `json:"command"`
-	Config     benchConfig `json:"settings"`
-	Started    time.Time   `json:"started"`
-	GoBench    []goBench   `json:"go_benchmarks,omitempty"`
-	GoBenchCmd string      `json:"go_bench_command,omitempty"`
-	Load       *loadResult `json:"load,omitempty"`
-	Memory     *memResult  `json:"memory,omitempty"`
-	Targets    []target    `json:"targets"`
-	Problems   []string    `json:"problems,omitempty"`
+	Machine    machine        `json:"machine"`
+	Command    string         `json:"command"`
+	Config     benchConfig    `json:"settings"`
+	Started    time.Time      `json:"started"`
+	GoBench    []goBench      `json:"go_benchmarks,omitempty"`
+	GoBenchCmd string         `json:"go_bench_command,omitempty"`
+	Load       *loadResult    `json:"load,omitempty"`
+	Memory     *memResult     `json:"memory,omitempty"`
+	Scaling    *scalingResult `json:"scaling,omitempty"`
+	Targets    []target       `json:"targets"`
+	Problems   []string       `json:"problems,omitempty"`
 }
 
 func parseBenchFlags(args []string, stderr io.Writer) (benchConfig, error) {
@@ -122,6 +126,8 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchConfig, error) {
 	fs.BoolVar(&c.skipGoBench, "skip-gobench", false, "skip the Go benchmarks")
 	fs.BoolVar(&c.skipLoad, "skip-load", false, "skip the wrk load runs")
 	fs.BoolVar(&c.skipMemory, "skip-memory", false, "skip the open-streams memory run")
+	fs.BoolVar(&c.skipScaling, "skip-scaling", false, "skip the scaling table (go run ./cmd/loadtest scaling runs it alone)")
+	addScalingFlags(fs, &c.Scaling, "scaling-")
 	fs.StringVar(&c.kinds, "load-kinds", strings.Join(loadKinds, ","), "comma-separated wrk runs per round: json and stream (chat, mockgateway and baseline), responses-json and responses-stream (POST /v1/responses, mockgateway)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -145,6 +151,9 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchConfig, error) {
 	}
 	if len(c.Kinds) == 0 {
 		return c, errors.New("--load-kinds: none given")
+	}
+	if err := c.Scaling.finish("scaling-"); err != nil {
+		return c, err
 	}
 	c.DurationS, c.WarmupS = c.Duration.String(), c.Warmup.String()
 	return c, nil
@@ -205,12 +214,21 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		rep.Memory = mem
 	}
+	// 4. The scaling table: CPU per request as each dimension of the work grows.
+	if !cfg.skipScaling && ctx.Err() == nil {
+		sc, err := runScaling(ctx, ws, cfg.Scaling)
+		if err != nil {
+			rep.Problems = append(rep.Problems, "scaling: "+err.Error())
+		}
+		rep.Scaling = sc
+	}
 	if ctx.Err() != nil {
 		rep.Problems = append(rep.Problems, "interrupted")
 	}
 
 	rep.Targets = evaluate(rep)
 	writeMarkdown(stdout, rep)
+	writeScaling(stdout, rep.Scaling, true)
 	if cfg.jsonOut != "" {
 		b, _ := json.MarshalIndent(rep, "", "  ")
 		if err := os.WriteFile(cfg.jsonOut, append(b, '\n'), 0o644); err != nil {

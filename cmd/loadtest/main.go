@@ -4,6 +4,8 @@
 //
 //	go run ./cmd/loadtest [bench] [flags]   Go benchmarks, wrk load runs next to a bare baseline,
 //	                                        RSS with 10,000 open streams; one Markdown table
+//	go run ./cmd/loadtest scaling [flags]   only bench's scaling table: server CPU per request as
+//	                                        the prompt, output tokens, n, tools and fixtures grow
 //	go run ./cmd/loadtest soak [flags]      mixed traffic for a duration, sampled over time
 //	go run ./cmd/loadtest hostile           the hostile requests of the limits issue, each on a
 //	                                        fresh server: CPU, peak RSS and the answer
@@ -38,12 +40,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch mode {
 	case "bench":
 		err = runBench(ctx, args, stdout, stderr)
+	case "scaling":
+		err = runScalingCmd(ctx, args, stdout, stderr)
 	case "soak":
 		err = runSoak(ctx, args, stdout, stderr)
 	case "hostile":
 		err = runHostile(ctx, args, stdout, stderr)
 	default:
-		fmt.Fprintf(stderr, "loadtest: unknown mode %q (bench, soak or hostile)\n", mode)
+		fmt.Fprintf(stderr, "loadtest: unknown mode %q (bench, scaling, soak or hostile)\n", mode)
 		return 2
 	}
 	if err != nil {
