@@ -280,14 +280,33 @@ func (g *generation) fullText(b *pieceBuilder, r *rng) {
 		b.cut()
 		b.add("}")
 	case g.in.Behavior == BehaviorEcho:
+		b.limit(g.piecesNeeded(), g.maxBytes)
 		b.add("echo:")
 		if g.hasUser {
 			b.buf = append(b.buf, ' ') // joins the first piece of the message, as SplitPieces does
 			b.appendSplit(g.echoBody)
 		}
 	default:
+		b.limit(g.piecesNeeded(), g.maxBytes)
 		appendProse(b, r, g.defaultTokens, g.lead())
 	}
+}
+
+// piecesNeeded is how many pieces of a text choice cutText can keep or needs to see: with a
+// budget, the budget, plus as many as the longest stop string could span past it (a piece is at
+// least a byte; the builder makes one more, to tell a cut); without one, the ceiling. Made
+// whole and cut afterwards, a 16-token budget on a 4,096-token model cost the 4,096 tokens
+// (TestBudgetGeneratesOnlyWhatItKeeps).
+func (g *generation) piecesNeeded() int {
+	budget := g.req.MaxTokens
+	if budget <= 0 {
+		return g.maxPieces
+	}
+	longest := 0
+	for _, s := range g.stops {
+		longest = max(longest, len(s))
+	}
+	return min(g.maxPieces, budget+longest)
 }
 
 // lead reports whether the prose opens with the fixed lead of mock-tools' answer to a tool

@@ -532,3 +532,31 @@ func checkJSONPieces(t *testing.T, pieces []string, isJSON bool) {
 		}
 	}
 }
+
+// TestBudgetGeneratesOnlyWhatItKeeps: a budget stops the generation at what cutText can keep,
+// with the same answer — the whole answer cut, the same finish reason — as generating it whole
+// and cutting it, including a stop string that crosses the budget.
+func TestBudgetGeneratesOnlyWhatItKeeps(t *testing.T) {
+	whole := Generate(Input{Model: "mock-chat", Behavior: BehaviorChat, DefaultTokens: 4096, Request: userRequest("hi")})
+	full := whole.Choices[0].Content
+	for _, budget := range []int{1, 16, 100, 4095, 4096} {
+		// No stop; a stop that starts at the budget's last piece and runs past it; one beyond.
+		for _, stop := range []string{"", full.At(budget-1) + full.At(min(budget, full.Len()-1)), full.At(min(budget+5, full.Len()-1))} {
+			req := userRequest("hi")
+			req.MaxTokens = budget
+			if stop != "" {
+				req.Stop = []string{stop}
+			}
+			in := Input{Model: "mock-chat", Behavior: BehaviorChat, DefaultTokens: 4096, Request: req}
+			g := newGeneration(in, req, 1)
+			got := g.result(1).Choices[0]
+			want, finish := newGeneration(in, req, 1).cutText(full)
+			if !slices.Equal(got.Content.Strings(), want.Strings()) || got.FinishReason != finish {
+				t.Errorf("budget %d stop %q: %d pieces %s, want %d %s", budget, stop, got.Content.Len(), got.FinishReason, want.Len(), finish)
+			}
+			if made := len(g.scratch.ends); made > budget+len(stop)+1 {
+				t.Errorf("budget %d stop %q: %d pieces made", budget, stop, made)
+			}
+		}
+	}
+}
