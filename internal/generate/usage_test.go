@@ -2,7 +2,9 @@ package generate
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
+	"unicode"
 
 	"mockgateway/internal/protocol"
 )
@@ -79,4 +81,37 @@ func TestUsageWorkedExamples(t *testing.T) {
 			t.Fatalf("PromptTokens(nil) = %d, want 3", got)
 		}
 	})
+}
+
+// TestCountTokensMatchesIsSpace: the counter's ASCII shortcut splits words exactly where
+// unicode.IsSpace does, for every rune up to U+3000 and the edges around them.
+func TestCountTokensMatchesIsSpace(t *testing.T) {
+	ref := func(s string) int {
+		n, runes := 0, 0
+		for _, r := range s {
+			if unicode.IsSpace(r) {
+				n += (runes + 3) / 4
+				runes = 0
+				continue
+			}
+			runes++
+		}
+		return n + (runes+3)/4
+	}
+	for r := rune(-1); r <= 0x3000; r++ {
+		s := "abcde" + string(r) + "fghij" + string(r)
+		if got, want := CountTokens(s), ref(s); got != want {
+			t.Fatalf("rune %U: %d tokens, want %d", r, got, want)
+		}
+	}
+}
+
+// BenchmarkCountTokens: a 64 KB ASCII prompt (the per-byte cost of the scaling table's
+// prompt dimension).
+func BenchmarkCountTokens(b *testing.B) {
+	s := strings.Repeat("lorem ipsum dolor sit amet, consectetur adipiscing elit ", 1150)
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		CountTokens(s)
+	}
 }
