@@ -83,10 +83,12 @@ type loadResult struct {
 	ResponsesProbe  *responsesProbeResult `json:"responses_probe,omitempty"`
 	ResponsesJSON   *loadFigures          `json:"responses_json,omitempty"`
 	ResponsesStream *loadFigures          `json:"responses_stream,omitempty"`
-	RSSAfterLoad    int64                 `json:"mockgateway_rss_after_load_bytes"`
-	AccessLogLines  int64                 `json:"access_log_lines"`
-	SpansBuffered   int                   `json:"spans_in_buffer"`
-	Notes           []string              `json:"notes,omitempty"`
+	// JSON chat answered by a fixture: the 1,000th of the 1,000 loaded (the others never match).
+	FixtureJSON    *loadFigures `json:"fixture_json,omitempty"`
+	RSSAfterLoad   int64        `json:"mockgateway_rss_after_load_bytes"`
+	AccessLogLines int64        `json:"access_log_lines"`
+	SpansBuffered  int          `json:"spans_in_buffer"`
+	Notes          []string     `json:"notes,omitempty"`
 }
 
 // report is everything a bench run measured; the Markdown table and --json-out come from it.
@@ -128,7 +130,7 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchConfig, error) {
 	fs.BoolVar(&c.skipMemory, "skip-memory", false, "skip the open-streams memory run")
 	fs.BoolVar(&c.skipScaling, "skip-scaling", false, "skip the scaling table (go run ./cmd/loadtest scaling runs it alone)")
 	addScalingFlags(fs, &c.Scaling, "scaling-")
-	fs.StringVar(&c.kinds, "load-kinds", strings.Join(loadKinds, ","), "comma-separated wrk runs per round: json and stream (chat, mockgateway and baseline), responses-json and responses-stream (POST /v1/responses, mockgateway)")
+	fs.StringVar(&c.kinds, "load-kinds", strings.Join(loadKinds, ","), "comma-separated wrk runs per round: json and stream (chat, mockgateway and baseline), fixture-json (chat answered by the 1,000th of the 1,000 fixtures loaded), responses-json and responses-stream (POST /v1/responses, mockgateway)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -160,7 +162,7 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchConfig, error) {
 }
 
 // loadKinds are the wrk runs of a round, in the order they run.
-var loadKinds = []string{"json", "responses-json", "stream", "responses-stream"}
+var loadKinds = []string{"json", "fixture-json", "responses-json", "stream", "responses-stream"}
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg, err := parseBenchFlags(args, stderr)
@@ -270,7 +272,13 @@ func runLoad(ctx context.Context, ws *workspace, w *wrkRunner, rounds int, kinds
 		return nil, err
 	}
 	defer base.stop()
-	mg, err := ws.startMockgateway(ctx, "bench")
+	// As the issue measures it: 1,000 file fixtures loaded, none of which the bench's requests
+	// match (they go to the generator), but for the fixture-json kind's, which the last matches.
+	fixtures, err := writeBenchFixtures(ws.dir)
+	if err != nil {
+		return nil, err
+	}
+	mg, err := ws.startMockgateway(ctx, "bench", "--fixtures", fixtures)
 	if err != nil {
 		return nil, err
 	}
@@ -296,6 +304,11 @@ func runLoad(ctx context.Context, ws *workspace, w *wrkRunner, rounds int, kinds
 		res.Notes = append(res.Notes, fmt.Sprintf("streams differ in size: mockgateway %d B, baseline %d B (update cmd/baseline)", pm.Stream.Bytes, pb.Stream.Bytes))
 	}
 
+	if slices.Contains(kinds, "fixture-json") {
+		if err := probeFixture(ctx, mg); err != nil {
+			return res, err
+		}
+	}
 	if slices.Contains(kinds, "responses-json") || slices.Contains(kinds, "responses-stream") {
 		rp, err := probeResponses(ctx, mg)
 		if err != nil {
@@ -318,6 +331,7 @@ func runLoad(ctx context.Context, ws *workspace, w *wrkRunner, rounds int, kinds
 		kind, path string
 		body       string
 		figs       *loadFigures
+		headers    map[string]string
 	}
 	var plan [][]run
 	group := map[string]int{} // chat kind → its index in plan
@@ -336,11 +350,14 @@ func runLoad(ctx context.Context, ws *workspace, w *wrkRunner, rounds int, kinds
 				body, figs = streamRequest, res.Stream
 			}
 			group[k] = len(plan)
-			plan = append(plan, []run{{mg, k, chatclient.ChatPath, body, figs[mg.name]}, {base, k, chatclient.ChatPath, body, figs[base.name]}})
+			plan = append(plan, []run{{mg, k, chatclient.ChatPath, body, figs[mg.name], nil}, {base, k, chatclient.ChatPath, body, figs[base.name], nil}})
 		case "responses-json":
-			join("json", run{mg, k, responsesPath, responsesJSONRequest, res.ResponsesJSON})
+			join("json", run{mg, k, responsesPath, responsesJSONRequest, res.ResponsesJSON, nil})
 		case "responses-stream":
-			join("stream", run{mg, k, responsesPath, responsesStreamRequest, res.ResponsesStream})
+			join("stream", run{mg, k, responsesPath, responsesStreamRequest, res.ResponsesStream, nil})
+		case "fixture-json":
+			res.FixtureJSON = &loadFigures{}
+			join("json", run{mg, k, chatclient.ChatPath, jsonRequest, res.FixtureJSON, map[string]string{benchFixtureHeader: benchFixtureMatch}})
 		}
 	}
 	for round := 0; round < rounds && ctx.Err() == nil; round++ {
@@ -350,7 +367,7 @@ func runLoad(ctx context.Context, ws *workspace, w *wrkRunner, rounds int, kinds
 				slices.Reverse(runs)
 			}
 			for _, x := range runs {
-				r, err := w.run(ctx, x.s.name+"-"+x.kind, x.s.url(x.path), x.body, nil, x.s.pid())
+				r, err := w.run(ctx, x.s.name+"-"+x.kind, x.s.url(x.path), x.body, x.headers, x.s.pid())
 				if err != nil {
 					return res, fmt.Errorf("%s %s: %v", x.s.name, x.kind, err)
 				}
@@ -368,6 +385,9 @@ func runLoad(ctx context.Context, ws *workspace, w *wrkRunner, rounds int, kinds
 	}
 	if res.ResponsesJSON != nil {
 		res.ResponsesJSON.finish(0)
+	}
+	if res.FixtureJSON != nil {
+		res.FixtureJSON.finish(0)
 	}
 	if res.ResponsesStream != nil {
 		res.ResponsesStream.finish(res.ResponsesProbe.Stream.Events)

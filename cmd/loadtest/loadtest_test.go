@@ -109,26 +109,29 @@ func TestParseBenchOutput(t *testing.T) {
 func TestEvaluateTargets(t *testing.T) {
 	r := &report{
 		GoBench: []goBench{
-			{Name: "BenchmarkChatJSON/telemetry=on", NsOp: 38000, AllocsOp: 180},
+			{Name: "BenchmarkChatJSON/telemetry=on", NsOp: 34000, AllocsOp: 165},
 			{Name: "BenchmarkChatJSON/telemetry=off", NsOp: 30000, AllocsOp: 147},
 		},
 		Load: &loadResult{
-			JSON:   map[string]*loadFigures{"mockgateway": {RPS: 20000}, "baseline": {RPS: 50000}},
-			Stream: map[string]*loadFigures{"mockgateway": {ChunksPS: 60000}, "baseline": {ChunksPS: 100000}},
+			JSON:        map[string]*loadFigures{"mockgateway": {RPS: 34000}, "baseline": {RPS: 50000}},
+			FixtureJSON: &loadFigures{RPS: 30000},
+			Stream:      map[string]*loadFigures{"mockgateway": {ChunksPS: 95000}, "baseline": {ChunksPS: 100000}},
 		},
-		Memory: &memResult{Streams: 10000, Opened: 10000, RSSOpen: 450_000_000},
+		Memory: &memResult{Streams: 10000, Opened: 10000, RSSOpen: 450_000_000, PerStreamBytes: 24_000},
 	}
 	got := map[string]*bool{}
 	for _, tg := range evaluate(r) {
 		got[tg.Name] = tg.Holds
 	}
 	want := map[string]bool{
-		"JSON chat req/s, full telemetry":              false, // 0.4×
-		"16-token stream chunks/s, full telemetry":     true,  // 0.6×
-		"telemetry overhead per JSON request (time)":   true,  // 8 µs
-		"telemetry overhead per JSON request (allocs)": true,  // 33
-		"10,000 concurrent streams: RSS":               false, // 450 MB
-		"10,000 concurrent streams: errors":            true,
+		"JSON chat req/s, full telemetry, 1,000 fixtures loaded, none matching": true,  // 0.68×
+		"JSON chat req/s, full telemetry, answered by the 1,000th fixture":      false, // 0.6×
+		"16-token stream chunks/s, full telemetry":                              true,  // 0.95×
+		"telemetry overhead per JSON request (time)":                            true,  // 4 µs
+		"telemetry overhead per JSON request (allocs)":                          true,  // 18
+		"10,000 concurrent streams: RSS":                                        false, // 450 MB
+		"10,000 concurrent streams: RSS per stream above idle":                  true,  // 24 KB
+		"10,000 concurrent streams: errors":                                     true,
 	}
 	for name, w := range want {
 		if got[name] == nil || *got[name] != w {
