@@ -107,16 +107,19 @@ func (b *SpanBuffer) ForceFlush(context.Context) error { return nil }
 // add encodes the span outside the lock, then stores it. The ring's slots keep their byte
 // slices: a span is copied into the capacity the span it replaces leaves, so in the steady state
 // keeping a span allocates nothing (Query copies what it reads, under the lock).
-func (b *SpanBuffer) add(s sdktrace.ReadOnlySpan) {
+func (b *SpanBuffer) add(s sdktrace.ReadOnlySpan) { b.keep(viewOf(s)) }
+
+// keep encodes a span's record into its ring slot.
+func (b *SpanBuffer) keep(s spanView) {
 	scratch := spanScratch.Get().(*[]byte)
 	encoded := appendSpanRecord((*scratch)[:0], s)
 	var requestID string
-	for _, kv := range s.Attributes() {
+	for _, kv := range s.attrs {
 		if string(kv.Key) == requestIDAttribute {
 			requestID = kv.Value.AsString()
 		}
 	}
-	traceID, start := s.SpanContext().TraceID(), s.StartTime().UnixNano()
+	traceID, start := s.traceID, s.start.UnixNano()
 	b.mu.Lock()
 	b.seq++
 	e := &b.ring[b.next]

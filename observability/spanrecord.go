@@ -45,29 +45,48 @@ const (
 	valStringSlice
 )
 
+// spanView is what a record is made of: read from an SDK span (viewOf), or handed over by a
+// bufferSpan as it ends.
+type spanView struct {
+	traceID          trace.TraceID
+	spanID, parent   trace.SpanID
+	start, end       time.Time
+	kind             trace.SpanKind
+	status           codes.Code
+	statusDesc, name string
+	attrs            []attribute.KeyValue
+	events           []sdktrace.Event
+}
+
+func viewOf(s sdktrace.ReadOnlySpan) spanView {
+	sc, st := s.SpanContext(), s.Status()
+	return spanView{
+		traceID: sc.TraceID(), spanID: sc.SpanID(), parent: s.Parent().SpanID(),
+		start: s.StartTime(), end: s.EndTime(), kind: s.SpanKind(),
+		status: st.Code, statusDesc: st.Description, name: s.Name(),
+		attrs: s.Attributes(), events: s.Events(),
+	}
+}
+
 // appendSpanRecord appends the span's record: its allowlisted attributes only, and a status
 // description only when it is a bare code — the same rules as the redacting exporter.
-func appendSpanRecord(buf []byte, s sdktrace.ReadOnlySpan) []byte {
-	sc := s.SpanContext()
-	tid, sid, pid := sc.TraceID(), sc.SpanID(), s.Parent().SpanID()
-	buf = append(buf, tid[:]...)
-	buf = append(buf, sid[:]...)
-	buf = append(buf, pid[:]...)
-	buf = binary.LittleEndian.AppendUint64(buf, uint64(s.StartTime().UnixNano()))
-	buf = binary.LittleEndian.AppendUint64(buf, uint64(s.EndTime().UnixNano()))
-	buf = append(buf, byte(s.SpanKind()))
-	st := s.Status()
-	buf = append(buf, byte(st.Code))
-	if st.Code == codes.Error && statusDescriptionAllowed(st.Description) {
-		buf = appendRecordString(buf, st.Description)
+func appendSpanRecord(buf []byte, s spanView) []byte {
+	buf = append(buf, s.traceID[:]...)
+	buf = append(buf, s.spanID[:]...)
+	buf = append(buf, s.parent[:]...)
+	buf = binary.LittleEndian.AppendUint64(buf, uint64(s.start.UnixNano()))
+	buf = binary.LittleEndian.AppendUint64(buf, uint64(s.end.UnixNano()))
+	buf = append(buf, byte(s.kind))
+	buf = append(buf, byte(s.status))
+	if s.status == codes.Error && statusDescriptionAllowed(s.statusDesc) {
+		buf = appendRecordString(buf, s.statusDesc)
 	} else {
 		buf = appendRecordString(buf, "")
 	}
-	buf = appendRecordString(buf, s.Name())
-	buf = appendRecordAttributes(buf, s.Attributes())
-	events := s.Events()
-	buf = binary.AppendUvarint(buf, uint64(len(events)))
-	for _, ev := range events {
+	buf = appendRecordString(buf, s.name)
+	buf = appendRecordAttributes(buf, s.attrs)
+	buf = binary.AppendUvarint(buf, uint64(len(s.events)))
+	for _, ev := range s.events {
 		buf = appendRecordString(buf, ev.Name)
 		buf = binary.LittleEndian.AppendUint64(buf, uint64(ev.Time.UnixNano()))
 		buf = appendRecordAttributes(buf, ev.Attributes)

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Exporter names reported in Tracing.Exporter and logged at start-up.
@@ -38,6 +39,9 @@ type TracingConfig struct {
 
 // Tracing is the service's tracer provider and where its spans go.
 type Tracing struct {
+	// Tracer is what the service starts its spans with: the buffer's own (bufferTracer) when
+	// the spans go nowhere else, the Provider's when they are exported too.
+	Tracer   trace.Tracer
 	Provider *sdktrace.TracerProvider
 	// Buffer is always present: the embedded inspector keeps the most recent spans even when
 	// OTLP export is on, so /debug/traces works in every deployment.
@@ -77,6 +81,7 @@ func NewTracing(ctx context.Context, getenv func(string) string, cfg TracingConf
 			sdktrace.WithResource(resource.Empty()),
 			sdktrace.WithRawSpanLimits(defaultSpanLimits()),
 		)
+		t.Tracer = t.Provider.Tracer(tracerName)
 		return t, nil
 	}
 
@@ -117,8 +122,17 @@ func NewTracing(ctx context.Context, getenv func(string) string, cfg TracingConf
 	}
 
 	t.Provider = sdktrace.NewTracerProvider(opts...)
+	t.Tracer = t.Provider.Tracer(tracerName)
+	if exp == nil {
+		// Only the embedded buffer: its own tracer writes the same records for a fraction of
+		// the SDK span's cost (bufferTracer).
+		t.Tracer = &bufferTracer{buffer: t.Buffer, sampler: sampler}
+	}
 	return t, nil
 }
+
+// tracerName is the instrumentation scope of the service's spans.
+const tracerName = "mockgateway"
 
 // Shutdown flushes pending spans to the exporters and shuts them down. The span buffer stays
 // readable afterwards.

@@ -120,7 +120,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Config:     cfg,
 		Catalog:    cat,
 		Logger:     logger,
-		Tracer:     tracing.Provider.Tracer("mockgateway"),
+		Tracer:     tracing.Tracer,
 		Propagator: observability.Propagator(),
 		Metrics:    metrics,
 		Spans:      tracing.Buffer,

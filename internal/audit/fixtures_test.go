@@ -60,7 +60,7 @@ func startRealService(t *testing.T, wrap func(http.Handler) http.Handler, args .
 	metrics := observability.NewMetrics(prometheus.NewRegistry(), cat.IDs(), cat.ExecutableIDs(), observability.BuildInfo{Version: "test", FaultKinds: simulation.Kinds()})
 	rs.store, rs.journal = server.NewFixtureStore(cfg), server.NewJournal(cfg)
 	var h http.Handler = server.New(server.Deps{
-		Config: cfg, Catalog: cat, Logger: logger, Tracer: tracing.Provider.Tracer("mockgateway"),
+		Config: cfg, Catalog: cat, Logger: logger, Tracer: tracing.Tracer,
 		Propagator: observability.Propagator(), Metrics: metrics, Spans: tracing.Buffer,
 		Fixtures: rs.store, Journal: rs.journal, Version: "test", Started: time.Now(),
 	})

@@ -49,7 +49,7 @@ func benchHandler(b *testing.B, telemetry bool) *harness {
 		lw := observability.NewLogWriter(io.Discard)
 		b.Cleanup(func() { _ = lw.Close() })
 		logger, _ := observability.NewLogger(lw, "info", "json")
-		d.Tracer, d.Logger, d.Spans = tracing.Provider.Tracer("mockgateway"), logger, tracing.Buffer
+		d.Tracer, d.Logger, d.Spans = tracing.Tracer, logger, tracing.Buffer
 		d.Metrics = observability.NewMetrics(prometheus.NewRegistry(), cat.IDs(), cat.ExecutableIDs(), observability.BuildInfo{Version: "4.2.0"})
 		d.Journal = NewJournal(cfg) // on by default in the service, so part of what a request costs
 	} else {
