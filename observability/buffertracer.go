@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -62,9 +63,8 @@ func (t *bufferTracer) Start(ctx context.Context, name string, opts ...trace.Spa
 		if s.start.IsZero() {
 			s.start = time.Now()
 		}
-		s.attrs, s.events = s.attrBuf[:0], s.eventBuf[:0]
-		s.attrs = append(s.attrs, cfg.Attributes()...)
-		s.attrs = append(s.attrs, res.Attributes...)
+		s.attrs = appendValid(s.attrs, cfg.Attributes())
+		s.attrs = appendValid(s.attrs, res.Attributes)
 	}
 	return trace.ContextWithSpan(ctx, s), s
 }
@@ -83,12 +83,10 @@ type bufferSpan struct {
 	start      time.Time
 	status     codes.Code
 	statusDesc string
-	attrs      []attribute.KeyValue // in the order set; a later value of a key wins
-	events     []sdktrace.Event
-	// The room a span of the service needs (the server span has about 12 attributes, the chat
-	// span about 13 and 4 lifecycle events), allocated with the span rather than grown.
-	attrBuf  [16]attribute.KeyValue
-	eventBuf [4]sdktrace.Event
+	// Made when first set, not with the span: an open stream keeps its two spans for as long
+	// as it lasts, and the server span's attributes are all set once it ends.
+	attrs  []attribute.KeyValue // in the order set; a later value of a key wins
+	events []sdktrace.Event
 }
 
 func (s *bufferSpan) SpanContext() trace.SpanContext { return s.sc }
@@ -129,7 +127,14 @@ func (s *bufferSpan) SetAttributes(kv ...attribute.KeyValue) {
 	}
 }
 
+// appendValid appends the valid attributes of kv. The first ones make room for eight, what a
+// chat span is given when it starts, so that a parked stream's span holds no more than that
+// and grows once, when its answer's attributes come.
 func appendValid(dst, kv []attribute.KeyValue) []attribute.KeyValue {
+	if dst == nil && len(kv) > 0 {
+		dst = make([]attribute.KeyValue, 0, max(8, len(kv)))
+	}
+	dst = slices.Grow(dst, len(kv))
 	for _, a := range kv {
 		if a.Valid() {
 			dst = append(dst, a)
@@ -148,6 +153,9 @@ func (s *bufferSpan) AddEvent(name string, opts ...trace.EventOption) {
 	at := cfg.Timestamp()
 	if at.IsZero() {
 		at = time.Now()
+	}
+	if s.events == nil {
+		s.events = make([]sdktrace.Event, 0, 2) // what a parked stream has: started, first chunk
 	}
 	s.events = append(s.events, sdktrace.Event{Name: name, Time: at, Attributes: cfg.Attributes()})
 }
