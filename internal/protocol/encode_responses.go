@@ -187,29 +187,32 @@ func AppendMember(buf []byte, key, value string) []byte {
 // the decoded request and the top level's raw members, which the key pass has validated.
 // Absent members get the values OpenAI answers with.
 func echoMembers(top object, req *ChatRequest) []byte {
-	var b bytes.Buffer
+	b := make([]byte, 0, 512) // the defaults alone take about 400 bytes
 	raw := func(key, absent string) {
 		v, ok := top.get(key)
 		if !ok && absent == "" {
 			return // a member the document has no null for: left out
 		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
+		if len(b) > 0 {
+			b = append(b, ',')
 		}
-		b.WriteString(`"` + key + `":`)
+		b = append(b, '"')
+		b = append(b, key...)
+		b = append(b, '"', ':')
 		if ok {
 			// Null members were absent to the decoder; the answer leaves them out too, since
 			// OpenAI's document has no null for most of them (a metadata value, text.format).
-			b.Write(appendWithoutNulls(nil, v))
+			b = appendWithoutNulls(b, v)
 			return
 		}
-		b.WriteString(absent)
+		b = append(b, absent...)
 	}
 	raw("instructions", "null")
 	raw("max_output_tokens", "null")
 	raw("max_tool_calls", "null")
 	raw("metadata", "{}")
-	b.WriteString(`,"parallel_tool_calls":` + strconv.FormatBool(req.ParallelToolCalls))
+	b = append(b, `,"parallel_tool_calls":`...)
+	b = strconv.AppendBool(b, req.ParallelToolCalls)
 	raw("prompt_cache_key", "null")
 	raw("reasoning", `{"effort":null,"summary":null}`)
 	raw("safety_identifier", "null")
@@ -220,9 +223,8 @@ func echoMembers(top object, req *ChatRequest) []byte {
 	raw("top_p", "1")
 	raw("truncation", `"disabled"`)
 	raw("user", "")
-	b.WriteString(`,"tools":`)
-	b.Write(appendEchoTools(nil, top, req.Tools))
-	return b.Bytes()
+	b = append(b, `,"tools":`...)
+	return appendEchoTools(b, top, req.Tools)
 }
 
 // appendEchoTools writes the function tools as OpenAI echoes them: every member present, strict
@@ -294,9 +296,6 @@ func appendWithoutNulls(buf []byte, v json.RawMessage) []byte {
 		}
 		return append(buf, ']')
 	}
-	var b bytes.Buffer
-	if json.Compact(&b, v) != nil {
-		return append(buf, "null"...)
-	}
-	return append(buf, b.Bytes()...)
+	// A scalar the decoder validated: a string, number, true or false is compact as it stands.
+	return append(buf, bytes.TrimSpace(v)...)
 }

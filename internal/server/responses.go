@@ -20,7 +20,10 @@ func responseID(seed uint64, model string) string {
 	for i := range 8 {
 		b[i], b[8+i] = byte(seed>>(8*i)), byte(h>>(8*i))
 	}
-	return "resp_" + hex.EncodeToString(b[:])
+	var out [len("resp_") + 32]byte
+	copy(out[:], "resp_")
+	hex.Encode(out[len("resp_"):], b[:])
+	return string(out[:])
 }
 
 // itemID is the id of an answer's k-th item: msg_… for a message, fc_… for a function call.
