@@ -9,12 +9,9 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -438,72 +435,17 @@ func TestOpenAPIResponsesRequestSchemaAgreesWithDecoder(t *testing.T) {
 		}
 	}
 	seeds := slices.Concat(cases, corpusBodies, responsesAgreementCases, responsesTypeCases())
-	bodies := map[string]bool{}
-	for _, s := range seeds {
-		if !json.Valid([]byte(s)) || !strings.HasPrefix(strings.TrimSpace(s), "{") {
-			continue
+	bodies, accepted, rejected, gaps := judgeSeeds(t, seeds, judge, func(body string, decoderAccepts bool) bool {
+		if decoderAccepts {
+			return nullMembersDropped(body, request)
 		}
-		bodies[s] = true
-		for _, m := range mutations(s) {
-			bodies[m] = true
-		}
-	}
-	var (
-		mu                       sync.Mutex
-		accepted, rejected, gaps int
-		disagreements            []string
-		wg                       sync.WaitGroup
-		work                     = make(chan string)
-	)
-	for range runtime.GOMAXPROCS(0) {
-		wg.Go(func() {
-			for body := range work {
-				d, s, why := judge(body)
-				var gap bool
-				var disagreement string
-				switch {
-				case d == s:
-				case d && nullMembersDropped(body, request):
-					gap = true
-				default:
-					if aerr := decodeErr(body); aerr != nil && aerr.Code == apierr.InvalidValue &&
-						(aerr.Param == "tool_choice.name" || aerr.Param == "text.format" || strings.HasSuffix(aerr.Param, ".parameters") ||
-							strings.HasSuffix(aerr.Param, ".call_id") && strings.Contains(aerr.Message, "no function_call")) {
-						gap = true
-					} else {
-						disagreement = fmt.Sprintf("decoder accepts %v, schema %v (%s):\n  %s", d, s, why(), body)
-					}
-				}
-				mu.Lock()
-				switch {
-				case gap:
-					gaps++
-				case disagreement != "":
-					disagreements = append(disagreements, disagreement)
-				case d:
-					accepted++
-				default:
-					rejected++
-				}
-				mu.Unlock()
-			}
-		})
-	}
-	for body := range bodies {
-		work <- body
-	}
-	close(work)
-	wg.Wait()
-	sort.Strings(disagreements)
-	for i, d := range disagreements {
-		if i == 25 {
-			t.Errorf("… and %d more", len(disagreements)-25)
-			break
-		}
-		t.Error(d)
-	}
+		aerr := decodeErr(body)
+		return aerr != nil && aerr.Code == apierr.InvalidValue &&
+			(aerr.Param == "tool_choice.name" || aerr.Param == "text.format" || strings.HasSuffix(aerr.Param, ".parameters") ||
+				strings.HasSuffix(aerr.Param, ".call_id") && strings.Contains(aerr.Message, "no function_call"))
+	})
 	t.Logf("%d bodies (%d seeds: %d from responses_test.go, %d corpus, %d aimed, %d typed; and their mutations): %d accepted by both, %d rejected by both, %d known gaps",
-		len(bodies), len(seeds), len(cases), len(corpusBodies), len(responsesAgreementCases), len(responsesTypeCases()), accepted, rejected, gaps)
+		bodies, len(seeds), len(cases), len(corpusBodies), len(responsesAgreementCases), len(responsesTypeCases()), accepted, rejected, gaps)
 	if accepted < 1000 || rejected < 1000 {
 		t.Errorf("too few bodies judged: %d accepted, %d rejected", accepted, rejected)
 	}
