@@ -6,14 +6,9 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // eventStream checks a Responses stream against the document: only frames of an `event: <type>`
@@ -78,27 +73,6 @@ func (d *apiDoc) eventStream(what, frameSchema string, b []byte) {
 	}
 }
 
-// responsesCorpusEntry is an entry of the Responses client corpus (testdata/responses-clients),
-// in the format of testdata/clients.
-func loadResponsesCorpus(t *testing.T) map[string]corpusEntry {
-	t.Helper()
-	files, _ := filepath.Glob(filepath.Join("testdata", "responses-clients", "*", "*.json"))
-	sort.Strings(files)
-	out := map[string]corpusEntry{}
-	for _, f := range files {
-		raw, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var e corpusEntry
-		if err := json.Unmarshal(raw, &e); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		out[filepath.ToSlash(f)] = e
-	}
-	return out
-}
-
 // conformResponses sends POST /v1/responses requests that between them reach every kind of
 // answer and every event the mock writes — prose, a budget-cut (incomplete) answer, function
 // calls, structured output, a fixture's refusal and tool call, every Responses client corpus
@@ -128,7 +102,7 @@ func conformResponses(t *testing.T, d *apiDoc, do func(*harness, string, string,
 		}
 		do(h, "POST", "/v1/responses", `{"stream":true,`+body[1:], instant...)
 	}
-	for name, e := range loadResponsesCorpus(t) {
+	for name, e := range loadCorpusDir(t, "responses-clients") {
 		var hdr []string
 		for k, v := range e.Headers {
 			hdr = append(hdr, k, v)
@@ -218,23 +192,7 @@ func conformResponses(t *testing.T, d *apiDoc, do func(*harness, string, string,
 // does not. (internal/openapi's tests compare the schema with the decoder itself, on these
 // bodies and thousands of variants.)
 func TestOpenAPIResponsesRequestSchemaCorpus(t *testing.T) {
-	d := loadAPIDoc(t)
-	const request = "/components/schemas/ResponsesRequest"
-	checked := 0
-	for name, e := range loadResponsesCorpus(t) {
-		v, err := jsonschema.UnmarshalJSON(bytes.NewReader(e.Body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		verr := d.schema(request).Validate(v)
-		switch {
-		case e.Expect == nil && verr != nil:
-			t.Errorf("%s: an accepted body does not validate: %v", name, verr)
-		case e.Expect != nil && slices.Contains([]string{"unknown_parameter", "unsupported_parameter", "invalid_value", "missing_required_parameter"}, e.Expect.Code) && verr == nil:
-			t.Errorf("%s: a body answered %s validates", name, e.Expect.Code)
-		}
-		checked++
-	}
+	checked := corpusAgainstSchema(t, loadAPIDoc(t), "/components/schemas/ResponsesRequest", loadCorpusDir(t, "responses-clients"))
 	if checked < 30 {
 		t.Fatalf("only %d Responses corpus bodies checked", checked)
 	}
