@@ -125,6 +125,15 @@ func TestDecodeResponsesFields(t *testing.T) {
 	if !strings.Contains(string(echo.Members), `"metadata":{"b":"c"}`) || !strings.Contains(string(echo.Members), `"text":{"verbosity":"low"}`) {
 		t.Errorf("echo with nulls: %s", echo.Members)
 	}
+	// A schema's own nulls are its meaning: echoed as they came, however deep the schema.
+	deep := strings.Repeat(`{"type":"object","properties":{"a":`, 500) + `{"type":"string","default":null}` + strings.Repeat(`}}`, 500)
+	_, echo, e = DecodeResponsesRequest([]byte(respWith(`"text":{"format":{"type":"json_schema","name":"s","schema":`+deep+`}}`)), Limits{})
+	if e != nil {
+		t.Fatal(e)
+	}
+	if !strings.Contains(string(echo.Members), `"schema":`+deep) {
+		t.Errorf("the schema was not echoed as it came")
+	}
 }
 
 // TestDecodeResponsesErrors: one rule a row, each refused with the code and param OpenAI gives.

@@ -268,34 +268,42 @@ func appendEchoTools(buf []byte, top object, tools []Tool) []byte {
 }
 
 // appendWithoutNulls appends the compact JSON of the validated value v, leaving out the object
-// members whose value is null, at every depth.
+// members whose value is null in its first two levels: those are the members the decoder read
+// and took null as absent in (a metadata value, text.format, a tool_choice's name). Below them
+// — a text.format's JSON Schema, where "default": null means something — the value is copied as
+// it came, and nothing a client sends recurses deeper than two levels.
 func appendWithoutNulls(buf []byte, v json.RawMessage) []byte {
-	switch jsonKind(v) {
-	case '{':
+	return appendWithoutNullsTo(buf, v, 2)
+}
+
+func appendWithoutNullsTo(buf []byte, v json.RawMessage, levels int) []byte {
+	switch kind := jsonKind(v); {
+	case levels > 0 && kind == '{':
 		o, _ := splitObject(v)
 		buf = append(buf, '{')
-		n := 0
-		for k, raw := range o.all() {
+		for n, f := range o {
 			if n > 0 {
 				buf = append(buf, ',')
 			}
-			n++
-			buf = jsonenc.AppendString(buf, k)
+			buf = jsonenc.AppendString(buf, f.key)
 			buf = append(buf, ':')
-			buf = appendWithoutNulls(buf, raw)
+			buf = appendWithoutNullsTo(buf, f.val, levels-1)
 		}
 		return append(buf, '}')
-	case '[':
+	case levels > 0 && kind == '[':
 		items, _ := splitArray(v)
 		buf = append(buf, '[')
 		for i, it := range items {
 			if i > 0 {
 				buf = append(buf, ',')
 			}
-			buf = appendWithoutNulls(buf, it)
+			buf = appendWithoutNullsTo(buf, it, levels-1)
 		}
 		return append(buf, ']')
 	}
-	// A scalar the decoder validated: a string, number, true or false is compact as it stands.
-	return append(buf, bytes.TrimSpace(v)...)
+	b := bytes.NewBuffer(buf) // compacted onto buf, no copy
+	if json.Compact(b, v) != nil {
+		return append(buf, "null"...) // cannot happen: the decoder validated v
+	}
+	return b.Bytes()
 }
