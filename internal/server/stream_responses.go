@@ -80,13 +80,13 @@ func (st *stream) sendMessage(ctx context.Context, c *chatCall, ch *generate.Cho
 			return nil, err
 		}
 		text.WriteString(piece)
-		if err := st.sendText(ctx, c, deltaType, &msg, "delta", piece, true); err != nil {
+		if err := st.sendText(ctx, c, deltaType, &msg, "delta", piece); err != nil {
 			return nil, err
 		}
 		st.sent++
 	}
 	msg.Text = text.String()
-	if err := st.sendText(ctx, c, doneType, &msg, key, msg.Text, true); err != nil {
+	if err := st.sendText(ctx, c, doneType, &msg, key, msg.Text); err != nil {
 		return nil, err
 	}
 	if err := st.sendPart(ctx, c, "response.content_part.done", &msg); err != nil {
@@ -183,11 +183,11 @@ func (st *stream) sendPart(ctx context.Context, c *chatCall, typ string, msg *pr
 
 // sendText is a message's text event: a delta, or the whole text once done. Output text events
 // carry (empty) logprobs; refusal events have none.
-func (st *stream) sendText(ctx context.Context, c *chatCall, typ string, msg *protocol.OutputItem, key, value string, logprobs bool) error {
+func (st *stream) sendText(ctx context.Context, c *chatCall, typ string, msg *protocol.OutputItem, key, value string) error {
 	b := protocol.AppendEventStart(st.buf, typ, st.seq)
 	b = protocol.AppendItemRef(b, msg.ID, 0, true)
 	b = protocol.AppendMember(b, key, value)
-	if logprobs && !msg.Refusal {
+	if !msg.Refusal {
 		b = append(b, `,"logprobs":[]`...)
 	}
 	st.buf = b
