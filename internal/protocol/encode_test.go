@@ -62,8 +62,16 @@ func checkAppendMatches(t *testing.T, s, u string, n int64) {
 	t.Helper()
 	for i, v := range encodeSamples(s, u, n) {
 		got := v.(appender).AppendJSON(nil)
-		if want := stdJSON(t, v); !bytes.Equal(got, want) {
+		want := stdJSON(t, v)
+		if !bytes.Equal(got, want) {
 			t.Fatalf("sample %d (%q, %q):\n got %s\nwant %s", i, s, u, got, want)
+		}
+		if c, ok := v.(*Chunk); ok { // and with its head encoded in advance, as a stream's are
+			fixed := *c
+			fixed.FixHead()
+			if got := fixed.AppendJSON([]byte("x")); !bytes.Equal(got[1:], want) {
+				t.Fatalf("sample %d with FixHead (%q, %q):\n got %s\nwant %s", i, s, u, got[1:], want)
+			}
 		}
 	}
 }
@@ -84,4 +92,25 @@ func FuzzAppendMatchesEncodingJSON(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s, u string, n int64) {
 		checkAppendMatches(t, s, u, n)
 	})
+}
+
+// BenchmarkChunkAppendJSON is one content chunk of a stream, its head encoded per chunk and
+// fixed in advance (what the server's streams do).
+func BenchmarkChunkAppendJSON(b *testing.B) {
+	text := " brown"
+	for _, fixed := range []bool{false, true} {
+		b.Run(map[bool]string{false: "per-chunk", true: "fixed-head"}[fixed], func(b *testing.B) {
+			c := Chunk{ID: "chatcmpl-0123456789abcdef01234567", Object: "chat.completion.chunk", Created: 1764000000,
+				Model: "mock-echo", SystemFingerprint: SystemFingerprint, ServiceTier: ServiceTier,
+				Choices: []ChunkChoice{{Delta: Delta{Content: &text}}}}
+			if fixed {
+				c.FixHead()
+			}
+			buf := make([]byte, 0, 512)
+			b.ReportAllocs()
+			for b.Loop() {
+				buf = c.AppendJSON(buf[:0])
+			}
+		})
+	}
 }

@@ -86,6 +86,8 @@ type Chunk struct {
 	// Usage is omitted without include_usage, the literal null on every chunk with it, and the
 	// usage object on the last chunk.
 	Usage json.RawMessage `json:"usage,omitempty"`
+	// head is the members before "choices" encoded once by FixHead, for AppendJSON to copy.
+	head []byte
 }
 
 // ChunkChoice is the single choice a chunk carries.

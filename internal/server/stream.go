@@ -125,7 +125,8 @@ func (c *frameCursor) next() (frame, bool) {
 var jsonNull = json.RawMessage("null")
 
 // sse writes Server-Sent Events frames: only "data: <json>\n\n", each flushed at once. Chunks
-// are encoded by appending into one buffer that the stream reuses (protocol.Chunk.AppendJSON).
+// are encoded by appending into one buffer that the stream reuses (protocol.Chunk.AppendJSON), the
+// members every chunk repeats encoded once per stream (Chunk.FixHead).
 //
 // Every frame must go out within the write timeout, and none past the stream's deadline: a client
 // that stops reading is cut after one write timeout, its slot and buffers freed. The deadline is
@@ -155,11 +156,15 @@ func newSSE(w http.ResponseWriter, c *chatCall) *sse {
 	if f, ok := w.(interface{ FlushError() error }); ok {
 		s.flush = f.FlushError
 	}
+	if c.Echo != nil {
+		return s // a Responses API stream: its events are not chunks (stream_responses.go)
+	}
 	s.chunk = protocol.Chunk{
 		ID: c.ID, Object: "chat.completion.chunk", Created: c.Created, Model: c.Model.ID,
 		SystemFingerprint: protocol.SystemFingerprint, ServiceTier: protocol.ServiceTier,
 		Choices: make([]protocol.ChunkChoice, 1),
 	}
+	s.chunk.FixHead() // the members every chunk repeats, encoded once
 	if c.IncludeUsage {
 		s.chunk.Usage = jsonNull
 	}
