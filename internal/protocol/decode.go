@@ -1,11 +1,6 @@
 package protocol
 
-import (
-	"bytes"
-	"encoding/json"
-
-	"mockgateway/internal/apierr"
-)
+import "mockgateway/internal/apierr"
 
 // Limits are the configurable bounds the decoder enforces. A zero field means the contract's
 // default (DefaultMaxTokensCeiling, DefaultMaxChoices).
@@ -54,24 +49,34 @@ const (
 // It does not check that the model exists (the server does, with the catalog). Error
 // messages are fixed prose naming the field path (and configured limits), never a value the
 // client sent.
+//
+// The request does not alias body, which the caller may reuse once DecodeChatRequest returns:
+// its strings are cut from one copy of body, made here.
 func DecodeChatRequest(body []byte, lim Limits) (*ChatRequest, *apierr.Error) {
-	trimmed := bytes.TrimLeft(body, " \t\r\n")
-	if len(trimmed) == 0 || trimmed[0] != '{' {
+	if !validObjectBody(body) {
 		return nil, errInvalidJSON()
 	}
-	if !json.Valid(body) {
-		return nil, errInvalidJSON()
-	}
-	top, ok := splitObject(body)
+	doc := string(body) // the one copy: every key, value and plain string is cut from it (scan.go)
+	lim = lim.withDefaults()
+	return decodeNamed(func(root string) (*ChatRequest, *apierr.Error) { return decodeChat(doc, lim, root) })
+}
+
+// validObjectBody reports whether body is one valid JSON value that is an object: what
+// DecodeChatRequest and DecodeResponsesRequest check before any member.
+func validObjectBody(body []byte) bool {
+	i := skipSpace(body, 0)
+	return i < len(body) && body[i] == '{' && validJSON(body)
+}
+
+// decodeChat decodes the valid JSON object doc, naming paths from root (decode_path.go).
+func decodeChat(doc string, lim Limits, root string) (*ChatRequest, *apierr.Error) {
+	var room stackTopMembers
+	top, ok := appendMembers(room[:0], doc, doc)
 	if !ok { // cannot happen for a valid body starting with '{'; answered as what it would be
 		return nil, errInvalidJSON()
 	}
-
-	c := chatState{
-		req: &ChatRequest{N: 1, ParallelToolCalls: true},
-		lim: lim.withDefaults(),
-	}
-	if e := chatObject.walk(c, "", top); e != nil {
+	c := chatState{req: &ChatRequest{N: 1, ParallelToolCalls: true}, lim: lim}
+	if e := chatObject.walk(c, root, top); e != nil {
 		return nil, e
 	}
 	if e := c.finish(top); e != nil {
@@ -95,7 +100,7 @@ var chatObject = objectSpec[chatState]{fields: topField, required: []string{"mod
 // topField is the top level of a request. The unsupported fields are the rest of
 // ChatCompletionNewParams in openai-go v3.96.0 (and the CompletionCreateParams of openai-python /
 // ChatCompletionCreateParamsBase of openai-node).
-func topField(c chatState, k, p string, v json.RawMessage) (fieldClass, *apierr.Error) {
+func topField(c chatState, k, p, v string) (fieldClass, *apierr.Error) {
 	switch k {
 	// What to answer.
 	case "model":
@@ -180,7 +185,7 @@ func topField(c chatState, k, p string, v json.RawMessage) (fieldClass, *apierr.
 
 var streamOptionsObject = objectSpec[chatState]{fields: streamOptions}
 
-func streamOptions(c chatState, k, p string, v json.RawMessage) (fieldClass, *apierr.Error) {
+func streamOptions(c chatState, k, p, v string) (fieldClass, *apierr.Error) {
 	switch k {
 	case "include_usage":
 		return supported, into(&c.req.IncludeUsage)(asBool(p, v))
@@ -192,7 +197,7 @@ func streamOptions(c chatState, k, p string, v json.RawMessage) (fieldClass, *ap
 
 var promptCacheOptionsObject = objectSpec[none]{fields: checkPromptCacheOptions}
 
-func checkPromptCacheOptions(_ none, k, p string, v json.RawMessage) (fieldClass, *apierr.Error) {
+func checkPromptCacheOptions(_ none, k, p, v string) (fieldClass, *apierr.Error) {
 	switch k {
 	case "mode":
 		return noEffect, valid(asEnum(p, v, "implicit", "explicit"))
@@ -204,7 +209,7 @@ func checkPromptCacheOptions(_ none, k, p string, v json.RawMessage) (fieldClass
 
 // decodeMessage is a message, whose role readMessage has set in m: most fields belong to one
 // role only.
-func decodeMessage(m *Message, k, p string, v json.RawMessage) (fieldClass, *apierr.Error) {
+func decodeMessage(m *Message, k, p, v string) (fieldClass, *apierr.Error) {
 	assistant := m.Role == roleAssistant
 	switch {
 	case k == "role":
@@ -224,7 +229,7 @@ func decodeMessage(m *Message, k, p string, v json.RawMessage) (fieldClass, *api
 	case assistant && k == "audio":
 		return noEffect, assistantAudioObject.decode(none{}, p, v)
 	case assistant && k == "annotations":
-		return noEffect, valid(asArray(p, v)) // sent back from an earlier response; entries are not used
+		return noEffect, isArray(p, v) // sent back from an earlier response; entries are not used
 	case assistant && k == "function_call":
 		return unsupported, errUnsupported(p, "function calls are deprecated in favor of tool_calls and not supported by the mock")
 	case assistant && k == "parsed":
@@ -236,7 +241,7 @@ func decodeMessage(m *Message, k, p string, v json.RawMessage) (fieldClass, *api
 }
 
 // decodeContentPart is a content part of the type readContentPart has set in part.
-func decodeContentPart(part partState, k, p string, v json.RawMessage) (fieldClass, *apierr.Error) {
+func decodeContentPart(part partState, k, p, v string) (fieldClass, *apierr.Error) {
 	switch {
 	case k == "type":
 		return discriminator, nil
@@ -252,7 +257,7 @@ func decodeContentPart(part partState, k, p string, v json.RawMessage) (fieldCla
 // {mode: "explicit", ttl: "30m" or "12h"}), accepted with no effect like prompt_cache_options.
 var promptCacheBreakpointObject = objectSpec[none]{fields: decodePromptCacheBreakpoint}
 
-func decodePromptCacheBreakpoint(_ none, k, p string, v json.RawMessage) (fieldClass, *apierr.Error) {
+func decodePromptCacheBreakpoint(_ none, k, p, v string) (fieldClass, *apierr.Error) {
 	switch k {
 	case "mode":
 		return noEffect, valid(asEnum(p, v, "explicit"))
@@ -264,7 +269,7 @@ func decodePromptCacheBreakpoint(_ none, k, p string, v json.RawMessage) (fieldC
 
 var assistantAudioObject = objectSpec[none]{fields: decodeAssistantAudio, required: []string{"id"}}
 
-func decodeAssistantAudio(_ none, k, p string, v json.RawMessage) (fieldClass, *apierr.Error) {
+func decodeAssistantAudio(_ none, k, p, v string) (fieldClass, *apierr.Error) {
 	switch k {
 	case "id":
 		return noEffect, valid(asString(p, v))
@@ -275,7 +280,7 @@ func decodeAssistantAudio(_ none, k, p string, v json.RawMessage) (fieldClass, *
 var toolCallObject = objectSpec[*ToolCall]{fields: decodeToolCall, required: []string{"id", "function"}}
 
 // decodeToolCall is a tool call an assistant message carries back.
-func decodeToolCall(c *ToolCall, k, p string, v json.RawMessage) (fieldClass, *apierr.Error) {
+func decodeToolCall(c *ToolCall, k, p, v string) (fieldClass, *apierr.Error) {
 	switch k {
 	case "type":
 		return discriminator, nil
@@ -293,7 +298,7 @@ func decodeToolCall(c *ToolCall, k, p string, v json.RawMessage) (fieldClass, *a
 
 var toolCallFunctionObject = objectSpec[*ToolCall]{fields: decodeToolCallFunction, required: []string{"name", "arguments"}}
 
-func decodeToolCallFunction(c *ToolCall, k, p string, v json.RawMessage) (fieldClass, *apierr.Error) {
+func decodeToolCallFunction(c *ToolCall, k, p, v string) (fieldClass, *apierr.Error) {
 	switch k {
 	case "name":
 		return supported, into(&c.Name)(asString(p, v))
@@ -309,7 +314,7 @@ func decodeToolCallFunction(c *ToolCall, k, p string, v json.RawMessage) (fieldC
 
 var toolObject = objectSpec[*Tool]{fields: decodeTool, required: []string{"function"}}
 
-func decodeTool(t *Tool, k, p string, v json.RawMessage) (fieldClass, *apierr.Error) {
+func decodeTool(t *Tool, k, p, v string) (fieldClass, *apierr.Error) {
 	switch k {
 	case "type":
 		return discriminator, nil
@@ -321,7 +326,7 @@ func decodeTool(t *Tool, k, p string, v json.RawMessage) (fieldClass, *apierr.Er
 
 var functionDefinitionObject = objectSpec[*Tool]{fields: decodeFunctionDefinition, required: []string{"name"}}
 
-func decodeFunctionDefinition(t *Tool, k, p string, v json.RawMessage) (fieldClass, *apierr.Error) {
+func decodeFunctionDefinition(t *Tool, k, p, v string) (fieldClass, *apierr.Error) {
 	switch k {
 	case "name":
 		return supported, into(&t.Name)(asName(p, v))
@@ -338,7 +343,7 @@ func decodeFunctionDefinition(t *Tool, k, p string, v json.RawMessage) (fieldCla
 var toolChoiceObject = objectSpec[*ToolChoice]{fields: decodeToolChoice, required: []string{"function"}}
 
 // decodeToolChoice is the object form of tool_choice, naming a function.
-func decodeToolChoice(tc *ToolChoice, k, p string, v json.RawMessage) (fieldClass, *apierr.Error) {
+func decodeToolChoice(tc *ToolChoice, k, p, v string) (fieldClass, *apierr.Error) {
 	switch k {
 	case "type":
 		return discriminator, nil
@@ -350,7 +355,7 @@ func decodeToolChoice(tc *ToolChoice, k, p string, v json.RawMessage) (fieldClas
 
 var namedFunctionObject = objectSpec[*ToolChoice]{fields: decodeNamedFunction, required: []string{"name"}}
 
-func decodeNamedFunction(tc *ToolChoice, k, p string, v json.RawMessage) (fieldClass, *apierr.Error) {
+func decodeNamedFunction(tc *ToolChoice, k, p, v string) (fieldClass, *apierr.Error) {
 	switch k {
 	case "name":
 		return supported, into(&tc.Function)(asString(p, v))
@@ -359,7 +364,7 @@ func decodeNamedFunction(tc *ToolChoice, k, p string, v json.RawMessage) (fieldC
 }
 
 // decodeResponseFormat is a response_format of the type readResponseFormat has set in rf.
-func decodeResponseFormat(rf *ResponseFormat, k, p string, v json.RawMessage) (fieldClass, *apierr.Error) {
+func decodeResponseFormat(rf *ResponseFormat, k, p, v string) (fieldClass, *apierr.Error) {
 	switch {
 	case k == "type":
 		return discriminator, nil
@@ -371,7 +376,7 @@ func decodeResponseFormat(rf *ResponseFormat, k, p string, v json.RawMessage) (f
 
 var jsonSchemaObject = objectSpec[*ResponseFormat]{fields: decodeJSONSchema, required: []string{"name"}}
 
-func decodeJSONSchema(rf *ResponseFormat, k, p string, v json.RawMessage) (fieldClass, *apierr.Error) {
+func decodeJSONSchema(rf *ResponseFormat, k, p, v string) (fieldClass, *apierr.Error) {
 	switch k {
 	case "name":
 		return supported, into(&rf.Name)(asName(p, v))

@@ -1,7 +1,6 @@
 package protocol
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"unicode/utf8"
@@ -20,7 +19,7 @@ type chatState struct {
 const noLogprobs = "log probabilities are not produced by the mock"
 
 // finish checks the cross-field rules, after the key pass has checked the required fields.
-func (c chatState) finish(top object) *apierr.Error {
+func (c chatState) finish(top members[string]) *apierr.Error {
 	r := c.req
 	if hasMember(top, "stream_options") && !r.Stream {
 		// The OpenAI API answers 400 (param stream_options) in this case, and the SDKs only
@@ -49,7 +48,7 @@ func checkToolChoice(r *ChatRequest, namePath string) *apierr.Error {
 	return nil
 }
 
-func (c chatState) model(path string, v json.RawMessage) *apierr.Error {
+func (c chatState) model(path, v string) *apierr.Error {
 	s, e := asString(path, v)
 	if e != nil {
 		return e
@@ -61,7 +60,7 @@ func (c chatState) model(path string, v json.RawMessage) *apierr.Error {
 	return nil
 }
 
-func (c chatState) messages(path string, v json.RawMessage) *apierr.Error {
+func (c chatState) messages(path, v string) *apierr.Error {
 	msgs, e := decodeEach(path, v, readMessage)
 	if e != nil {
 		return e
@@ -73,12 +72,12 @@ func (c chatState) messages(path string, v json.RawMessage) *apierr.Error {
 	return nil
 }
 
-func (c chatState) streamOptions(path string, v json.RawMessage) *apierr.Error {
+func (c chatState) streamOptions(path, v string) *apierr.Error {
 	return streamOptionsObject.decode(c, path, v)
 }
 
 // maxCompletionTokens wins over max_tokens when both are sent, whichever comes first.
-func (c chatState) maxCompletionTokens(path string, v json.RawMessage) *apierr.Error {
+func (c chatState) maxCompletionTokens(path, v string) *apierr.Error {
 	n, e := asBoundedInt(path, v, 1, int64(c.lim.MaxTokensCeiling))
 	if e != nil {
 		return e
@@ -87,7 +86,7 @@ func (c chatState) maxCompletionTokens(path string, v json.RawMessage) *apierr.E
 	return nil
 }
 
-func (c chatState) maxTokens(path string, v json.RawMessage) *apierr.Error {
+func (c chatState) maxTokens(path, v string) *apierr.Error {
 	n, e := asBoundedInt(path, v, 1, int64(c.lim.MaxTokensCeiling))
 	if e != nil {
 		return e
@@ -98,7 +97,7 @@ func (c chatState) maxTokens(path string, v json.RawMessage) *apierr.Error {
 	return nil
 }
 
-func (c chatState) n(path string, v json.RawMessage) *apierr.Error {
+func (c chatState) n(path, v string) *apierr.Error {
 	n, e := asBoundedInt(path, v, 1, int64(c.lim.MaxChoices))
 	if e != nil {
 		return e
@@ -107,12 +106,12 @@ func (c chatState) n(path string, v json.RawMessage) *apierr.Error {
 	return nil
 }
 
-func (c chatState) stop(path string, v json.RawMessage) (e *apierr.Error) {
+func (c chatState) stop(path, v string) (e *apierr.Error) {
 	c.req.Stop, e = decodeStop(path, v)
 	return e
 }
 
-func (c chatState) seed(path string, v json.RawMessage) *apierr.Error {
+func (c chatState) seed(path, v string) *apierr.Error {
 	n, e := asInt64(path, v)
 	if e != nil {
 		return e
@@ -121,20 +120,20 @@ func (c chatState) seed(path string, v json.RawMessage) *apierr.Error {
 	return nil
 }
 
-func (c chatState) tools(path string, v json.RawMessage) (e *apierr.Error) {
+func (c chatState) tools(path, v string) (e *apierr.Error) {
 	c.req.Tools, e = decodeEach(path, v, readTool) // an empty array is the same as no tools
 	return e
 }
 
-func (c chatState) toolChoice(path string, v json.RawMessage) *apierr.Error {
+func (c chatState) toolChoice(path, v string) *apierr.Error {
 	return readToolChoice(&c.req.ToolChoice, path, v)
 }
 
-func (c chatState) responseFormat(path string, v json.RawMessage) *apierr.Error {
+func (c chatState) responseFormat(path, v string) *apierr.Error {
 	return readResponseFormat(&c.req.ResponseFormat, path, v)
 }
 
-func (c chatState) temperature(path string, v json.RawMessage) *apierr.Error {
+func (c chatState) temperature(path, v string) *apierr.Error {
 	f, e := asRangedNumber(path, v, 0, 2)
 	if e != nil {
 		return e
@@ -143,7 +142,7 @@ func (c chatState) temperature(path string, v json.RawMessage) *apierr.Error {
 	return nil
 }
 
-func decodeStop(path string, v json.RawMessage) ([]string, *apierr.Error) {
+func decodeStop(path, v string) ([]string, *apierr.Error) {
 	var out []string
 	switch jsonKind(v) {
 	case '"':
@@ -159,7 +158,8 @@ func decodeStop(path string, v json.RawMessage) ([]string, *apierr.Error) {
 	default:
 		return nil, errType(path, "a string or an array of strings")
 	}
-	items, e := asArray(path, v)
+	var room stackElements
+	items, e := asArray(room[:0], path, v)
 	if e != nil {
 		return nil, e
 	}
@@ -178,8 +178,9 @@ func decodeStop(path string, v json.RawMessage) ([]string, *apierr.Error) {
 	return out, nil
 }
 
-func checkLogitBias(path string, v json.RawMessage) *apierr.Error {
-	o, e := asObject(path, v)
+func checkLogitBias(path, v string) *apierr.Error {
+	var room stackMembers
+	o, e := asObject(room[:0], path, v)
 	if e != nil {
 		return e
 	}
@@ -192,7 +193,7 @@ func checkLogitBias(path string, v json.RawMessage) *apierr.Error {
 	return nil
 }
 
-func checkSafetyIdentifier(path string, v json.RawMessage) *apierr.Error {
+func checkSafetyIdentifier(path, v string) *apierr.Error {
 	s, e := asString(path, v)
 	if e == nil && utf8.RuneCountInString(s) > maxSafetyIdentifierChar {
 		e = errValue(path, fmt.Sprintf("must be at most %d characters long", maxSafetyIdentifierChar))
@@ -200,8 +201,9 @@ func checkSafetyIdentifier(path string, v json.RawMessage) *apierr.Error {
 	return e
 }
 
-func checkMetadata(path string, v json.RawMessage) *apierr.Error {
-	o, e := asObject(path, v)
+func checkMetadata(path, v string) *apierr.Error {
+	var room stackMembers
+	o, e := asObject(room[:0], path, v)
 	if e != nil {
 		return e
 	}
@@ -227,7 +229,7 @@ func checkMetadata(path string, v json.RawMessage) *apierr.Error {
 	return nil
 }
 
-func checkLogprobs(path string, v json.RawMessage) *apierr.Error {
+func checkLogprobs(path, v string) *apierr.Error {
 	b, e := asBool(path, v)
 	if e == nil && b {
 		e = errUnsupported(path, noLogprobs)
@@ -235,8 +237,9 @@ func checkLogprobs(path string, v json.RawMessage) *apierr.Error {
 	return e
 }
 
-func checkModalities(path string, v json.RawMessage) *apierr.Error {
-	items, e := asArray(path, v)
+func checkModalities(path, v string) *apierr.Error {
+	var room stackElements
+	items, e := asArray(room[:0], path, v)
 	if e != nil {
 		return e
 	}

@@ -111,7 +111,7 @@ func responsesFieldIndex(k string) int {
 // fieldSetOf records which of the accepted top-level members o has. o is the top level the key
 // pass has accepted, so every key is in requestFieldNames; nulls are already dropped from it.
 // It allocates nothing.
-func fieldSetOf(o object) FieldSet {
+func fieldSetOf(o members[string]) FieldSet {
 	var s FieldSet
 	for _, f := range o {
 		if i := fieldIndex(f.key); i >= 0 {
@@ -122,7 +122,7 @@ func fieldSetOf(o object) FieldSet {
 }
 
 // responsesFieldSetOf is fieldSetOf for a Responses API request.
-func responsesFieldSetOf(o object) FieldSet {
+func responsesFieldSetOf(o members[string]) FieldSet {
 	s := responsesDialect
 	for _, f := range o {
 		if i := responsesFieldIndex(f.key); i >= 0 {

@@ -1,7 +1,6 @@
 package protocol
 
 import (
-	"encoding/json"
 	"strings"
 
 	"mockgateway/internal/apierr"
@@ -16,7 +15,7 @@ import (
 //
 // unanswered is a function_call_output that answers no call of the input: a cross-field rule,
 // which the caller reports only once the other members have been checked.
-func decodeInput(path string, v json.RawMessage, stringRole string) (msgs []Message, unanswered, e *apierr.Error) {
+func decodeInput(path, v, stringRole string) (msgs []Message, unanswered, e *apierr.Error) {
 	switch jsonKind(v) {
 	case '"':
 		s, e := asString(path, v)
@@ -98,8 +97,9 @@ var (
 	reasoningItemObject      = objectSpec[none]{fields: decodeReasoningItem}
 )
 
-func readInputItem(it *inputItem, path string, v json.RawMessage) *apierr.Error {
-	o, e := asObject(path, v)
+func readInputItem(it *inputItem, path string, v string) *apierr.Error {
+	var room stackMembers
+	o, e := asObject(room[:0], path, v)
 	if e != nil {
 		return e
 	}
@@ -139,7 +139,7 @@ func readInputItem(it *inputItem, path string, v json.RawMessage) *apierr.Error 
 	return errValue(typePath, "must be one of message, function_call, function_call_output, item_reference, reasoning")
 }
 
-func readInputMessage(m *Message, path string, o object) *apierr.Error {
+func readInputMessage(m *Message, path string, o members[string]) *apierr.Error {
 	role, rolePath, e := readDiscriminator(path, o, "role")
 	if e != nil {
 		return e
@@ -153,7 +153,7 @@ func readInputMessage(m *Message, path string, o object) *apierr.Error {
 	return inputMessageObject.walk(m, path, o)
 }
 
-func decodeInputMessage(m *Message, k, p string, v json.RawMessage) (fieldClass, *apierr.Error) {
+func decodeInputMessage(m *Message, k, p, v string) (fieldClass, *apierr.Error) {
 	switch k {
 	case "type", "role":
 		return discriminator, nil
@@ -173,7 +173,7 @@ func decodeInputMessage(m *Message, k, p string, v json.RawMessage) (fieldClass,
 }
 
 // decodeItemContent is a message item's content: a string, or its text parts concatenated in order.
-func decodeItemContent(path, role string, v json.RawMessage) (string, *apierr.Error) {
+func decodeItemContent(path, role string, v string) (string, *apierr.Error) {
 	switch jsonKind(v) {
 	case '"':
 		return asString(path, v)
@@ -181,7 +181,7 @@ func decodeItemContent(path, role string, v json.RawMessage) (string, *apierr.Er
 	default:
 		return "", errType(path, "a string or an array of content parts")
 	}
-	texts, e := decodeEach(path, v, func(text *string, p string, it json.RawMessage) *apierr.Error {
+	texts, e := decodeEach(path, v, func(text *string, p, it string) *apierr.Error {
 		return readItemPart(text, p, role, it)
 	})
 	return strings.Join(texts, ""), e
@@ -194,8 +194,9 @@ var (
 	refusalItemPart      = objectSpec[partState]{fields: decodeItemPart, required: []string{"refusal"}}
 )
 
-func readItemPart(text *string, path, role string, v json.RawMessage) *apierr.Error {
-	o, e := asObject(path, v)
+func readItemPart(text *string, path, role string, v string) *apierr.Error {
+	var room stackMembers
+	o, e := asObject(room[:0], path, v)
 	if e != nil {
 		return e
 	}
@@ -223,7 +224,7 @@ func readItemPart(text *string, path, role string, v json.RawMessage) *apierr.Er
 	return spec.walk(partState{typ: typ, text: text}, path, o)
 }
 
-func decodeItemPart(part partState, k, p string, v json.RawMessage) (fieldClass, *apierr.Error) {
+func decodeItemPart(part partState, k, p, v string) (fieldClass, *apierr.Error) {
 	switch {
 	case k == "type":
 		return discriminator, nil
@@ -232,12 +233,12 @@ func decodeItemPart(part partState, k, p string, v json.RawMessage) (fieldClass,
 	case k == "prompt_cache_breakpoint" && part.typ == "input_text":
 		return noEffect, promptCacheBreakpointObject.decode(none{}, p, v)
 	case (k == "annotations" || k == "logprobs") && part.typ == "output_text":
-		return noEffect, valid(asArray(p, v)) // an earlier answer's, sent back; not used
+		return noEffect, isArray(p, v) // an earlier answer's, sent back; not used
 	}
 	return unknown, nil
 }
 
-func decodeFunctionCallItem(c *ToolCall, k, p string, v json.RawMessage) (fieldClass, *apierr.Error) {
+func decodeFunctionCallItem(c *ToolCall, k, p, v string) (fieldClass, *apierr.Error) {
 	switch k {
 	case "type":
 		return discriminator, nil
@@ -250,14 +251,14 @@ func decodeFunctionCallItem(c *ToolCall, k, p string, v json.RawMessage) (fieldC
 	case "id", "namespace":
 		return noEffect, valid(asString(p, v))
 	case "caller":
-		return noEffect, valid(asObject(p, v)) // who ran the call (openai-go's ToolCallCaller)
+		return noEffect, isObject(p, v) // who ran the call (openai-go's ToolCallCaller)
 	case "status":
 		return noEffect, valid(asEnum(p, v, "in_progress", "completed", "incomplete"))
 	}
 	return unknown, nil
 }
 
-func decodeFunctionCallOutput(m *Message, k, p string, v json.RawMessage) (fieldClass, *apierr.Error) {
+func decodeFunctionCallOutput(m *Message, k, p, v string) (fieldClass, *apierr.Error) {
 	switch k {
 	case "type":
 		return discriminator, nil
@@ -269,14 +270,14 @@ func decodeFunctionCallOutput(m *Message, k, p string, v json.RawMessage) (field
 	case "id", "name", "namespace":
 		return noEffect, valid(asString(p, v))
 	case "caller":
-		return noEffect, valid(asObject(p, v))
+		return noEffect, isObject(p, v)
 	case "status":
 		return noEffect, valid(asEnum(p, v, "in_progress", "completed", "incomplete"))
 	}
 	return unknown, nil
 }
 
-func decodeItemReference(_ none, k, p string, v json.RawMessage) (fieldClass, *apierr.Error) {
+func decodeItemReference(_ none, k, p, v string) (fieldClass, *apierr.Error) {
 	switch k {
 	case "type":
 		return discriminator, nil
@@ -288,14 +289,14 @@ func decodeItemReference(_ none, k, p string, v json.RawMessage) (fieldClass, *a
 
 // decodeReasoningItem is a reasoning item a client sends back from a real model's answer. The
 // mock never makes one, and reads none.
-func decodeReasoningItem(_ none, k, p string, v json.RawMessage) (fieldClass, *apierr.Error) {
+func decodeReasoningItem(_ none, k, p, v string) (fieldClass, *apierr.Error) {
 	switch k {
 	case "type":
 		return discriminator, nil
 	case "id", "encrypted_content":
 		return noEffect, valid(asString(p, v))
 	case "summary", "content":
-		return noEffect, valid(asArray(p, v))
+		return noEffect, isArray(p, v)
 	case "status":
 		return noEffect, valid(asEnum(p, v, "in_progress", "completed", "incomplete"))
 	}

@@ -1,7 +1,6 @@
 package protocol
 
 import (
-	"encoding/json"
 	"strings"
 
 	"mockgateway/internal/apierr"
@@ -24,8 +23,9 @@ var (
 	assistantMessageObject   = objectSpec[*Message]{fields: decodeMessage}
 )
 
-func readMessage(m *Message, path string, v json.RawMessage) *apierr.Error {
-	o, e := asObject(path, v)
+func readMessage(m *Message, path string, v string) *apierr.Error {
+	var room stackMembers
+	o, e := asObject(room[:0], path, v)
 	if e != nil {
 		return e
 	}
@@ -57,31 +57,31 @@ func readMessage(m *Message, path string, v json.RawMessage) *apierr.Error {
 	return nil
 }
 
-func messageContent(m *Message, path string, v json.RawMessage) (e *apierr.Error) {
+func messageContent(m *Message, path string, v string) (e *apierr.Error) {
 	m.Content, e = decodeContent(path, m.Role, v)
 	return e
 }
 
-func messageToolCallID(m *Message, path string, v json.RawMessage) (e *apierr.Error) {
+func messageToolCallID(m *Message, path string, v string) (e *apierr.Error) {
 	if m.ToolCallID, e = asString(path, v); e == nil && m.ToolCallID == "" {
 		e = errValue(path, "must not be empty")
 	}
 	return e
 }
 
-func messageToolCalls(m *Message, path string, v json.RawMessage) (e *apierr.Error) {
+func messageToolCalls(m *Message, path string, v string) (e *apierr.Error) {
 	m.ToolCalls, e = decodeEach(path, v, readToolCall)
 	return e
 }
 
 // decodeContent returns the text of a string content, or the text of its parts concatenated in order
 // (no separator is added: a client that split its text into parts gets it back as it wrote it).
-func decodeContent(path, role string, v json.RawMessage) (string, *apierr.Error) {
+func decodeContent(path, role string, v string) (string, *apierr.Error) {
 	switch jsonKind(v) {
 	case '"':
 		return asString(path, v)
 	case '[':
-		texts, e := decodeEach(path, v, func(text *string, p string, it json.RawMessage) *apierr.Error {
+		texts, e := decodeEach(path, v, func(text *string, p, it string) *apierr.Error {
 			return readContentPart(text, p, role, it)
 		})
 		if e != nil {
@@ -107,8 +107,9 @@ var (
 	refusalPartObject = objectSpec[partState]{fields: decodeContentPart, required: []string{"refusal"}}
 )
 
-func readContentPart(text *string, path, role string, v json.RawMessage) *apierr.Error {
-	o, e := asObject(path, v)
+func readContentPart(text *string, path, role string, v string) *apierr.Error {
+	var room stackMembers
+	o, e := asObject(room[:0], path, v)
 	if e != nil {
 		return e
 	}
@@ -136,6 +137,6 @@ func readContentPart(text *string, path, role string, v json.RawMessage) *apierr
 	return spec.walk(partState{typ: typ, text: text}, path, o)
 }
 
-func readToolCall(c *ToolCall, path string, v json.RawMessage) *apierr.Error {
+func readToolCall(c *ToolCall, path string, v string) *apierr.Error {
 	return readFunctionTyped(&toolCallObject, c, path, v)
 }

@@ -1,7 +1,6 @@
 package protocol
 
 import (
-	"bytes"
 	"encoding/json"
 	"unicode/utf8"
 
@@ -26,12 +25,13 @@ type ResponseEcho struct {
 
 // responsesState is a Responses request being decoded: the chat request it becomes, its limits,
 // the instructions, which come after input in the key order but go first among the messages,
-// and a cross-field error of the input that waits for finish.
+// and a cross-field error of the input that waits for finish. The table's functions share it by
+// pointer: one allocation for what the key pass leaves to finish.
 type responsesState struct {
 	req          *ChatRequest
 	lim          Limits
-	instructions *[]Message
-	unanswered   **apierr.Error
+	instructions []Message
+	unanswered   *apierr.Error
 }
 
 // DecodeResponsesRequest strictly decodes and validates a Responses API request body into the
@@ -45,44 +45,51 @@ type responsesState struct {
 // function_call_output a tool message. item_reference and reasoning items are accepted and add
 // nothing: the mock keeps no responses to look them up in (docs/protocol.md).
 func DecodeResponsesRequest(body []byte, lim Limits) (*ChatRequest, *ResponseEcho, *apierr.Error) {
-	trimmed := bytes.TrimLeft(body, " \t\r\n")
-	if len(trimmed) == 0 || trimmed[0] != '{' || !json.Valid(body) {
+	if !validObjectBody(body) {
 		return nil, nil, errInvalidJSON()
 	}
-	top, ok := splitObject(body)
-	if !ok {
-		return nil, nil, errInvalidJSON()
-	}
-	var instructions []Message
-	var unanswered *apierr.Error
-	c := responsesState{
-		req:          &ChatRequest{N: 1, ParallelToolCalls: true},
-		lim:          lim.withDefaults(),
-		instructions: &instructions,
-		unanswered:   &unanswered,
-	}
-	if e := responsesObject.walk(c, "", top); e != nil {
+	doc := string(body) // as in DecodeChatRequest, the one copy every string is cut from
+	lim = lim.withDefaults()
+	req, e := decodeNamed(func(root string) (*ChatRequest, *apierr.Error) { return decodeResponses(doc, lim, root) })
+	if e != nil {
 		return nil, nil, e
+	}
+	// The echo reads the top level's raw values: cut from body, with keys from doc.
+	var room [topMembers]member[json.RawMessage]
+	top, _ := appendMembers(object(room[:0]), json.RawMessage(body), doc)
+	return req, &ResponseEcho{Members: echoMembers(top, req)}, nil
+}
+
+// decodeResponses decodes the valid JSON object doc, naming paths from root (decode_path.go).
+func decodeResponses(doc string, lim Limits, root string) (*ChatRequest, *apierr.Error) {
+	var room stackTopMembers
+	top, ok := appendMembers(room[:0], doc, doc)
+	if !ok {
+		return nil, errInvalidJSON()
+	}
+	c := &responsesState{req: &ChatRequest{N: 1, ParallelToolCalls: true}, lim: lim}
+	if e := responsesObject.walk(c, root, top); e != nil {
+		return nil, e
 	}
 	if e := c.finish(top); e != nil {
-		return nil, nil, e
+		return nil, e
 	}
-	if len(instructions) > 0 {
-		c.req.Messages = append(instructions, c.req.Messages...)
+	if len(c.instructions) > 0 {
+		c.req.Messages = append(c.instructions, c.req.Messages...)
 	}
 	c.req.Fields = responsesFieldSetOf(top)
 	// A stream always ends with the usage (in response.completed): the same work as chat's
 	// include_usage, so the same flag.
 	c.req.IncludeUsage = c.req.Stream
-	return c.req, &ResponseEcho{Members: echoMembers(top, c.req)}, nil
+	return c.req, nil
 }
 
-var responsesObject = objectSpec[responsesState]{fields: responsesTopField, required: []string{"model", "input"}}
+var responsesObject = objectSpec[*responsesState]{fields: responsesTopField, required: []string{"model", "input"}}
 
 const stateless = "the mock is stateless so that every replica answers alike: send the whole input instead"
 
 // responsesTopField is the top level of a Responses request: the properties of CreateResponse.
-func responsesTopField(c responsesState, k, p string, v json.RawMessage) (fieldClass, *apierr.Error) {
+func responsesTopField(c *responsesState, k, p, v string) (fieldClass, *apierr.Error) {
 	switch k {
 	// What to answer.
 	case "model":
@@ -157,7 +164,7 @@ func responsesTopField(c responsesState, k, p string, v json.RawMessage) (fieldC
 }
 
 // finish checks the cross-field rules, after the key pass.
-func (c responsesState) finish(top object) *apierr.Error {
+func (c *responsesState) finish(top members[string]) *apierr.Error {
 	r := c.req
 	if hasMember(top, "stream_options") && !r.Stream {
 		return errValue("stream_options", "only allowed when stream is true")
@@ -167,28 +174,28 @@ func (c responsesState) finish(top object) *apierr.Error {
 			return e
 		}
 	}
-	if len(r.Messages) == 0 && len(*c.instructions) == 0 {
+	if len(r.Messages) == 0 && len(c.instructions) == 0 {
 		return errValue("input", "must contain at least one message or function_call_output item")
 	}
-	return *c.unanswered
+	return c.unanswered
 }
 
 // input is a string (one user message) or an array of items.
-func (c responsesState) input(path string, v json.RawMessage) *apierr.Error {
+func (c *responsesState) input(path, v string) *apierr.Error {
 	msgs, unanswered, e := decodeInput(path, v, roleUser)
-	c.req.Messages, *c.unanswered = msgs, unanswered
+	c.req.Messages, c.unanswered = msgs, unanswered
 	return e
 }
 
 // readInstructions is a string (a system message) or, as in CreateResponse, an array of items.
-func (c responsesState) readInstructions(path string, v json.RawMessage) *apierr.Error {
+func (c *responsesState) readInstructions(path, v string) *apierr.Error {
 	msgs, _, e := decodeInput(path, v, roleSystem) // outputs answer the input's calls only
-	*c.instructions = msgs
+	c.instructions = msgs
 	return e
 }
 
 // maxOutputTokens is the budget of the answer. OpenAI's floor is 16.
-func (c responsesState) maxOutputTokens(path string, v json.RawMessage) *apierr.Error {
+func (c *responsesState) maxOutputTokens(path, v string) *apierr.Error {
 	n, e := asBoundedInt(path, v, 16, int64(c.lim.MaxTokensCeiling))
 	if e != nil {
 		return e
@@ -199,7 +206,7 @@ func (c responsesState) maxOutputTokens(path string, v json.RawMessage) *apierr.
 
 var responsesStreamOptionsObject = objectSpec[none]{fields: decodeResponsesStreamOptions}
 
-func decodeResponsesStreamOptions(_ none, k, p string, v json.RawMessage) (fieldClass, *apierr.Error) {
+func decodeResponsesStreamOptions(_ none, k, p, v string) (fieldClass, *apierr.Error) {
 	switch k {
 	case "include_obfuscation":
 		return noEffect, valid(asBool(p, v)) // the mock never obfuscates
@@ -209,7 +216,7 @@ func decodeResponsesStreamOptions(_ none, k, p string, v json.RawMessage) (field
 
 var reasoningObject = objectSpec[none]{fields: decodeReasoning}
 
-func decodeReasoning(_ none, k, p string, v json.RawMessage) (fieldClass, *apierr.Error) {
+func decodeReasoning(_ none, k, p, v string) (fieldClass, *apierr.Error) {
 	switch k {
 	case "effort":
 		return noEffect, valid(asEnum(p, v, "none", "minimal", "low", "medium", "high", "xhigh", "max"))
@@ -222,7 +229,7 @@ func decodeReasoning(_ none, k, p string, v json.RawMessage) (fieldClass, *apier
 }
 
 // checkResponsesSafetyIdentifier: the Responses API allows 64 characters (chat 128).
-func checkResponsesSafetyIdentifier(path string, v json.RawMessage) *apierr.Error {
+func checkResponsesSafetyIdentifier(path, v string) *apierr.Error {
 	s, e := asString(path, v)
 	if e == nil && utf8.RuneCountInString(s) > 64 {
 		e = errValue(path, "must be at most 64 characters long")
@@ -233,8 +240,9 @@ func checkResponsesSafetyIdentifier(path string, v json.RawMessage) *apierr.Erro
 // checkInclude holds include to CreateResponse's Includable values. None of them adds to what the
 // mock answers (it calls no hosted tools, reasons not, and keeps no logprobs), but a wrong one is
 // the client's mistake all the same.
-func checkInclude(path string, v json.RawMessage) *apierr.Error {
-	items, e := asArray(path, v)
+func checkInclude(path, v string) *apierr.Error {
+	var room stackElements
+	items, e := asArray(room[:0], path, v)
 	if e != nil {
 		return e
 	}
@@ -248,7 +256,7 @@ func checkInclude(path string, v json.RawMessage) *apierr.Error {
 	return nil
 }
 
-func checkTopLogprobs(path string, v json.RawMessage) *apierr.Error {
+func checkTopLogprobs(path, v string) *apierr.Error {
 	n, e := asBoundedInt(path, v, 0, 20)
 	if e == nil && n > 0 {
 		e = errUnsupported(path, noLogprobs)
@@ -258,7 +266,7 @@ func checkTopLogprobs(path string, v json.RawMessage) *apierr.Error {
 
 // checkBackground: background: false asks for nothing; a background response would have to be
 // stored and polled.
-func checkBackground(path string, v json.RawMessage) *apierr.Error {
+func checkBackground(path, v string) *apierr.Error {
 	b, e := asBool(path, v)
 	if e == nil && b {
 		e = errUnsupported(path, stateless)

@@ -197,6 +197,7 @@ func TestDecodeResponsesErrors(t *testing.T) {
 			if string(e.Code) != tc.code || e.Param != tc.param {
 				t.Errorf("%s (%s): %s", e.Code, e.Param, e.Message)
 			}
+			checkRunsAgree(t, []byte(tc.body))
 		})
 	}
 }
@@ -281,10 +282,8 @@ func TestResponsesFieldNamesAreTheDecoders(t *testing.T) {
 					continue
 				}
 				k, _ := strconv.Unquote(lit.Value)
-				var instr []Message
-				var unanswered *apierr.Error
-				c := responsesState{req: &ChatRequest{N: 1}, lim: Limits{}.withDefaults(), instructions: &instr, unanswered: &unanswered}
-				if class, _ := responsesTopField(c, k, k, json.RawMessage(`0`)); class == supported || class == noEffect {
+				c := &responsesState{req: &ChatRequest{N: 1}, lim: Limits{}.withDefaults()}
+				if class, _ := responsesTopField(c, k, k, `0`); class == supported || class == noEffect {
 					accepted = append(accepted, k)
 				}
 			}
@@ -295,4 +294,40 @@ func TestResponsesFieldNamesAreTheDecoders(t *testing.T) {
 	if !slices.Equal(accepted, responsesFieldNames[:]) {
 		t.Errorf("decoder accepts %v\ntable names     %v", accepted, responsesFieldNames)
 	}
+}
+
+// FuzzDecodeResponsesRequest: whatever the body, the Responses decoder answers a request and its
+// echo, or one of the decoder's errors naming a place; the same body the same way; and its two
+// runs (decode_path.go) agree.
+func FuzzDecodeResponsesRequest(f *testing.F) {
+	f.Add([]byte("{" + respMinimal + "}"))
+	f.Add([]byte(respWith(`"instructions":"be brief","stream":true,"max_output_tokens":64,"metadata":{"k":"v"}`)))
+	f.Add([]byte(respWithItems(`{"role":"user","content":[{"type":"input_text","text":"q"}]}`,
+		`{"type":"function_call","call_id":"c1","name":"f","arguments":"{\"a\":1}"}`,
+		`{"type":"function_call_output","call_id":"c1","output":"one"}`)))
+	f.Add([]byte(respWith(`"tools":[{"type":"function","name":"f","parameters":{"type":"object"},"strict":true}],` +
+		`"tool_choice":{"type":"function","name":"f"},"text":{"format":{"type":"json_schema","name":"s","schema":{"type":"object"}}}`)))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		checkRunsAgree(t, body)
+		r, echo, err := DecodeResponsesRequest(body, Limits{})
+		if err != nil {
+			if r != nil || echo != nil {
+				t.Fatalf("request and error both returned")
+			}
+			if !slices.Contains(decoderCodes, err.Code) || err.Message == "" ||
+				(err.Code == apierr.InvalidJSON) != (err.Param == "") || strings.Contains(err.Param, unnamedRoot) {
+				t.Fatalf("unexpected error %+v", err)
+			}
+			if _, _, again := DecodeResponsesRequest(body, Limits{}); again == nil || *again != *err {
+				t.Fatalf("not deterministic: %+v then %+v", err, again)
+			}
+			return
+		}
+		if r == nil || echo == nil || r.Model == "" || len(r.Messages) == 0 {
+			t.Fatalf("accepted as %+v", r)
+		}
+		if !json.Valid([]byte("{" + string(echo.Members) + "}")) {
+			t.Fatalf("echo %s is not JSON members", echo.Members)
+		}
+	})
 }

@@ -1,10 +1,6 @@
 package protocol
 
-import (
-	"encoding/json"
-
-	"mockgateway/internal/apierr"
-)
+import "mockgateway/internal/apierr"
 
 // The Responses API's tools, tool_choice and text format: the chat ones flattened (a tool's
 // name is beside its type, not inside a function object).
@@ -19,8 +15,9 @@ var hostedTools = []string{
 	"local_shell", "shell", "custom", "namespace", "tool_search", "apply_patch", "programmatic_tool_calling",
 }
 
-func readResponsesTool(t *Tool, path string, v json.RawMessage) *apierr.Error {
-	o, e := asObject(path, v)
+func readResponsesTool(t *Tool, path string, v string) *apierr.Error {
+	var room stackMembers
+	o, e := asObject(room[:0], path, v)
 	if e != nil {
 		return e
 	}
@@ -46,7 +43,7 @@ func readResponsesTool(t *Tool, path string, v json.RawMessage) *apierr.Error {
 	return nil
 }
 
-func decodeResponsesTool(t *Tool, k, p string, v json.RawMessage) (fieldClass, *apierr.Error) {
+func decodeResponsesTool(t *Tool, k, p, v string) (fieldClass, *apierr.Error) {
 	switch k {
 	case "type":
 		return discriminator, nil
@@ -61,9 +58,9 @@ func decodeResponsesTool(t *Tool, k, p string, v json.RawMessage) (fieldClass, *
 	case "defer_loading":
 		return noEffect, valid(asBool(p, v))
 	case "allowed_callers":
-		return noEffect, valid(asArray(p, v))
+		return noEffect, isArray(p, v)
 	case "output_schema":
-		return noEffect, valid(asObject(p, v))
+		return noEffect, isObject(p, v)
 	}
 	return unknown, nil
 }
@@ -71,11 +68,12 @@ func decodeResponsesTool(t *Tool, k, p string, v json.RawMessage) (fieldClass, *
 var responsesToolChoiceObject = objectSpec[*ToolChoice]{fields: decodeResponsesToolChoice, required: []string{"name"}}
 
 // readResponsesToolChoice is a mode string or {type: "function", name}.
-func readResponsesToolChoice(tc *ToolChoice, path string, v json.RawMessage) *apierr.Error {
+func readResponsesToolChoice(tc *ToolChoice, path string, v string) *apierr.Error {
 	if jsonKind(v) != '{' {
 		return readToolChoice(tc, path, v) // the modes are chat's
 	}
-	o, e := asObject(path, v)
+	var room stackMembers
+	o, e := asObject(room[:0], path, v)
 	if e != nil {
 		return e
 	}
@@ -99,7 +97,7 @@ func readResponsesToolChoice(tc *ToolChoice, path string, v json.RawMessage) *ap
 	return nil
 }
 
-func decodeResponsesToolChoice(tc *ToolChoice, k, p string, v json.RawMessage) (fieldClass, *apierr.Error) {
+func decodeResponsesToolChoice(tc *ToolChoice, k, p, v string) (fieldClass, *apierr.Error) {
 	switch k {
 	case "type":
 		return discriminator, nil
@@ -112,7 +110,7 @@ func decodeResponsesToolChoice(tc *ToolChoice, k, p string, v json.RawMessage) (
 // textObject is text: the format of the answer, and its verbosity.
 var textObject = objectSpec[*ResponseFormat]{fields: decodeText}
 
-func decodeText(rf *ResponseFormat, k, p string, v json.RawMessage) (fieldClass, *apierr.Error) {
+func decodeText(rf *ResponseFormat, k, p, v string) (fieldClass, *apierr.Error) {
 	switch k {
 	case "format":
 		return supported, readTextFormat(rf, p, v)
@@ -128,8 +126,9 @@ var (
 	schemaTextFormat      = objectSpec[*ResponseFormat]{fields: decodeTextFormat, required: []string{"name", "schema"}}
 )
 
-func readTextFormat(rf *ResponseFormat, path string, v json.RawMessage) *apierr.Error {
-	o, e := asObject(path, v)
+func readTextFormat(rf *ResponseFormat, path string, v string) *apierr.Error {
+	var room stackMembers
+	o, e := asObject(room[:0], path, v)
 	if e != nil {
 		return e
 	}
@@ -155,7 +154,7 @@ func readTextFormat(rf *ResponseFormat, path string, v json.RawMessage) *apierr.
 	return nil
 }
 
-func decodeTextFormat(rf *ResponseFormat, k, p string, v json.RawMessage) (fieldClass, *apierr.Error) {
+func decodeTextFormat(rf *ResponseFormat, k, p, v string) (fieldClass, *apierr.Error) {
 	schema := rf.Type == FormatJSONSchema
 	switch {
 	case k == "type":

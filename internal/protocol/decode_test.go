@@ -302,6 +302,7 @@ func TestDecodeChatRequestErrors(t *testing.T) {
 			if err.Message == "" {
 				t.Errorf("empty message")
 			}
+			checkRunsAgree(t, []byte(tc.body))
 		})
 	}
 }
@@ -877,6 +878,7 @@ func FuzzDecodeChatRequest(f *testing.F) {
 	f.Add([]byte(reqWith(`"stream":true,"stream_options":{"include_usage":true},"n":2,"stop":["a"],"max_tokens":5`)))
 	f.Add([]byte(reqWith(`"tools":[` + weatherToolJSON + `],"tool_choice":{"type":"function","function":{"name":"get_weather"}}`)))
 	f.Fuzz(func(t *testing.T, body []byte) {
+		checkRunsAgree(t, body)
 		lim := Limits{MaxTokensCeiling: 4096, MaxChoices: 128}
 		r, err := DecodeChatRequest(body, lim)
 		if err != nil {
@@ -892,6 +894,9 @@ func FuzzDecodeChatRequest(f *testing.F) {
 			}
 			if !utf8.ValidString(err.Message) || !utf8.ValidString(err.Param) {
 				t.Fatalf("invalid UTF-8 in error %+v", err)
+			}
+			if strings.Contains(err.Param, unnamedRoot) {
+				t.Fatalf("the unnamed run's error reported: %+v", err)
 			}
 			_, again := DecodeChatRequest(body, lim)
 			if again == nil || *again != *err {

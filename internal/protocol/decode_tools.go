@@ -1,14 +1,10 @@
 package protocol
 
-import (
-	"encoding/json"
-
-	"mockgateway/internal/apierr"
-)
+import "mockgateway/internal/apierr"
 
 // checkFunctionType checks the "type" discriminator of a tool or a tool call: "function" is
 // supported, "custom" is known but unsupported.
-func checkFunctionType(path string, o object) *apierr.Error {
+func checkFunctionType(path string, o members[string]) *apierr.Error {
 	typ, p, e := readDiscriminator(path, o, "type")
 	if e != nil {
 		return e
@@ -23,13 +19,14 @@ func checkFunctionType(path string, o object) *apierr.Error {
 	}
 }
 
-func readTool(t *Tool, path string, v json.RawMessage) *apierr.Error {
+func readTool(t *Tool, path string, v string) *apierr.Error {
 	return readFunctionTyped(&toolObject, t, path, v)
 }
 
 // readFunctionTyped decodes an object whose type must be function (a tool, a tool call) by spec.
-func readFunctionTyped[S any](spec *objectSpec[S], dst S, path string, v json.RawMessage) *apierr.Error {
-	o, e := asObject(path, v)
+func readFunctionTyped[S any](spec *objectSpec[S], dst S, path string, v string) *apierr.Error {
+	var room stackMembers
+	o, e := asObject(room[:0], path, v)
 	if e != nil {
 		return e
 	}
@@ -39,7 +36,7 @@ func readFunctionTyped[S any](spec *objectSpec[S], dst S, path string, v json.Ra
 	return spec.walk(dst, path, o)
 }
 
-func readFunctionDefinition(t *Tool, path string, v json.RawMessage) *apierr.Error {
+func readFunctionDefinition(t *Tool, path string, v string) *apierr.Error {
 	if e := functionDefinitionObject.decode(t, path, v); e != nil {
 		return e
 	}
@@ -51,7 +48,7 @@ func readFunctionDefinition(t *Tool, path string, v json.RawMessage) *apierr.Err
 }
 
 // readToolChoice decodes tool_choice, a mode string or an object naming a function, into tc.
-func readToolChoice(tc *ToolChoice, path string, v json.RawMessage) *apierr.Error {
+func readToolChoice(tc *ToolChoice, path string, v string) *apierr.Error {
 	switch jsonKind(v) {
 	case '"':
 		s, e := asString(path, v)
@@ -68,7 +65,8 @@ func readToolChoice(tc *ToolChoice, path string, v json.RawMessage) *apierr.Erro
 	default:
 		return errType(path, "a string or an object")
 	}
-	o, e := asObject(path, v)
+	var room stackMembers
+	o, e := asObject(room[:0], path, v)
 	if e != nil {
 		return e
 	}
@@ -96,8 +94,9 @@ var (
 	jsonSchemaFormatObject = objectSpec[*ResponseFormat]{fields: decodeResponseFormat, required: []string{"json_schema"}}
 )
 
-func readResponseFormat(rf *ResponseFormat, path string, v json.RawMessage) *apierr.Error {
-	o, e := asObject(path, v)
+func readResponseFormat(rf *ResponseFormat, path string, v string) *apierr.Error {
+	var room stackMembers
+	o, e := asObject(room[:0], path, v)
 	if e != nil {
 		return e
 	}
@@ -117,8 +116,9 @@ func readResponseFormat(rf *ResponseFormat, path string, v json.RawMessage) *api
 	return spec.walk(rf, path, o)
 }
 
-func readJSONSchema(rf *ResponseFormat, path string, v json.RawMessage) *apierr.Error {
-	o, e := asObject(path, v)
+func readJSONSchema(rf *ResponseFormat, path string, v string) *apierr.Error {
+	var room stackMembers
+	o, e := asObject(room[:0], path, v)
 	if e != nil {
 		return e
 	}

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"mockgateway/internal/apierr"
 )
@@ -17,44 +16,78 @@ import (
 
 // jsonKind is the first byte of a JSON value: '{', '[', '"', 't', 'f', 'n', or a number's first
 // character.
-func jsonKind(v json.RawMessage) byte {
-	v = bytes.TrimLeft(v, " \t\r\n")
-	if len(v) == 0 {
-		return 0
+func jsonKind[T text](v T) byte {
+	if i := skipSpace(v, 0); i < len(v) {
+		return v[i]
 	}
-	return v[0]
+	return 0
 }
 
 func isNumberKind(c byte) bool { return c == '-' || (c >= '0' && c <= '9') }
 
-func isJSONNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null" }
+func isJSONNull[T text](v T) bool { return string(trimJSONSpace(v)) == "null" }
 
-func asObject(path string, v json.RawMessage) (object, *apierr.Error) {
-	o, ok := splitObject(v)
+// trimJSONSpace cuts JSON whitespace from both ends of v. The splitters cut values without it;
+// a value a test hands in may have some.
+func trimJSONSpace[T text](v T) T {
+	i := skipSpace(v, 0)
+	j := len(v)
+	for j > i {
+		switch v[j-1] {
+		case ' ', '\t', '\r', '\n':
+			j--
+			continue
+		}
+		break
+	}
+	return v[i:j]
+}
+
+// asObject splits the object v into its members, appended to buf: a caller passes stackMembers
+// of its own, so that an object of a few members costs no allocation.
+func asObject(buf members[string], path, v string) (members[string], *apierr.Error) {
+	o, ok := appendMembers(buf, v, v)
 	if !ok {
 		return nil, errType(path, "an object")
 	}
 	return o, nil
 }
 
-func asArray(path string, v json.RawMessage) ([]json.RawMessage, *apierr.Error) {
-	a, ok := splitArray(v)
+// isObject is asObject for a value the mock only checks the type of.
+func isObject(path, v string) *apierr.Error {
+	if jsonKind(v) != '{' { // v is valid JSON: an object if it opens as one
+		return errType(path, "an object")
+	}
+	return nil
+}
+
+// asArray splits the array v into its elements, appended to buf (a caller's stackElements).
+func asArray(buf []string, path, v string) ([]string, *apierr.Error) {
+	a, ok := appendElements(buf, v)
 	if !ok {
 		return nil, errType(path, "an array")
 	}
 	return a, nil
 }
 
-func asString(path string, v json.RawMessage) (string, *apierr.Error) {
-	s, ok := unquote(bytes.TrimSpace(v))
+// isArray is asArray for a value the mock only checks the type of.
+func isArray(path, v string) *apierr.Error {
+	if jsonKind(v) != '[' { // v is valid JSON: an array if it opens as one
+		return errType(path, "an array")
+	}
+	return nil
+}
+
+func asString(path, v string) (string, *apierr.Error) {
+	s, ok := unquote(trimJSONSpace(v))
 	if !ok {
 		return "", errType(path, "a string")
 	}
 	return s, nil
 }
 
-func asBool(path string, v json.RawMessage) (bool, *apierr.Error) {
-	switch string(bytes.TrimSpace(v)) {
+func asBool(path, v string) (bool, *apierr.Error) {
+	switch trimJSONSpace(v) {
 	case "true":
 		return true, nil
 	case "false":
@@ -63,11 +96,11 @@ func asBool(path string, v json.RawMessage) (bool, *apierr.Error) {
 	return false, errType(path, "a boolean")
 }
 
-func asEnum(path string, v json.RawMessage, allowed ...string) (string, *apierr.Error) {
-	// A literal without escapes is compared in place, and the allowed value returned: no copy.
-	if q := bytes.TrimSpace(v); len(q) >= 2 && q[0] == '"' && q[len(q)-1] == '"' {
+func asEnum(path, v string, allowed ...string) (string, *apierr.Error) {
+	// A literal without escapes is compared in place, and the allowed value returned.
+	if q := trimJSONSpace(v); len(q) >= 2 && q[0] == '"' && q[len(q)-1] == '"' {
 		for _, a := range allowed {
-			if string(q[1:len(q)-1]) == a {
+			if q[1:len(q)-1] == a {
 				return a, nil
 			}
 		}
@@ -83,7 +116,7 @@ func asEnum(path string, v json.RawMessage, allowed ...string) (string, *apierr.
 }
 
 // asName is a string matching the protocol's name rule.
-func asName(path string, v json.RawMessage) (string, *apierr.Error) {
+func asName(path, v string) (string, *apierr.Error) {
 	s, e := asString(path, v)
 	if e != nil {
 		return "", e
@@ -108,29 +141,28 @@ func validName(s string) bool {
 }
 
 // asCompactObject is a JSON object, kept compacted.
-func asCompactObject(path string, v json.RawMessage) (json.RawMessage, *apierr.Error) {
+func asCompactObject(path, v string) (json.RawMessage, *apierr.Error) {
 	if jsonKind(v) != '{' {
 		return nil, errType(path, "an object")
 	}
-	if !bytes.ContainsAny(v, " \t\r\n") {
-		// No whitespace at all: compact already, and a scan is cheaper than Compact. Copied, as
-		// Compact copies: v lies in the request's body buffer, which goes back to a pool.
-		return bytes.Clone(v), nil
+	if !strings.ContainsAny(v, " \t\r\n") {
+		// No whitespace at all: compact already, and a scan is cheaper than Compact.
+		return json.RawMessage(v), nil
 	}
 	var buf bytes.Buffer
-	if err := json.Compact(&buf, v); err != nil {
+	if err := json.Compact(&buf, []byte(v)); err != nil {
 		return nil, errType(path, "an object")
 	}
 	return json.RawMessage(buf.Bytes()), nil
 }
 
-func asRangedNumber(path string, v json.RawMessage, lo, hi float64) (float64, *apierr.Error) {
-	raw := bytes.TrimSpace(v)
+func asRangedNumber(path, v string, lo, hi float64) (float64, *apierr.Error) {
+	raw := trimJSONSpace(v)
 	if len(raw) == 0 || !isNumberKind(raw[0]) {
 		return 0, errType(path, "a number")
 	}
 	// A value too large for a float64 parses as ±Inf (with ErrRange) and fails the range test.
-	f, err := strconv.ParseFloat(string(raw), 64)
+	f, err := strconv.ParseFloat(raw, 64)
 	if err != nil && !math.IsInf(f, 0) {
 		return 0, errType(path, "a number")
 	}
@@ -143,12 +175,12 @@ func asRangedNumber(path string, v json.RawMessage, lo, hi float64) (float64, *a
 func fmtNum(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
 // asInt64 is an integral JSON number (2 and 2.0 and 2e0 alike) that fits in an int64.
-func asInt64(path string, v json.RawMessage) (int64, *apierr.Error) {
-	raw := bytes.TrimSpace(v)
+func asInt64(path, v string) (int64, *apierr.Error) {
+	raw := trimJSONSpace(v)
 	if len(raw) == 0 || !isNumberKind(raw[0]) {
 		return 0, errType(path, "an integer")
 	}
-	n, st := parseInteger(string(raw))
+	n, st := parseInteger(raw)
 	switch st {
 	case intOK:
 		return n, nil
@@ -160,12 +192,12 @@ func asInt64(path string, v json.RawMessage) (int64, *apierr.Error) {
 }
 
 // asBoundedInt is an integral JSON number in [lo, hi]; the message names the bound.
-func asBoundedInt(path string, v json.RawMessage, lo, hi int64) (int64, *apierr.Error) {
-	raw := bytes.TrimSpace(v)
+func asBoundedInt(path, v string, lo, hi int64) (int64, *apierr.Error) {
+	raw := trimJSONSpace(v)
 	if len(raw) == 0 || !isNumberKind(raw[0]) {
 		return 0, errType(path, "an integer")
 	}
-	n, st := parseInteger(string(raw))
+	n, st := parseInteger(raw)
 	switch {
 	case st == intNotIntegral:
 		return 0, errValue(path, "must be an integer")
@@ -249,58 +281,7 @@ func parseInteger(s string) (int64, intStatus) {
 	return n, intOK
 }
 
-// ---- paths and errors ----
-
-// plainKey reports a key that is short printable ASCII, which joinPath can use as it is.
-func plainKey(key string) bool {
-	if key == "" || len(key) > maxKeyCharsInPath {
-		return false
-	}
-	for i := 0; i < len(key); i++ {
-		if c := key[i]; c < 0x20 || c >= 0x7f {
-			return false
-		}
-	}
-	return true
-}
-
-// indexPath names an array element: path[i]. It runs for every element of every request, so it
-// avoids fmt.
-func indexPath(path string, i int) string {
-	return path + "[" + strconv.Itoa(i) + "]"
-}
-
-// joinPath appends a key to a path. Keys are cut to 64 characters and non-printable characters
-// become '?', since an unknown key is the client's text.
-func joinPath(path, key string) string {
-	if plainKey(key) {
-		// The common case, a protocol field name: nothing to cut or replace.
-		if path == "" {
-			return key
-		}
-		return path + "." + key
-	}
-	var b strings.Builder
-	n := 0
-	for _, r := range key {
-		if n == maxKeyCharsInPath {
-			break
-		}
-		if !unicode.IsPrint(r) {
-			r = '?'
-		}
-		b.WriteRune(r)
-		n++
-	}
-	k := b.String()
-	if k == "" {
-		k = `""`
-	}
-	if path == "" {
-		return k
-	}
-	return path + "." + k
-}
+// ---- errors ----
 
 func errInvalidJSON() *apierr.Error {
 	return apierr.New(apierr.InvalidJSON, "",

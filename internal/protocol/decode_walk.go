@@ -1,11 +1,6 @@
 package protocol
 
-import (
-	"bytes"
-	"encoding/json"
-
-	"mockgateway/internal/apierr"
-)
+import "mockgateway/internal/apierr"
 
 // fieldClass is what the mock does with a member of an object, as the object's table says.
 type fieldClass uint8
@@ -33,13 +28,14 @@ const (
 // whose path is path, and decodes its value v into dst. required are the members that must be
 // present, in the order their absence is reported in.
 type objectSpec[S any] struct {
-	fields   func(dst S, k, path string, v json.RawMessage) (fieldClass, *apierr.Error)
+	fields   func(dst S, k, path, v string) (fieldClass, *apierr.Error)
 	required []string
 }
 
 // decode walks the object v at path, or answers that v is not one.
-func (s *objectSpec[S]) decode(dst S, path string, v json.RawMessage) *apierr.Error {
-	o, e := asObject(path, v)
+func (s *objectSpec[S]) decode(dst S, path string, v string) *apierr.Error {
+	var room stackMembers
+	o, e := asObject(room[:0], path, v)
 	if e != nil {
 		return e
 	}
@@ -49,17 +45,12 @@ func (s *objectSpec[S]) decode(dst S, path string, v json.RawMessage) *apierr.Er
 // walk is the key pass over o, in o's (sorted) key order, then the required-member check. It is
 // the only loop over an object's members: every object gets the same order, the same unknown
 // answer and the same missing-member check.
-func (s *objectSpec[S]) walk(dst S, path string, o object) *apierr.Error {
+func (s *objectSpec[S]) walk(dst S, path string, o members[string]) *apierr.Error {
 	for k, raw := range o.all() {
-		// At the top level a known key is its own path: only an unknown one, the client's text,
-		// needs joinPath's cleaning, and the top level is where most keys are.
-		p := k
-		if path != "" {
-			p = joinPath(path, k)
-		}
+		p := joinPath(path, k) // at the top level a protocol key is its own path: no copy
 		class, e := s.fields(dst, k, p, raw)
 		if class == unknown {
-			return errUnknown(joinPath(path, k))
+			return errUnknown(p)
 		}
 		if e != nil {
 			return e
@@ -91,7 +82,7 @@ type none struct{}
 // readDiscriminator reads the required string member key of object o at path — a message's
 // role, a part's, tool's or format's type — which the other members cannot be classified
 // without. It returns the member's path too, for the errors about its value.
-func readDiscriminator(path string, o object, key string) (string, string, *apierr.Error) {
+func readDiscriminator(path string, o members[string], key string) (string, string, *apierr.Error) {
 	p := joinPath(path, key)
 	raw, ok := o.get(key)
 	if !ok {
@@ -104,8 +95,9 @@ func readDiscriminator(path string, o object, key string) (string, string, *apie
 // decodeEach decodes every element of an array at path into its own slot, naming each path[i].
 // The slots are the result's, so a decoder writes where the value stays. An empty array gives
 // nil, the same as an absent field.
-func decodeEach[T any](path string, v json.RawMessage, decode func(*T, string, json.RawMessage) *apierr.Error) ([]T, *apierr.Error) {
-	items, e := asArray(path, v)
+func decodeEach[T any](path, v string, decode func(*T, string, string) *apierr.Error) ([]T, *apierr.Error) {
+	var room stackElements
+	items, e := asArray(room[:0], path, v)
 	if e != nil || len(items) == 0 {
 		return nil, e
 	}
@@ -119,14 +111,14 @@ func decodeEach[T any](path string, v json.RawMessage, decode func(*T, string, j
 }
 
 // hasMember reports whether o has key (a null member counts as absent).
-func hasMember(o object, key string) bool {
+func hasMember[T text](o members[T], key string) bool {
 	_, ok := o.get(key)
 	return ok
 }
 
 // isTrue reports whether o's member key is true. It is for booleans the key pass has already
 // checked, read again where the decision waits for the whole object.
-func isTrue(o object, key string) bool {
+func isTrue(o members[string], key string) bool {
 	v, ok := o.get(key)
-	return ok && string(bytes.TrimSpace(v)) == "true"
+	return ok && trimJSONSpace(v) == "true"
 }

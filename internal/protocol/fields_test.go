@@ -71,7 +71,7 @@ func TestFieldNamesAreTheDecoders(t *testing.T) {
 	for _, k := range topFieldKeys(t) {
 		// The class does not depend on the value: 0 is wrong for most fields, which is fine.
 		c := chatState{req: &ChatRequest{N: 1}, lim: Limits{}.withDefaults()}
-		class, _ := topField(c, k, k, json.RawMessage(`0`))
+		class, _ := topField(c, k, k, `0`)
 		switch class {
 		case supported, noEffect:
 			accepted = append(accepted, k)
@@ -167,7 +167,7 @@ func TestFieldSetValues(t *testing.T) {
 
 // TestFieldSetOfAllocatesNothing: recording the fields must not cost the decoder an allocation.
 func TestFieldSetOfAllocatesNothing(t *testing.T) {
-	top, ok := splitObject([]byte(reqWith(`"stream":true,"stream_options":{"include_usage":true},"tools":[],"temperature":1`)))
+	top, ok := splitObject(reqWith(`"stream":true,"stream_options":{"include_usage":true},"tools":[],"temperature":1`))
 	if !ok {
 		t.Fatal("split")
 	}
@@ -208,7 +208,7 @@ func FuzzFieldsAreTheTopLevelKeys(f *testing.F) {
 // BenchmarkFieldSetOf is what recording the fields adds to a decode (BenchmarkDecodeChatRequest
 // is the whole): the top level of a typical streamed tool request.
 func BenchmarkFieldSetOf(b *testing.B) {
-	top, ok := splitObject([]byte(reqWith(`"stream":true,"stream_options":{"include_usage":true},"tools":[],"temperature":1`)))
+	top, ok := splitObject(reqWith(`"stream":true,"stream_options":{"include_usage":true},"tools":[],"temperature":1`))
 	if !ok {
 		b.Fatal("split")
 	}

@@ -1,37 +1,46 @@
 package protocol
 
 import (
-	"bytes"
 	"encoding/json"
 	"iter"
 	"slices"
 	"strings"
-	"unicode/utf8"
 )
 
-// This file splits JSON the decoder has already validated into its parts without building
-// maps or copying raw values. DecodeChatRequest checks the whole body once with json.Valid;
-// every value it hands down is a complete value cut from that body, so the splitters below only
-// find boundaries. Unmarshalling each level into map[string]json.RawMessage, as the decoder once
-// did, re-validated and copied every nested level and cost most of a request's decoding time.
-// Results match encoding/json's exactly — duplicate keys resolve to the last, strings and keys
-// are unescaped by encoding/json whenever they hold an escape or non-UTF-8 bytes — and
-// FuzzSplitMatchesEncodingJSON holds them to it. What it pays: BenchmarkDecodeChatRequest, about
-// 1.5 µs and 16 allocations for one message where the map decoding took 7.7 µs and 57.
+// This file splits JSON already validated (validJSON) into its parts without building maps or
+// copying values: the splitters only find boundaries. Results match encoding/json's exactly —
+// duplicate keys resolve to the last, strings and keys are unescaped as encoding/json unescapes
+// them — and FuzzSplitMatchesEncodingJSON holds them to it.
+//
+// The decoder reads one string copy of the body (DecodeChatRequest), so every key and value it
+// cuts, and every string without escapes it keeps, is a substring of that copy: a request costs
+// one copy of its body, not one allocation per string. The request's strings alias the copy, never the body buffer,
+// which the server reuses. The Responses echo and encode_responses.go read raw JSON bytes; the
+// splitters serve both, as generic functions over text.
+//
+// What it pays: BenchmarkDecodeChatRequest (scan_test.go) decodes a short chat in 3 allocations
+// where byte-slice splitting with a copy per string took 16, and in 40% of the time.
 
-// field is one member of a JSON object.
-type field struct {
+// text is what the splitters read: the decoder's string copy of a body, or raw JSON bytes.
+type text interface{ ~string | ~[]byte }
+
+// member is one member of a JSON object: its unescaped key and its raw value, cut from the
+// object's text.
+type member[T text] struct {
 	key string
-	val json.RawMessage // aliases the request body: never kept past decoding
+	val T
 }
 
-// object is a JSON object's members sorted by key, each key once (the last occurrence wins, as
+// members is a JSON object's members sorted by key, each key once (the last occurrence wins, as
 // with encoding/json), with null members dropped (a null means the key is absent).
-type object []field
+type members[T text] []member[T]
+
+// object is an object cut from raw JSON bytes: the Responses echo's (encode_responses.go).
+type object = members[json.RawMessage]
 
 // all yields the members in key order, the order the decoder examines them in.
-func (o object) all() iter.Seq2[string, json.RawMessage] {
-	return func(yield func(string, json.RawMessage) bool) {
+func (o members[T]) all() iter.Seq2[string, T] {
+	return func(yield func(string, T) bool) {
 		for _, f := range o {
 			if !yield(f.key, f.val) {
 				return
@@ -41,29 +50,39 @@ func (o object) all() iter.Seq2[string, json.RawMessage] {
 }
 
 // get returns the value of key. Objects here have a handful of members; a scan beats a search.
-func (o object) get(key string) (json.RawMessage, bool) {
+func (o members[T]) get(key string) (T, bool) {
 	for _, f := range o {
 		if f.key == key {
 			return f.val, true
 		}
 	}
-	return nil, false
+	var zero T
+	return zero, false
 }
 
 // splitObject splits a valid JSON object into its members. ok is false when v is not an object.
-func splitObject(v []byte) (_ object, ok bool) {
+// Raw bytes are copied to a string once, for their keys.
+func splitObject[T text](v T) (_ members[T], ok bool) {
+	return appendMembers(make(members[T], 0, 8), v, string(v)) // room for most objects' members
+}
+
+// appendMembers splits the valid JSON object v into its members, appended to o: a caller that
+// passes a buffer on its stack (stackMembers) splits an object of a few members without an
+// allocation. keys holds the same bytes as v, as a string (v itself when v is one): keys are cut
+// from it, so that a key without escapes is a substring, not a copy. ok is false when v is not
+// an object.
+func appendMembers[T text](o members[T], v T, keys string) (_ members[T], ok bool) {
 	i := skipSpace(v, 0)
 	if i >= len(v) || v[i] != '{' {
 		return nil, false
 	}
 	i = skipSpace(v, i+1)
 	if i < len(v) && v[i] == '}' {
-		return object{}, true
+		return o, true
 	}
-	o := make(object, 0, 4) // room for most objects' members: one allocation, seldom a regrowth
 	for i < len(v) && v[i] == '"' {
 		end := skipString(v, i)
-		key, ok := unquote(v[i:end])
+		key, ok := unquote(keys[i:end])
 		if !ok {
 			return nil, false
 		}
@@ -76,7 +95,7 @@ func splitObject(v []byte) (_ object, ok bool) {
 		if end <= start {
 			return nil, false
 		}
-		o = append(o, field{key: key, val: v[start:end]})
+		o = append(o, member[T]{key: key, val: v[start:end]})
 		i = skipSpace(v, end)
 		if i < len(v) && v[i] == '}' {
 			return o.settle(), true
@@ -89,11 +108,20 @@ func splitObject(v []byte) (_ object, ok bool) {
 	return nil, false
 }
 
+// stackMembers is room for the members of most of the protocol's objects (a message, a part, a
+// tool, a tool call have two to five), declared by a caller of appendMembers on its own stack.
+type stackMembers [8]member[string]
+
+// stackTopMembers is room for the top-level members of all but the most elaborate requests.
+type stackTopMembers [topMembers]member[string]
+
+const topMembers = 16
+
 // settle sorts the members by key, keeps the last of each duplicated key and drops nulls.
-func (o object) settle() object {
+func (o members[T]) settle() members[T] {
 	if len(o) > 1 {
 		// A stable sort keeps duplicates in document order, so the last of a run is the last sent.
-		slices.SortStableFunc(o, func(a, b field) int { return strings.Compare(a.key, b.key) })
+		slices.SortStableFunc(o, func(a, b member[T]) int { return strings.Compare(a.key, b.key) })
 	}
 	out := o[:0]
 	for i, f := range o {
@@ -109,16 +137,21 @@ func (o object) settle() object {
 }
 
 // splitArray splits a valid JSON array into its elements. ok is false when v is not an array.
-func splitArray(v []byte) (_ []json.RawMessage, ok bool) {
+func splitArray[T text](v T) (_ []T, ok bool) {
+	return appendElements(make([]T, 0, 4), v)
+}
+
+// appendElements splits the valid JSON array v into its elements, appended to a (a buffer on the
+// caller's stack: stackElements). ok is false when v is not an array.
+func appendElements[T text](a []T, v T) (_ []T, ok bool) {
 	i := skipSpace(v, 0)
 	if i >= len(v) || v[i] != '[' {
 		return nil, false
 	}
 	i = skipSpace(v, i+1)
 	if i < len(v) && v[i] == ']' {
-		return []json.RawMessage{}, true
+		return a, true
 	}
-	a := make([]json.RawMessage, 0, 4)
 	for i < len(v) {
 		end := skipValue(v, i)
 		if end <= i {
@@ -137,25 +170,11 @@ func splitArray(v []byte) (_ []json.RawMessage, ok bool) {
 	return nil, false
 }
 
-// unquote returns the string a valid JSON string literal q (quotes included) stands for. A
-// literal without escapes and of valid UTF-8 is its own bytes; anything else goes through
-// encoding/json, which also replaces invalid UTF-8 the way the rest of Go's JSON does.
-func unquote(q []byte) (string, bool) {
-	if len(q) < 2 || q[0] != '"' || q[len(q)-1] != '"' {
-		return "", false
-	}
-	inner := q[1 : len(q)-1]
-	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
-		return string(inner), true
-	}
-	var s string
-	if json.Unmarshal(q, &s) != nil {
-		return "", false
-	}
-	return s, true
-}
+// stackElements is room for the elements of most arrays a request has (its messages, a
+// message's parts, its tools), declared by a caller of appendElements on its own stack.
+type stackElements [8]string
 
-func skipSpace(v []byte, i int) int {
+func skipSpace[T text](v T, i int) int {
 	for i < len(v) {
 		switch v[i] {
 		case ' ', '\t', '\r', '\n':
@@ -168,7 +187,7 @@ func skipSpace(v []byte, i int) int {
 }
 
 // skipString returns the index just past the string literal starting at v[i] == '"'.
-func skipString(v []byte, i int) int {
+func skipString[T text](v T, i int) int {
 	for j := i + 1; j < len(v); j++ {
 		switch v[j] {
 		case '\\':
@@ -181,7 +200,7 @@ func skipString(v []byte, i int) int {
 }
 
 // skipValue returns the index just past the value starting at v[i]; i itself when there is none.
-func skipValue(v []byte, i int) int {
+func skipValue[T text](v T, i int) int {
 	if i >= len(v) {
 		return i
 	}
