@@ -6,6 +6,11 @@
 //
 // A body containing "stream":true gets the stream: a role chunk, 16 content chunks, a finish
 // chunk, each flushed at once, then data: [DONE]. Anything else gets the chat.completion JSON.
+//
+// A stream request with an x-mock-latency header naming between=<duration> waits that long
+// between its frames, as mockgateway does: the bench's memory run holds 10,000 such streams open
+// on both servers, so that what net/http itself holds per open stream is measured beside
+// mockgateway's figure.
 package main
 
 import (
@@ -18,6 +23,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // The response identity is fixed: same lengths as mockgateway's ("chatcmpl-" + 24 hex digits,
@@ -79,7 +85,15 @@ func Handler() http.Handler {
 		h.Set("Cache-Control", "no-cache")
 		w.WriteHeader(http.StatusOK)
 		f, _ := w.(http.Flusher)
-		for _, fr := range StreamFrames {
+		between := holdBetween(r.Header.Get("X-Mock-Latency"))
+		for i, fr := range StreamFrames {
+			if i > 0 && between > 0 {
+				select {
+				case <-time.After(between):
+				case <-r.Context().Done():
+					return
+				}
+			}
 			if _, err := w.Write(fr); err != nil {
 				return
 			}
@@ -88,6 +102,18 @@ func Handler() http.Handler {
 			}
 		}
 	})
+}
+
+// holdBetween is the between=<duration> of an x-mock-latency value ("ttfc=0s;between=30s"),
+// or 0.
+func holdBetween(v string) time.Duration {
+	for part := range strings.SplitSeq(v, ";") {
+		if d, ok := strings.CutPrefix(strings.TrimSpace(part), "between="); ok {
+			between, _ := time.ParseDuration(d)
+			return between
+		}
+	}
+	return 0
 }
 
 func main() {

@@ -2,12 +2,15 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The sizes mockgateway answered with for the load test's request when the baseline was
@@ -155,4 +158,37 @@ func TestHandler(t *testing.T) {
 	if resp.StatusCode != 404 {
 		t.Errorf("GET /other: %d, want 404", resp.StatusCode)
 	}
+}
+
+// TestHeldStream: with x-mock-latency between=…, the stream sends its first frame at once and
+// waits before the next, as the memory run needs; the client leaving ends the wait.
+func TestHeldStream(t *testing.T) {
+	for v, want := range map[string]time.Duration{"ttfc=0s;between=30s": 30 * time.Second, "between=2ms": 2 * time.Millisecond, "ttfc=1s": 0, "": 0} {
+		if got := holdBetween(v); got != want {
+			t.Errorf("holdBetween(%q) = %v, want %v", v, got, want)
+		}
+	}
+	srv := httptest.NewServer(Handler())
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/v1/chat/completions", strings.NewReader(`{"stream":true}`))
+	req.Header.Set("X-Mock-Latency", "ttfc=0s;between=1h")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(resp.Body)
+	first, err := br.ReadString('\n')
+	if err != nil || first != string(bytes.TrimSuffix(StreamFrames[0], []byte("\n"))) {
+		t.Fatalf("first frame %q, %v", first, err)
+	}
+	got := make(chan error, 1)
+	go func() { _, _ = br.ReadString('\n'); _, err := br.ReadString('\n'); got <- err }()
+	select {
+	case err := <-got:
+		t.Fatalf("a second frame (or the end) came without the wait: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	cancel()
+	resp.Body.Close()
 }

@@ -439,7 +439,18 @@ func runMemory(ctx context.Context, ws *workspace, streams, batch int) (*memResu
 	if err != nil {
 		return nil, err
 	}
-	defer mg.stop()
 	m, err := holdStreams(ctx, ws, mg, streams, batch)
+	mg.stop()
+	if err != nil || ctx.Err() != nil {
+		return &m, err
+	}
+	// The same streams on the bare handler: the share of the figure that is net/http's own.
+	base, err := ws.startBaseline(ctx)
+	if err != nil {
+		return &m, err
+	}
+	defer base.stop()
+	b, err := holdStreams(ctx, ws, base, streams, batch)
+	m.Baseline = &b
 	return &m, err
 }

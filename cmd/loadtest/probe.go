@@ -119,6 +119,9 @@ type memResult struct {
 	GoroutinesOpen   float64  `json:"goroutines_open"`
 	GoroutinesAfter  float64  `json:"goroutines_after"`
 	Latency          string   `json:"latency_header"`
+	// Baseline is the same streams held by cmd/baseline (a bare net/http handler waiting between
+	// its frames): what net/http itself holds per open stream, beside mockgateway's figure.
+	Baseline *memResult `json:"baseline,omitempty"`
 }
 
 // holdLatency keeps a stream open: the role chunk comes at once, then one token every 30s, so

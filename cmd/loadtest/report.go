@@ -126,6 +126,9 @@ func evaluate(r *report) []target {
 		mrss.Got = fmt.Sprintf("%s MB with %s open", mb(m.RSSOpen), num(float64(m.Opened)))
 		mper.Value = m.PerStreamBytes
 		mper.Got = fmt.Sprintf("%s KB", num(m.PerStreamBytes/1000))
+		if b := m.Baseline; b != nil && b.Opened > 0 {
+			mper.Got += fmt.Sprintf(" (a bare net/http handler holding the same streams: %s KB)", num(b.PerStreamBytes/1000))
+		}
 		merr.Value = float64(m.Errors)
 		merr.Got = fmt.Sprintf("%d of %s", m.Errors, num(float64(m.Streams)))
 		if m.Streams >= targetStreams {
@@ -303,7 +306,11 @@ func writeMarkdown(w io.Writer, r *report) {
 		want, ok := tgt("10,000 concurrent streams: RSS")
 		row(fmt.Sprintf("**RSS with %s concurrent open streams (MB)** (x-mock-latency: %s)", num(float64(mm.Opened)), mm.Latency), mb(mm.RSSOpen), "", "", want, ok)
 		want, ok = tgt("10,000 concurrent streams: RSS per stream above idle")
-		row("**per open stream (bytes of RSS above idle)**", num(mm.PerStreamBytes), "", "", want, ok)
+		base, ratioTo := "", ""
+		if b := mm.Baseline; b != nil && b.Opened > 0 {
+			base, ratioTo = num(b.PerStreamBytes), ratio(mm.PerStreamBytes, b.PerStreamBytes)
+		}
+		row("**per open stream (bytes of RSS above idle)**; baseline: the bare handler holding the same streams", num(mm.PerStreamBytes), base, ratioTo, want, ok)
 		want, ok = tgt("10,000 concurrent streams: errors")
 		row("**stream errors while opening**", fmt.Sprintf("%d (of %s; %s active by the gauge)", mm.Errors, num(float64(mm.Streams)), num(mm.StreamsActive)), "", "", want, ok)
 		row("time to open them (s)", num(mm.OpenSeconds), "", "", "", "")
