@@ -13,21 +13,15 @@ import (
 // is accepted however little room it leaves: each choice then stops at the window (see
 // Input.ContextWindow), as a provider's model does.
 func CheckContext(promptTokens, budget, window int) *apierr.Error {
-	if window <= 0 {
-		return nil
+	if window <= 0 || promptTokens+max(budget, 0) <= window {
+		return nil // before the message is built: nearly every request fits (BenchmarkCheckContext)
 	}
 	head := "This model's maximum context length is " + strconv.Itoa(window) + " tokens. However, "
 	if budget > 0 {
-		if promptTokens+budget <= window {
-			return nil
-		}
 		return apierr.New(apierr.ContextLengthExceeded, "messages", head+"you requested "+
 			strconv.Itoa(promptTokens+budget)+" tokens ("+strconv.Itoa(promptTokens)+
 			" in the messages, "+strconv.Itoa(budget)+" in the completion). "+
 			"Please reduce the length of the messages or completion.")
-	}
-	if promptTokens <= window {
-		return nil
 	}
 	return apierr.New(apierr.ContextLengthExceeded, "messages", head+"your messages resulted in "+
 		strconv.Itoa(promptTokens)+" tokens. Please reduce the length of the messages.")

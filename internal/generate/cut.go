@@ -54,6 +54,9 @@ func capPieces(pieces Pieces, maxPieces, maxBytes int) (_ Pieces, capped bool) {
 	if pieces.Len() > maxPieces {
 		pieces, capped = pieces.slice(0, maxPieces), true
 	}
+	if len(pieces.Text()) <= maxBytes {
+		return pieces, capped // nearly every answer: no piece to look for
+	}
 	total := 0
 	for k := range pieces.Len() {
 		p := pieces.At(k)

@@ -120,15 +120,16 @@ const fallbackDefaultTokens = 32
 
 // generation holds what is shared by the choices of one request, computed once.
 type generation struct {
-	in            Input
+	behavior      Behavior
 	req           *protocol.ChatRequest
-	seed          [32]byte // see requestSeed; zero until first needed
-	seeded        bool
+	n             int      // the choices
+	seed          lazySeed // the request's seed, hashed when first drawn from
 	defaultTokens int
 	stops         []string
 
-	calls      []int     // indices into req.Tools of the calls each choice makes; nil: text
-	argSchemas []*jvalue // parsed parameters of each call (nil: "{}")
+	calls      []int                     // indices into req.Tools of the calls each choice makes; nil: text
+	argSchemas [maxParallelCalls]*jvalue // parsed parameters of each call (nil: "{}")
+	callsOf    [maxParallelCalls]int     // what calls holds, within the one allocation of g
 
 	format     string  // response_format type, "" for text
 	respSchema *jvalue // parsed json_schema schema; nil: any JSON object
@@ -144,7 +145,6 @@ type generation struct {
 	// An echo answer draws nothing at random, so every choice of it is the same: it is made
 	// once and shared (a megabyte of prompt echoed to n = 128 choices is made once).
 	fixedText bool
-	fixed     *Choice
 }
 
 // Generate produces the completion of a request. It is a pure function of its input: see the
@@ -161,10 +161,25 @@ func Generate(in Input) Result {
 // result makes every choice.
 func (g *generation) result(n int) Result {
 	res := Result{Choices: make([]Choice, n), PromptTokens: g.promptTokens}
-	var r rng // one ChaCha8 state, reseeded for every choice
+	// One random stream, seeded anew for every choice; none for a fixed text, which draws
+	// nothing. It is an allocation of its own: its 350 bytes took the generation over 512 bytes,
+	// above which an allocation with pointers costs a type header to write — a fifth of an
+	// echo's time (BenchmarkGenerateEcho16; TestGenerationStaysSmall).
+	var r *rng
+	if !g.fixedText {
+		r = new(rng)
+	}
 	for i := range n {
-		r.seedLater(func() [32]byte { return subSeed(g.requestSeed(), "choice", uint64(i), 0) })
-		c := g.choice(i, &r)
+		var c Choice
+		if i > 0 && g.fixedText {
+			c = res.Choices[0] // its pieces shared, never changed
+			c.Index = i
+		} else {
+			if r != nil {
+				r.seedLater(&g.seed, i)
+			}
+			c = g.choice(i, r)
+		}
 		res.Choices[i] = c
 		res.CompletionTokens += c.Tokens()
 	}
@@ -173,17 +188,16 @@ func (g *generation) result(n int) Result {
 
 // requestSeed is the request's seed, hashed from all of it on first use: an echo answer draws
 // nothing at random, so it never pays for the hash.
-func (g *generation) requestSeed() [32]byte {
-	if !g.seeded {
-		g.seed, g.seeded = requestSeed(g.in.Model, g.req), true
-	}
-	return g.seed
-}
+func (g *generation) requestSeed() [32]byte { return g.seed.get() }
 
+// newGeneration makes the generation: one allocation, of at most 512 bytes (see result), that
+// holds the piece builder the choices share.
 func newGeneration(in Input, req *protocol.ChatRequest, n int) *generation {
 	g := &generation{
-		in:            in,
+		behavior:      in.Behavior,
 		req:           req,
+		n:             n,
+		seed:          lazySeed{model: in.Model, req: req},
 		defaultTokens: in.DefaultTokens,
 		format:        req.ResponseFormat.Type,
 		promptTokens:  in.PromptTokens,
@@ -211,8 +225,7 @@ func newGeneration(in Input, req *protocol.ChatRequest, n int) *generation {
 		}
 	}
 	if in.Behavior == BehaviorTools {
-		g.calls = planToolCalls(req)
-		g.argSchemas = make([]*jvalue, len(g.calls))
+		g.calls = planToolCalls(req, &g.callsOf)
 		for k, t := range g.calls {
 			if p := req.Tools[t].Parameters; len(p) > 0 {
 				g.argSchemas[k], _ = parseJSON(p) // undecodable: nil, i.e. "{}"
@@ -230,29 +243,22 @@ func (g *generation) choice(i int, r *rng) Choice {
 	if g.calls != nil {
 		return g.toolChoice(i, r)
 	}
-	if g.fixed != nil {
-		c := *g.fixed
-		c.Index = i
-		return c
-	}
-	b := g.builder()
+	b := g.builder(i == g.n-1 || g.fixedText) // a fixed text is made once (result)
 	g.fullText(b, r)
 	pieces, finish := g.cutText(b.pieces())
-	c := Choice{Index: i, Content: pieces, FinishReason: finish}
-	if g.fixedText {
-		g.fixed = &c
-	}
-	return c
+	return Choice{Index: i, Content: pieces, FinishReason: finish}
 }
 
 // builder returns the request's piece builder, emptied, with the choice's ceiling. The choices
 // of a request share it, so its buffers grow once per request rather than once per choice, and
 // each choice copies out exactly its own text (pieces): 128 choices of 32 KB allocate 4 MB, not
-// the 16 MB of 128 buffers grown by doubling (BenchmarkHeavyAnswerMemory).
-func (g *generation) builder() *pieceBuilder {
+// the 16 MB of 128 buffers grown by doubling (BenchmarkHeavyAnswerMemory). last says that no
+// choice uses it after this one, which then keeps its buffers (pieceBuilder.handOver).
+func (g *generation) builder(last bool) *pieceBuilder {
 	b := &g.scratch
 	b.buf, b.ends = b.buf[:0], b.ends[:0]
 	b.limit(g.maxPieces, g.maxBytes)
+	b.handOver = last
 	return b
 }
 
@@ -263,7 +269,7 @@ func (g *generation) fullText(b *pieceBuilder, r *rng) {
 		appendSchemaInstance(b, r, g.respSchema, &g.cache)
 	case g.format == protocol.FormatJSONObject || g.format == protocol.FormatJSONSchema:
 		key, text := "answer", ""
-		if g.in.Behavior == BehaviorEcho {
+		if g.behavior == BehaviorEcho {
 			// The string is one piece: only as much of the prompt as the ceiling can show.
 			key, text = "echo", b.clip(g.echoBody)
 		} else {
@@ -272,6 +278,7 @@ func (g *generation) fullText(b *pieceBuilder, r *rng) {
 			appendProse(&prose, r, g.defaultTokens, g.lead())
 			text = string(prose.buf)
 		}
+		b.reserve(len(`{"":""}`)+len(key)+len(text), 5) // exact unless the text needs escapes
 		b.add("{")
 		b.buf = jsonenc.AppendString(b.buf, key)
 		b.cut()
@@ -279,13 +286,13 @@ func (g *generation) fullText(b *pieceBuilder, r *rng) {
 		b.buf = jsonenc.AppendString(b.buf, text)
 		b.cut()
 		b.add("}")
-	case g.in.Behavior == BehaviorEcho:
+	case g.behavior == BehaviorEcho:
 		b.limit(g.piecesNeeded(), g.maxBytes)
-		b.add("echo:")
+		glue, body := "", ""
 		if g.hasUser {
-			b.buf = append(b.buf, ' ') // joins the first piece of the message, as SplitPieces does
-			b.appendSplit(g.echoBody)
+			glue, body = " ", g.echoBody
 		}
+		b.appendSplit("echo:", glue, body)
 	default:
 		b.limit(g.piecesNeeded(), g.maxBytes)
 		appendProse(b, r, g.defaultTokens, g.lead())
@@ -311,4 +318,4 @@ func (g *generation) piecesNeeded() int {
 
 // lead reports whether the prose opens with the fixed lead of mock-tools' answer to a tool
 // result.
-func (g *generation) lead() bool { return g.in.Behavior == BehaviorTools && g.afterTool }
+func (g *generation) lead() bool { return g.behavior == BehaviorTools && g.afterTool }

@@ -548,13 +548,12 @@ func TestBudgetGeneratesOnlyWhatItKeeps(t *testing.T) {
 				req.Stop = []string{stop}
 			}
 			in := Input{Model: "mock-chat", Behavior: BehaviorChat, DefaultTokens: 4096, Request: req}
-			g := newGeneration(in, req, 1)
-			got := g.result(1).Choices[0]
+			got := newGeneration(in, req, 1).result(1).Choices[0]
 			want, finish := newGeneration(in, req, 1).cutText(full)
 			if !slices.Equal(got.Content.Strings(), want.Strings()) || got.FinishReason != finish {
 				t.Errorf("budget %d stop %q: %d pieces %s, want %d %s", budget, stop, got.Content.Len(), got.FinishReason, want.Len(), finish)
 			}
-			if made := len(g.scratch.ends); made > budget+len(stop)+1 {
+			if made := piecesMade(in); made > budget+len(stop)+1 {
 				t.Errorf("budget %d stop %q: %d pieces made", budget, stop, made)
 			}
 		}

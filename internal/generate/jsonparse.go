@@ -1,6 +1,7 @@
 package generate
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -22,6 +23,7 @@ func parseJSON(data []byte) (*jvalue, error) {
 		return nil, errInvalidJSON
 	}
 	p := jsonParser{data: data, text: string(data)}
+	p.sizeChunks()
 	v := p.value()
 	if p.err != nil {
 		return nil, p.err
@@ -44,6 +46,29 @@ type jsonParser struct {
 
 // valuesPerChunk is how many values, names or items one allocation holds.
 const valuesPerChunk = 256
+
+// smallJSON is the size up to which sizeChunks counts what the first chunks must hold.
+const smallJSON = 4096
+
+// sizeChunks sizes the first chunks and the stacks of small JSON (a tool's parameters, a
+// response format) to what it can hold, by counting the bytes that may precede a value — ':',
+// ',' and '[', inside strings too, so the count is an upper bound: full 256-value chunks cost
+// about 35 KB per schema of a dozen values, most of the memory of a tool call
+// (BenchmarkGenerateToolCalls). Larger JSON gets full chunks as it is parsed.
+func (p *jsonParser) sizeChunks() {
+	if len(p.data) > smallJSON {
+		return
+	}
+	members := bytes.Count(p.data, []byte{':'})
+	values := min(1+members+bytes.Count(p.data, []byte{','})+bytes.Count(p.data, []byte{'['}), valuesPerChunk)
+	members = min(members, valuesPerChunk)
+	p.chunk = make([]jvalue, values)
+	// Each chunk shares one allocation with the stack it is carved from: the stack is capped at
+	// its half, so that a push past it moves the stack rather than run into the chunk.
+	names, items := make([]string, 2*members), make([]*jvalue, 2*values)
+	p.keyChunk, p.keys = names[:members:members], names[members:members]
+	p.valChunk, p.vals = items[:values:values], items[values:values]
+}
 
 // carve returns a copy of src cut from *chunk (capped, so that an append to it copies rather
 // than run into its neighbour), starting a new chunk when this one is too short. A slice of more

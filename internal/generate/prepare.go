@@ -55,7 +55,7 @@ func Prepare(in Input) Result {
 // proseOnly reports whether every choice is prose that Prepare makes lazily (see Prepare): the
 // default case of fullText, with no tool calls and no stop sequence.
 func (g *generation) proseOnly() bool {
-	return g.calls == nil && len(g.stops) == 0 && g.in.Behavior != BehaviorEcho &&
+	return g.calls == nil && len(g.stops) == 0 && g.behavior != BehaviorEcho &&
 		g.format != protocol.FormatJSONObject && g.format != protocol.FormatJSONSchema
 }
 

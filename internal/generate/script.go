@@ -66,7 +66,7 @@ func Script(in Input, s Scripted) Result {
 }
 
 func (g *generation) scripted(i int, s Scripted) Choice {
-	b := g.builder()
+	b := g.builder(true) // the choices share the one answer made here
 	switch {
 	case len(s.ToolCalls) > 0:
 		ends := make([]int, len(s.ToolCalls))
@@ -77,7 +77,7 @@ func (g *generation) scripted(i int, s Scripted) Choice {
 		}
 		return g.cutCalls(i, b, ends, names)
 	case s.Refusal != nil:
-		b.appendSplit(*s.Refusal)
+		b.appendSplit("", "", *s.Refusal)
 		pieces, finish := g.cutText(b.pieces())
 		return Choice{Index: i, Refusal: pieces, FinishReason: finish}
 	default:
@@ -85,7 +85,7 @@ func (g *generation) scripted(i int, s Scripted) Choice {
 		if s.Content != nil {
 			text = *s.Content
 		}
-		b.appendSplit(text)
+		b.appendSplit("", "", text)
 		pieces, finish := g.cutText(b.pieces())
 		return Choice{Index: i, Content: pieces, FinishReason: finish}
 	}

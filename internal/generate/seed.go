@@ -14,29 +14,83 @@ import (
 // answer changes with it.
 const seedDomain = "mockgateway/generate/v1"
 
-// canon writes a canonical, length-prefixed encoding into a hash, so that no two different
-// inputs can produce the same byte stream (e.g. ("ab","c") versus ("a","bc")).
+// canon writes a canonical, length-prefixed encoding into SHA-256, so that no two different
+// inputs can produce the same byte stream (e.g. ("ab","c") versus ("a","bc")). The encoding of a
+// short request (the load test's is 250 bytes) is gathered on the stack and hashed by one
+// sha256.Sum256, with no allocation and no Write call per field; a longer one spills into
+// sha256.New through a heap buffer. Either way the digest is of the same bytes
+// (BenchmarkRequestSeed; TestAnswerGridPinned hashes requests of every size around the buffer).
 type canon struct {
-	h       hash.Hash
-	scratch [256]byte // strings are copied through it: []byte(s) would allocate per message
+	buf   [canonStackBytes]byte
+	n     int       // bytes in buf
+	h     hash.Hash // nil until the encoding outgrows buf
+	spill []byte    // once spilled: the bytes not yet written to h (never buf, which stays on the stack)
+}
+
+const (
+	canonStackBytes = 1024
+	canonSpillBytes = 256 // as the scratch that strings were copied through before
+)
+
+// canonWrite appends p to the encoding.
+func canonWrite[T string | []byte](c *canon, p T) {
+	if c.h == nil {
+		if len(p) <= len(c.buf)-c.n {
+			c.n += copy(c.buf[c.n:], p)
+			return
+		}
+		c.spillToHash()
+	}
+	for len(p) > 0 {
+		if len(c.spill) == cap(c.spill) {
+			c.h.Write(c.spill)
+			c.spill = c.spill[:0]
+		}
+		k := min(len(p), cap(c.spill)-len(c.spill))
+		c.spill = append(c.spill, p[:k]...)
+		p = p[k:]
+	}
+}
+
+// spillToHash moves the encoding so far from the stack into the hash's heap buffer.
+func (c *canon) spillToHash() {
+	c.h = sha256.New()
+	c.spill = append(make([]byte, 0, max(canonSpillBytes, c.n)), c.buf[:c.n]...)
+}
+
+// sum returns the SHA-256 of the encoding.
+func (c *canon) sum() (seed [32]byte) {
+	if c.h == nil {
+		return sha256.Sum256(c.buf[:c.n])
+	}
+	c.h.Write(c.spill)
+	copy(seed[:], c.h.Sum(nil))
+	return seed
 }
 
 func (c *canon) uint(v uint64) {
-	binary.BigEndian.PutUint64(c.scratch[:8], v)
-	c.h.Write(c.scratch[:8])
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], v)
+	canonWrite(c, b[:])
 }
 
 func (c *canon) str(s string) {
 	c.uint(uint64(len(s)))
-	for len(s) > 0 {
-		n := copy(c.scratch[:], s)
-		c.h.Write(c.scratch[:n])
-		s = s[n:]
-	}
+	canonWrite(c, s)
 }
 
 func (c *canon) bytes(b []byte) {
 	c.uint(uint64(len(b)))
+	if c.h == nil && len(b) <= len(c.buf)-c.n {
+		canonWrite(c, b)
+		return
+	}
+	// Too long for the stack: straight into the hash, uncopied (a schema may be megabytes).
+	if c.h == nil {
+		c.spillToHash()
+	}
+	c.h.Write(c.spill)
+	c.spill = c.spill[:0]
 	c.h.Write(b)
 }
 
@@ -52,7 +106,7 @@ func (c *canon) bool(v bool) {
 // stop and the token budget are deliberately left out: they only cut the output, so a request
 // with a stop sequence or a smaller budget yields a prefix of the same words.
 func requestSeed(model string, req *protocol.ChatRequest) [32]byte {
-	c := canon{h: sha256.New()}
+	var c canon
 	c.str(seedDomain)
 	c.str(model)
 
@@ -107,9 +161,7 @@ func requestSeed(model string, req *protocol.ChatRequest) [32]byte {
 		c.bool(false)
 	}
 
-	var seed [32]byte
-	c.h.Sum(seed[:0])
-	return seed
+	return c.sum()
 }
 
 // effectiveToolChoice resolves an absent tool_choice the way the protocol does: auto when tools
@@ -140,21 +192,40 @@ func subSeed(seed [32]byte, label string, a, b uint64) [32]byte {
 // reduces to a range with its own code instead of rand.Rand's methods, so that no change in the
 // standard library's reduction algorithms can change the mock's answers.
 type rng struct {
-	src   rand.ChaCha8
-	later func() [32]byte // the seed still to apply at the first draw, or nil
+	src rand.ChaCha8
+	// While from is set, the stream is still to be seeded, at its first draw, with choice's seed
+	// derived from the request's (see seedLater).
+	from   *lazySeed
+	choice uint64
 }
 
-func (r *rng) seed(s [32]byte) { r.src.Seed(s); r.later = nil }
+func (r *rng) seed(s [32]byte) { r.src.Seed(s); r.from = nil }
 
-// seedLater seeds the stream at its first draw: the seed costs two SHA-256 sums, and answers
-// that draw nothing (echo) skip them. The draws are the same either way.
-func (r *rng) seedLater(seed func() [32]byte) { r.later = seed }
+// seedLater seeds the stream at its first draw with the seed of the request's choice: the seed
+// costs two SHA-256 sums, and answers that draw nothing (echo) skip them. The draws are the
+// same either way.
+func (r *rng) seedLater(from *lazySeed, choice int) { r.from, r.choice = from, uint64(choice) }
 
 func (r *rng) uint64() uint64 {
-	if r.later != nil {
-		r.seed(r.later())
+	if r.from != nil {
+		r.seed(subSeed(r.from.get(), "choice", r.choice, 0))
 	}
 	return r.src.Uint64()
+}
+
+// lazySeed is a request's seed (requestSeed), hashed from all of the request on first use.
+type lazySeed struct {
+	model string
+	req   *protocol.ChatRequest
+	seed  [32]byte
+	done  bool
+}
+
+func (s *lazySeed) get() [32]byte {
+	if !s.done {
+		s.seed, s.done = requestSeed(s.model, s.req), true
+	}
+	return s.seed
 }
 
 // intn returns a uniform integer in [0, n) (0 when n <= 0), by Lemire's multiply-and-reject

@@ -5,9 +5,9 @@ import "mockgateway/internal/protocol"
 // maxParallelCalls is the most calls one choice makes when parallel tool calls are allowed.
 const maxParallelCalls = 3
 
-// planToolCalls decides which tools mock-tools calls (rule 5 of the package documentation), or
-// nil when it answers with text.
-func planToolCalls(req *protocol.ChatRequest) []int {
+// planToolCalls decides which tools mock-tools calls (rule 5 of the package documentation), as
+// indices into req.Tools written into calls, or nil when it answers with text.
+func planToolCalls(req *protocol.ChatRequest, calls *[maxParallelCalls]int) []int {
 	if len(req.Tools) == 0 {
 		return nil
 	}
@@ -19,31 +19,36 @@ func planToolCalls(req *protocol.ChatRequest) []int {
 	if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == "tool" && !forced {
 		return nil
 	}
+	calls[0] = 0
 	if mode == protocol.ToolChoiceFunction {
 		for i := range req.Tools {
 			if req.Tools[i].Name == req.ToolChoice.Function {
-				return []int{i}
+				calls[0] = i
+				break
 			}
-		}
-		return []int{0} // the decoder rejects unknown names; stay total anyway
+		} // else 0: the decoder rejects unknown names; stay total anyway
+		return calls[:1]
 	}
 	if req.ParallelToolCalls && len(req.Tools) >= 2 {
-		calls := make([]int, min(len(req.Tools), maxParallelCalls))
-		for i := range calls {
+		n := min(len(req.Tools), maxParallelCalls)
+		for i := range n {
 			calls[i] = i
 		}
-		return calls
+		return calls[:n]
 	}
-	return []int{0}
+	return calls[:1]
 }
 
 // toolChoice generates the calls of one choice. All arguments are generated (up to the
 // choice's ceiling) before the budget is applied, so a budget only cuts fragments and never
 // changes them.
 func (g *generation) toolChoice(i int, r *rng) Choice {
-	b := g.builder()
-	ends := make([]int, len(g.calls)) // piece index where each call's arguments end
-	names := make([]string, len(g.calls))
+	b := g.builder(i == g.n-1)
+	// Where each call's arguments end (a piece index), and its name: on the stack, as a choice
+	// makes at most maxParallelCalls calls (planToolCalls).
+	var endsOf [maxParallelCalls]int
+	var namesOf [maxParallelCalls]string
+	ends, names := endsOf[:len(g.calls)], namesOf[:len(g.calls)]
 	for k, t := range g.calls {
 		appendSchemaInstance(b, r, g.argSchemas[k], &g.cache)
 		ends[k], names[k] = len(b.ends), g.req.Tools[t].Name
