@@ -3,6 +3,7 @@ package observability
 import (
 	"context"
 	"encoding/hex"
+	"io"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -16,7 +17,7 @@ import (
 // writeAccessLog writes one line per request when it ends — for a stream, when the stream ends —
 // from the Record alone, so it can only ever contain bounded values.
 //
-// With the JSON format (the default) the line is encoded by accessLine, byte for byte what the
+// With the JSON format (the default) the line is encoded by accessOut.line, byte for byte what the
 // slog handler writes for the same record (a test holds it to that): going through slog cost a
 // request more than its two spans' attributes — two records, an allowlist pass and a generic
 // encoder, json.Marshal for the one float included. The text format goes through slog. Either
@@ -30,17 +31,30 @@ func writeAccessLog(ctx context.Context, h slog.Handler, rec *Record, now time.T
 	if !h.Enabled(ctx, level) {
 		return
 	}
-	if lh, ok := h.(*logHandler); ok && lh.jsonOut != nil {
-		buf := accessLinePool.Get().(*[]byte)
-		*buf = accessLine((*buf)[:0], ctx, now, level, rec)
-		_, _ = lh.jsonOut.Write(*buf)
-		accessLinePool.Put(buf)
+	if lh, ok := h.(*logHandler); ok && lh.access != nil {
+		lh.access.write(ctx, now, level, rec)
 		return
 	}
 	_ = h.Handle(ctx, accessRecord(now, level, rec))
 }
 
-var accessLinePool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+// accessOut writes the JSON access lines to the LogWriter behind the root JSON handler, with
+// what each line reuses: a line buffer, and its time's formatted second (logClock).
+type accessOut struct {
+	w     io.Writer
+	lines sync.Pool // *[]byte
+	clock logClock
+}
+
+func (a *accessOut) write(ctx context.Context, now time.Time, level slog.Level, rec *Record) {
+	buf, _ := a.lines.Get().(*[]byte)
+	if buf == nil {
+		buf = new([]byte)
+	}
+	*buf = a.line((*buf)[:0], ctx, now, level, rec)
+	_, _ = a.w.Write(*buf)
+	a.lines.Put(buf)
+}
 
 // accessRecord is the access line as an slog record, for the text format.
 func accessRecord(now time.Time, level slog.Level, rec *Record) slog.Record {
@@ -86,12 +100,12 @@ func durationMS(now time.Time, rec *Record) float64 {
 	return float64(now.Sub(rec.Start).Microseconds()) / 1000
 }
 
-// accessLine appends the JSON access line accessRecord stands for, as slog's JSON handler
-// behind logHandler writes it: time, level, msg, the trace ids, then the fields in order. Every
-// key is a constant on the log-field allowlist; values go through jsonenc's slog appenders.
-func accessLine(buf []byte, ctx context.Context, now time.Time, level slog.Level, rec *Record) []byte {
+// line appends the JSON access line accessRecord stands for, as slog's JSON handler behind
+// logHandler writes it: time, level, msg, the trace ids, then the fields in order. Every key is
+// a constant on the log-field allowlist; values go through jsonenc's slog appenders.
+func (a *accessOut) line(buf []byte, ctx context.Context, now time.Time, level slog.Level, rec *Record) []byte {
 	buf = append(buf, `{"time":"`...)
-	buf = now.AppendFormat(buf, time.RFC3339Nano)
+	buf = a.clock.appendTime(buf, now)
 	buf = append(buf, `","level":"`...)
 	buf = append(buf, level.String()...)
 	buf = append(buf, `","msg":"request"`...)

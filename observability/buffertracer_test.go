@@ -3,6 +3,7 @@ package observability
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"sync"
 	"testing"
@@ -85,22 +86,30 @@ func TestBufferTracerMatchesTheSDK(t *testing.T) {
 			if tc.parent != "" {
 				parent = prop.Extract(parent, propagation.MapCarrier{"traceparent": tc.parent})
 			}
-			sdkBuf, ownBuf := NewSpanBuffer(16), NewSpanBuffer(16)
+			sdkBuf := NewSpanBuffer(16)
 			tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(tc.sampler), sdktrace.WithSpanProcessor(sdkBuf))
 			defer tp.Shutdown(context.Background())
 			story(tp.Tracer("t"), parent)
-			story(&bufferTracer{buffer: ownBuf, sampler: tc.sampler}, parent)
+			want := sdkBuf.Query(SpanFilter{Limit: 16})
 
-			want, got := sdkBuf.Query(SpanFilter{Limit: 16}), ownBuf.Query(SpanFilter{Limit: 16})
-			if !reflect.DeepEqual(comparableRecords(got), comparableRecords(want)) {
-				t.Errorf("records differ\n got %+v\nwant %+v", comparableRecords(got), comparableRecords(want))
-			}
-			for i := range got {
-				if tc.parent != "" && got[i].TraceID != "0af7651916cd43dd8448eb211c80319c" {
-					t.Errorf("span %d is not in the caller's trace: %s", i, got[i].TraceID)
+			// As NewTracing makes it (its spans are their contexts), and with otel's own
+			// contexts, as when the span key cannot be learnt.
+			for name, tr := range map[string]*bufferTracer{
+				"own contexts":  newBufferTracer(NewSpanBuffer(16), tc.sampler),
+				"otel contexts": {buffer: NewSpanBuffer(16), sampler: tc.sampler},
+			} {
+				story(tr, parent)
+				got := tr.buffer.Query(SpanFilter{Limit: 16})
+				if !reflect.DeepEqual(comparableRecords(got), comparableRecords(want)) {
+					t.Errorf("%s: records differ\n got %+v\nwant %+v", name, comparableRecords(got), comparableRecords(want))
 				}
-				if got[i].Name == "chat mock-chat" && got[i].ParentSpanID == "" {
-					t.Error("the chat span has no parent")
+				for i := range got {
+					if tc.parent != "" && got[i].TraceID != "0af7651916cd43dd8448eb211c80319c" {
+						t.Errorf("%s: span %d is not in the caller's trace: %s", name, i, got[i].TraceID)
+					}
+					if got[i].Name == "chat mock-chat" && got[i].ParentSpanID == "" {
+						t.Errorf("%s: the chat span has no parent", name)
+					}
 				}
 			}
 		})
@@ -110,7 +119,7 @@ func TestBufferTracerMatchesTheSDK(t *testing.T) {
 // TestBufferSpanConcurrent: a span is safe to use from several goroutines, as the SDK's is.
 func TestBufferSpanConcurrent(t *testing.T) {
 	buf := NewSpanBuffer(8)
-	_, span := (&bufferTracer{buffer: buf, sampler: sdktrace.AlwaysSample()}).Start(context.Background(), "s")
+	_, span := newBufferTracer(buf, sdktrace.AlwaysSample()).Start(context.Background(), "s")
 	var wg sync.WaitGroup
 	for i := range 8 {
 		wg.Add(1)
@@ -144,6 +153,71 @@ func BenchmarkSpans(b *testing.B) {
 		run(b, tp.Tracer("b"))
 	})
 	b.Run("buffer", func(b *testing.B) {
-		run(b, &bufferTracer{buffer: NewSpanBuffer(4096), sampler: sdktrace.AlwaysSample()})
+		run(b, newBufferTracer(NewSpanBuffer(4096), sdktrace.AlwaysSample()))
 	})
+}
+
+// TestBufferSpanIsItsContext: the context Start returns is the span itself, and to the otel
+// API and the context package it is what trace.ContextWithSpan would have made: the span is
+// found in it and in what is derived from it, a span started under it is its child, every
+// other value, the deadline and the cancellation are its parent's — and a span given more
+// attributes than its room keeps them all, as the SDK's does.
+func TestBufferSpanIsItsContext(t *testing.T) {
+	type key struct{}
+	parent, cancel := context.WithTimeout(context.WithValue(context.Background(), key{}, "v"), time.Hour)
+	tr := newBufferTracer(NewSpanBuffer(8), sdktrace.AlwaysSample())
+	if tr.spanKey == nil {
+		t.Fatal("the span key was not learnt")
+	}
+	ctx, span := tr.Start(parent, "chat")
+	if ctx != context.Context(span.(*bufferSpan)) {
+		t.Error("the context is not the span")
+	}
+	derived, stop := context.WithCancel(ctx)
+	defer stop()
+	if trace.SpanFromContext(ctx) != span || trace.SpanFromContext(derived) != span {
+		t.Error("the span is not found in its context")
+	}
+	if ctx.Value(key{}) != "v" {
+		t.Error("the parent's values are lost")
+	}
+	if d, ok := ctx.Deadline(); !ok || d.Before(time.Now().Add(59*time.Minute)) {
+		t.Error("the parent's deadline is lost")
+	}
+	_, child := tr.Start(derived, "step")
+	for i := range spanAttributeRoom + 4 {
+		child.SetAttributes(attribute.Int(fmt.Sprintf("mockgateway.gateway.k%02d", i), i))
+	}
+	child.End()
+	span.End()
+	cancel()
+	select {
+	case <-derived.Done():
+	case <-time.After(time.Second):
+		t.Fatal("the parent's cancellation did not reach a context derived from the span")
+	}
+	if ctx.Err() != context.Canceled {
+		t.Errorf("Err = %v", ctx.Err())
+	}
+	recs := tr.buffer.Query(SpanFilter{Limit: 8})
+	if len(recs) != 2 || recs[0].Name != "chat" || recs[1].ParentSpanID != recs[0].SpanID {
+		t.Fatalf("the step is not the chat span's child: %+v", recs)
+	}
+	if n := len(recs[1].Attributes); n != spanAttributeRoom+4 {
+		t.Errorf("%d attributes kept, want %d", n, spanAttributeRoom+4)
+	}
+}
+
+// TestSpanKeyLearnt: otel's key for the current span is learnt, so that the chain's request
+// and the buffer tracer's spans carry their spans without trace.ContextWithSpan. If this
+// fails after an otel upgrade, everything still works, one allocation per span dearer.
+func TestSpanKeyLearnt(t *testing.T) {
+	key := learnSpanKey()
+	if key == nil {
+		t.Fatal("no span key")
+	}
+	span := trace.Span(&bufferSpan{})
+	if got := trace.ContextWithSpan(context.Background(), span).Value(key); got != span {
+		t.Errorf("trace.ContextWithSpan's context answers the key with %v", got)
+	}
 }

@@ -11,8 +11,12 @@
 // NewNoopMetrics, whose instruments discard: no code below the chain checks for a nil Metrics.
 //
 // Files by concern: middleware.go is the chain, in request order, and the files it calls are
-// requestid.go, statuswriter.go, serverspan.go, accesslog.go and panic.go; metrics.go is the
-// metric set, metricsobserve.go what is observed into it, exemplar.go the exemplar sampling;
-// streamtelemetry.go follows an SSE stream's lifecycle for all three signals; tracing.go and
-// otlp.go build the tracer provider and its exporter; logging.go and logwriter.go the logger.
+// request.go (a request's one allocation, its context and its server span's start),
+// requestid.go, carrier.go, statuswriter.go, serverspan.go, accesslog.go (with logclock.go) and
+// panic.go; metrics.go is the metric set, metricsobserve.go what is observed into it,
+// exemplar.go the exemplar sampling; streamtelemetry.go follows an SSE stream's lifecycle for
+// all three signals; tracing.go and otlp.go build the tracer provider and its exporter,
+// buffertracer.go is the tracer of the embedded buffer (spanbuffer.go, spanrecord.go), and
+// spankey.go lets the chain's and the tracer's contexts carry spans themselves; clock.go reads
+// the clock once where time.Now reads it twice; logging.go and logwriter.go are the logger.
 package observability

@@ -38,7 +38,7 @@ func NewLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	}
 	opts := &slog.HandlerOptions{Level: lvl}
 	var h slog.Handler
-	var jsonOut io.Writer
+	var access *accessOut
 	switch strings.ToLower(strings.TrimSpace(format)) {
 	case "json":
 		h = slog.NewJSONHandler(w, opts)
@@ -46,14 +46,14 @@ func NewLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 			// Safe to write to beside the handler: a LogWriter takes each Write whole, one at
 			// a time (before and after Close). Any other writer is left to the handler, which
 			// serializes writes.
-			jsonOut = lw
+			access = &accessOut{w: lw}
 		}
 	case "text":
 		h = slog.NewTextHandler(w, opts)
 	default:
 		return nil, fmt.Errorf("invalid --log-format %q: want json or text", format)
 	}
-	return slog.New(&logHandler{base: h, jsonOut: jsonOut}), nil
+	return slog.New(&logHandler{base: h, access: access}), nil
 }
 
 // logHandler filters attributes through the allowlist and adds the trace ids.
@@ -65,10 +65,10 @@ func NewLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 // case, is passed down so the wrapped handler pre-formats those attributes once.
 type logHandler struct {
 	base slog.Handler // the wrapped handler with top-level attributes applied; never grouped
-	// jsonOut is the LogWriter the root JSON handler writes to, for the access log's own
-	// encoder (see accessLine); nil for the text format, other writers and derived handlers.
-	jsonOut io.Writer
-	groups  []logGroup // open groups, outermost first
+	// access is the access log's own encoder, writing to the LogWriter the root JSON handler
+	// writes to (see accessOut); nil for the text format, other writers and derived handlers.
+	access *accessOut
+	groups []logGroup // open groups, outermost first
 	// drop is set once a group with a non-allowlisted key is open: everything logged below it
 	// would be inside that group, so it is all dropped.
 	drop bool

@@ -268,7 +268,7 @@ func TestAccessLineMatchesSlog(t *testing.T) {
 			if err := logger.Handler().Handle(ctx, accessRecord(now, level, rec)); err != nil {
 				t.Fatal(err)
 			}
-			got := accessLine(nil, ctx, now, level, rec)
+			got := new(accessOut).line(nil, ctx, now, level, rec)
 			if string(got) != viaSlog.String() {
 				t.Errorf("record %d:\n got %s\nwant %s", i, got, viaSlog.String())
 			}

@@ -55,12 +55,17 @@ func (l *LogWriter) Write(p []byte) (int, error) {
 		defer l.mu.Unlock()
 		return l.w.Write(p)
 	}
+	first := len(l.pending) == 0
 	l.pending = append(l.pending, p...)
 	full := len(l.pending) >= maxPendingLog/2
 	l.mu.Unlock()
-	select {
-	case l.wake <- struct{}{}:
-	default: // already woken; this line goes with the batch
+	// Only the line that found the batch empty wakes the goroutine: the lines after it go out
+	// with it, and a channel operation per line cost every request under load.
+	if first {
+		select {
+		case l.wake <- struct{}{}:
+		default: // already woken; this line goes with the batch
+		}
 	}
 	if full {
 		select {

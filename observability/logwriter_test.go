@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"mockgateway/internal/testutil"
 )
@@ -44,5 +45,34 @@ func TestLogWriterKeepsEveryLineWhole(t *testing.T) {
 			t.Fatalf("writer %d: line %d out of order or torn (want %d): %q", g, i, next[g], l)
 		}
 		next[g]++
+	}
+}
+
+// TestLogWriterFlushesWithoutClose: lines written in bursts, by many writers at once, all go
+// out within the gathering delay, no Close needed — only the first line into an empty batch
+// wakes the writer goroutine, and none is left waiting for a wake that does not come.
+func TestLogWriterFlushesWithoutClose(t *testing.T) {
+	out := &testutil.SyncBuffer{}
+	lw := NewLogWriter(out)
+	defer lw.Close()
+	want := 0
+	for burst := range 50 {
+		var wg sync.WaitGroup
+		for g := range 4 {
+			wg.Go(func() {
+				for i := range burst % 7 {
+					fmt.Fprintf(lw, "burst %d writer %d line %d\n", burst, g, i)
+				}
+			})
+		}
+		wg.Wait()
+		want += 4 * (burst % 7)
+		deadline := time.Now().Add(2 * time.Second)
+		for strings.Count(out.String(), "\n") != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("burst %d: %d lines out, want %d", burst, strings.Count(out.String(), "\n"), want)
+			}
+			time.Sleep(time.Millisecond)
+		}
 	}
 }

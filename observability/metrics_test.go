@@ -119,7 +119,7 @@ func TestNoopMetrics(t *testing.T) {
 
 	span := noop.Span{}
 	for _, m := range []*Metrics{NewNoopMetrics()} {
-		for _, ctx := range []context.Context{context.Background(), withRecord(context.Background(), &Record{metrics: NewNoopMetrics()})} {
+		for _, ctx := range []context.Context{context.Background(), &request{parent: context.Background(), rec: Record{metrics: NewNoopMetrics()}}} {
 			m.ObserveFault(ctx, "mock-chat", "server_error")
 			m.ObserveRetries(ctx, "mock-chat", "server_error", 2)
 			m.ObserveFallback(ctx, "mock-chat", "mock-echo")
@@ -150,4 +150,19 @@ func TestNoopMetrics(t *testing.T) {
 			t.Errorf("the no-op registry holds %s", mf.GetName())
 		}
 	}
+}
+
+// BenchmarkObserveRequest is what a chat request observes into the metrics as it ends, from
+// every processor at once: its series are found without a lock (children).
+func BenchmarkObserveRequest(b *testing.B) {
+	m := NewMetrics(prometheus.NewRegistry(), []string{"mock-chat"}, []string{"mock-chat"}, BuildInfo{})
+	rec := &Record{Start: time.Now(), Method: "POST", Route: "/v1/chat/completions", Status: 200, Chat: true,
+		Model: "mock-chat", FinishReason: "stop", PromptTokens: 9, CompletionTokens: 16, metrics: m}
+	ctx := &request{parent: context.Background(), rec: *rec}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			m.observeRequest(ctx, &ctx.rec, rec.Start.Add(time.Millisecond))
+		}
+	})
 }

@@ -1,7 +1,6 @@
 package observability
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 	"time"
@@ -42,7 +41,10 @@ type ChainConfig struct {
 // see like any response. The response writer it hands on starts each response's write deadline
 // and, while the service drains, adds Connection: close (statusWriter). When the request ends,
 // finish writes the access line (accesslog.go), observes the metrics (metricsobserve.go) and
-// describes the server span (serverspan.go).
+// describes and ends the server span (serverspan.go), all at one clock reading.
+//
+// Everything a request needs of the chain — its Record, its context, its writer and, with the
+// buffer's tracer, its server span — is one allocation (request.go).
 //
 // The layers are one handler rather than six nested ones. A stream parks its goroutine for as
 // long as it lasts, with every frame below it on the stack: six closures, each wrapped in
@@ -56,55 +58,60 @@ func Chain(next http.Handler, c ChainConfig) http.Handler {
 	if c.Metrics == nil {
 		c.Metrics = NewNoopMetrics()
 	}
-	return &observer{next: next, c: c, log: c.Logger.Handler()}
+	o := &observer{
+		next: next, c: c, log: c.Logger.Handler(), spanKey: learnSpanKey(),
+		serverSpanOptions: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)},
+	}
+	if bt, ok := c.Tracer.(*bufferTracer); ok && o.spanKey != nil {
+		o.buffer = bt
+	}
+	return o
 }
 
 type observer struct {
 	next http.Handler
 	c    ChainConfig
 	log  slog.Handler // the record goes straight to the handler (see writeAccessLog)
+	// spanKey is otel's context key for the current span (learnSpanKey); buffer is c.Tracer
+	// when it is the buffer's own (and spanKey is known): startSpan makes its server span in
+	// the request's allocation. serverSpanOptions are any other tracer's, made once.
+	spanKey           any
+	buffer            *bufferTracer
+	serverSpanOptions []trace.SpanStartOption
 }
 
 func (o *observer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// recovery
 	defer o.recoverChain(w, r)
 	// request id
-	rec := &Record{Start: time.Now(), Method: normalizeMethod(r.Method), Route: RouteUnmatched, metrics: o.c.Metrics}
-	if id := r.Header.Get(RequestIDHeader); ValidRequestID(id) {
-		rec.RequestID = id
+	traced := o.traced(r.URL.Path)
+	q := o.newRequest(r, traced)
+	if id := r.Header[RequestIDHeader]; len(id) > 0 && ValidRequestID(id[0]) { // Header.Get, for a canonical key
+		q.rec.RequestID = id[0]
 	} else {
-		rec.RequestID = newRequestID()
+		q.rec.RequestID = newRequestID()
 	}
-	// Set before anything else can write the response.
-	w.Header().Set(RequestIDHeader, rec.RequestID)
+	// Set before anything else can write the response. (What Header().Set does, with the
+	// value's slice in the request's allocation: RequestIDHeader is canonical.)
+	q.requestID[0] = q.rec.RequestID
+	w.Header()[RequestIDHeader] = q.requestID[:]
 
 	// tracing
-	ctx, span := o.startSpan(r, rec)
+	o.startSpan(q, r.Context(), traced, propagationCarrier(r.Header))
 	// Deferred, so that even a panic in the chain itself leaves neither the gauge up nor the
-	// span open; in the normal course it ends the span just after finish has described it.
-	defer span.End()
-	r = r.WithContext(withRecord(ctx, rec))
+	// span open; in the normal course finish has ended the span, and this does nothing.
+	defer q.span.End()
+	r = r.WithContext(q)
 	// metrics
-	rec.enterInFlight()
-	defer rec.leaveInFlight()
-	// handler recovery → router; access log, metrics and span attributes in finish
-	abort := o.serve(&statusWriter{ResponseWriter: w, rec: rec, c: &o.c}, r)
-	o.finish(r, rec, span)
+	q.rec.enterInFlight()
+	defer q.rec.leaveInFlight()
+	// handler recovery → router; access log, metrics and the span's end in finish
+	q.w = statusWriter{ResponseWriter: w, rec: &q.rec, c: &o.c}
+	abort := o.serve(&q.w, r)
+	o.finish(r, q)
 	if abort != nil {
 		panic(abort) // net/http's own signal, passed on once the request is accounted for
 	}
-}
-
-// startSpan starts the request's SERVER span, in the trace its caller sent, or none for an
-// untraced path: a non-recording span that ends as a no-op.
-func (o *observer) startSpan(r *http.Request, rec *Record) (context.Context, trace.Span) {
-	for _, p := range o.c.UntracedPaths {
-		if r.URL.Path == p {
-			return r.Context(), trace.SpanFromContext(r.Context())
-		}
-	}
-	ctx := o.c.Propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
-	return o.c.Tracer.Start(ctx, rec.Method, trace.WithSpanKind(trace.SpanKindServer))
 }
 
 // serve runs the router, turning a handler panic into the contract's 500 internal_error while
@@ -153,10 +160,10 @@ func (o *observer) recoverChain(w http.ResponseWriter, r *http.Request) {
 // the server span's attributes and its end.
 //
 //go:noinline
-func (o *observer) finish(r *http.Request, rec *Record, span trace.Span) {
-	ctx := r.Context()
-	end := time.Now() // one clock reading for the line, the durations and the exemplar gates
-	writeAccessLog(ctx, o.log, rec, end)
-	o.c.Metrics.observeRequest(ctx, rec, end)
-	describeServerSpan(span, r, rec)
+func (o *observer) finish(r *http.Request, q *request) {
+	// One clock reading for the line, the durations, the exemplar gates and the span's end.
+	end := clockAfter(q.rec.Start)
+	writeAccessLog(q, o.log, &q.rec, end)
+	o.c.Metrics.observeRequest(q, &q.rec, end)
+	endServerSpan(q.span, r, &q.rec, end)
 }

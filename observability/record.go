@@ -23,8 +23,8 @@ type Record struct {
 	Status    int
 	ErrorCode string // normalized error code; "" on success
 
-	// Chat requests only. (The two bools side by side: a Record is allocated per request, and
-	// packed it stays in the 256-byte size class.)
+	// Chat requests only. (The two bools side by side, packed: a Record is part of every
+	// request's allocation, request.go.)
 	Chat             bool
 	Stream           bool
 	Model            string // catalog id or "other"
@@ -71,6 +71,8 @@ type Record struct {
 // RouteUnmatched is the route label of requests that matched no route.
 const RouteUnmatched = "unmatched"
 
+// recordKey is the context key of the Record: the chain's request context answers it
+// (request.Value).
 type recordKey struct{}
 
 // RecordFrom returns the request's Record. Outside the middleware chain (unit tests of a bare
@@ -84,10 +86,6 @@ func RecordFrom(ctx context.Context) *Record {
 		return r
 	}
 	return &Record{}
-}
-
-func withRecord(ctx context.Context, r *Record) context.Context {
-	return context.WithValue(ctx, recordKey{}, r)
 }
 
 // SetRoute is called by the router once a route matched, with its template.

@@ -21,3 +21,31 @@ func TestValidRequestIDMatchesTheContract(t *testing.T) {
 		}
 	}
 }
+
+// TestNewRequestID: the ids the chain makes are "req_" and 32 lower-case hex digits, valid as
+// request ids, and differ.
+func TestNewRequestID(t *testing.T) {
+	shape := regexp.MustCompile(`^req_[0-9a-f]{32}$`)
+	seen := map[string]bool{}
+	digits := map[byte]bool{}
+	for range 1000 {
+		id := newRequestID()
+		if !shape.MatchString(id) || !ValidRequestID(id) || seen[id] {
+			t.Fatalf("id %q (seen before: %v)", id, seen[id])
+		}
+		seen[id] = true
+		for i := 4; i < len(id); i++ {
+			digits[id[i]] = true
+		}
+	}
+	if len(digits) != 16 {
+		t.Errorf("%d of the 16 digits used", len(digits))
+	}
+}
+
+func BenchmarkNewRequestID(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = newRequestID()
+	}
+}

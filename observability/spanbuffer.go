@@ -67,6 +67,8 @@ type SpanBuffer struct {
 	next  int            // slot the next span is written to
 	count int
 	seq   uint64 // insertion counter: orders spans and traces by recency
+	// scratch lends keep the buffers it encodes into, outside the lock (*[]byte).
+	scratch sync.Pool
 }
 
 // bufferedSpan is one span as the buffer keeps it: the few fields a query filters and sorts on,
@@ -111,7 +113,10 @@ func (b *SpanBuffer) add(s sdktrace.ReadOnlySpan) { b.keep(viewOf(s)) }
 
 // keep encodes a span's record into its ring slot.
 func (b *SpanBuffer) keep(s spanView) {
-	scratch := spanScratch.Get().(*[]byte)
+	scratch, _ := b.scratch.Get().(*[]byte)
+	if scratch == nil {
+		scratch = new([]byte)
+	}
 	encoded := appendSpanRecord((*scratch)[:0], s)
 	var requestID string
 	for _, kv := range s.attrs {
@@ -130,10 +135,8 @@ func (b *SpanBuffer) keep(s spanView) {
 	}
 	b.mu.Unlock()
 	*scratch = encoded
-	spanScratch.Put(scratch)
+	b.scratch.Put(scratch)
 }
-
-var spanScratch = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
 
 // Shutdown does nothing: the buffer holds no resources, and it stays queryable after the
 // provider shut down so a test or a final /debug/traces request can still read it.

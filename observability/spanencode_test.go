@@ -3,6 +3,7 @@ package observability
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
@@ -125,4 +126,52 @@ func FuzzDecodeSpanRecord(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		_, _ = decodeSpanRecord(raw)
 	})
+}
+
+// TestSpanRecordAttributeCounts: a span's attribute count is written after its attributes
+// while it fits one byte (appendRecordAttributes), and before them past that: either way
+// every allowlisted attribute, and only those, comes back — below, at and above 128 given, and
+// 127, 128 and more kept.
+func TestSpanRecordAttributeCounts(t *testing.T) {
+	for _, n := range []int{0, 1, 127, 128, 129, 300} {
+		for _, withRejected := range []bool{false, true} {
+			var kvs []attribute.KeyValue
+			for i := range n {
+				if withRejected && i%3 == 0 {
+					kvs = append(kvs, attribute.String(fmt.Sprintf("secret.%d", i), "x"))
+				}
+				kvs = append(kvs, attribute.Int(fmt.Sprintf("mockgateway.simulation.k%d", i), i))
+			}
+			raw := appendSpanRecord(nil, spanView{name: "s", attrs: kvs})
+			rec, err := decodeSpanRecord(raw)
+			if err != nil {
+				t.Fatalf("%d attributes (rejected too: %v): %v", n, withRejected, err)
+			}
+			if len(rec.Attributes) != n || (n > 0 && rec.Attributes[fmt.Sprintf("mockgateway.simulation.k%d", n-1)] != int64(n-1)) {
+				t.Errorf("%d attributes (rejected too: %v): %d back", n, withRejected, len(rec.Attributes))
+			}
+		}
+	}
+}
+
+// BenchmarkSpanRecord is the record of a chain's server span and a chat span's answer
+// attributes, as the buffer writes it when a span ends.
+func BenchmarkSpanRecord(b *testing.B) {
+	v := spanView{
+		traceID: trace.TraceID{1}, spanID: trace.SpanID{2}, start: time.Now(), end: time.Now(), name: "POST /v1/chat/completions",
+		attrs: []attribute.KeyValue{
+			attribute.String("http.request.method", "POST"), attribute.Int("http.response.status_code", 200),
+			attribute.String("mockgateway.request_id", "req_0123456789abcdef0123456789abcdef"), attribute.String("url.scheme", "http"),
+			attribute.String("network.protocol.version", "1.1"), attribute.String("http.route", "/v1/chat/completions"),
+			attribute.String("url.path", "/v1/chat/completions"), attribute.String("client.address", "127.0.0.1"),
+			attribute.Int("client.port", 54321), attribute.String("user_agent.original", "OpenAI/Go 3.96.0"),
+			attribute.String("gen_ai.response.id", "chatcmpl-0123456789abcdef01234567"), attribute.String("gen_ai.response.model", "mock-echo"),
+			attribute.Int("gen_ai.usage.input_tokens", 18), attribute.Int("gen_ai.usage.output_tokens", 16),
+		},
+	}
+	buf := make([]byte, 0, 4096)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = appendSpanRecord(buf[:0], v)
+	}
 }

@@ -99,7 +99,23 @@ func appendRecordString(buf []byte, s string) []byte {
 	return append(buf, s...)
 }
 
+// appendRecordAttributes writes the allowlisted attributes of kvs. Their count comes first,
+// but is known only once every key has been judged: below 128 attributes it is a one-byte
+// uvarint, so a byte is kept for it and filled in after them, and each key is judged once.
 func appendRecordAttributes(buf []byte, kvs []attribute.KeyValue) []byte {
+	if len(kvs) < 0x80 {
+		at, n := len(buf), 0
+		buf = append(buf, 0)
+		for i := range kvs {
+			if kv := &kvs[i]; SpanAttributeAllowed(string(kv.Key)) {
+				buf = appendRecordString(buf, string(kv.Key))
+				buf = appendRecordValue(buf, &kv.Value)
+				n++
+			}
+		}
+		buf[at] = byte(n)
+		return buf
+	}
 	n := 0
 	for _, kv := range kvs {
 		if SpanAttributeAllowed(string(kv.Key)) {
@@ -107,26 +123,35 @@ func appendRecordAttributes(buf []byte, kvs []attribute.KeyValue) []byte {
 		}
 	}
 	buf = binary.AppendUvarint(buf, uint64(n))
-	for _, kv := range kvs {
-		if !SpanAttributeAllowed(string(kv.Key)) {
-			continue
+	for i := range kvs {
+		if kv := &kvs[i]; SpanAttributeAllowed(string(kv.Key)) {
+			buf = appendRecordString(buf, string(kv.Key))
+			buf = appendRecordValue(buf, &kv.Value)
 		}
-		buf = appendRecordString(buf, string(kv.Key))
-		buf = appendRecordValue(buf, kv.Value)
 	}
 	return buf
 }
 
-func appendRecordValue(buf []byte, v attribute.Value) []byte {
+// appendRecordValue writes a value. It is given a pointer, and leaves slices to
+// appendRecordSlice: a Value passed by value was copied at each of its methods, and the slice
+// cases' temporaries made a frame of half a kilobyte for every scalar (BenchmarkSpanRecord).
+func appendRecordValue(buf []byte, v *attribute.Value) []byte {
 	switch v.Type() {
-	case attribute.BOOL:
-		return append(buf, valBool, boolByte(v.AsBool()))
-	case attribute.INT64:
-		return binary.LittleEndian.AppendUint64(append(buf, valInt64), uint64(v.AsInt64()))
-	case attribute.FLOAT64:
-		return binary.LittleEndian.AppendUint64(append(buf, valFloat64), math.Float64bits(v.AsFloat64()))
 	case attribute.STRING:
 		return appendRecordString(append(buf, valString), v.AsString())
+	case attribute.INT64:
+		return binary.LittleEndian.AppendUint64(append(buf, valInt64), uint64(v.AsInt64()))
+	case attribute.BOOL:
+		return append(buf, valBool, boolByte(v.AsBool()))
+	case attribute.FLOAT64:
+		return binary.LittleEndian.AppendUint64(append(buf, valFloat64), math.Float64bits(v.AsFloat64()))
+	}
+	return appendRecordSlice(buf, v)
+}
+
+// appendRecordSlice writes a slice value, or null for a type the inspector does not show.
+func appendRecordSlice(buf []byte, v *attribute.Value) []byte {
+	switch v.Type() {
 	case attribute.BOOLSLICE:
 		xs := v.AsBoolSlice()
 		buf = binary.AppendUvarint(append(buf, valBoolSlice), uint64(len(xs)))

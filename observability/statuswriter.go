@@ -30,7 +30,7 @@ func (w *statusWriter) begin(code int) {
 	}
 	if w.c.WriteTimeout > 0 {
 		if d, ok := w.ResponseWriter.(interface{ SetWriteDeadline(time.Time) error }); ok {
-			_ = d.SetWriteDeadline(time.Now().Add(w.c.WriteTimeout))
+			_ = d.SetWriteDeadline(clockAfter(w.rec.Start).Add(w.c.WriteTimeout))
 		}
 	}
 }

@@ -49,9 +49,10 @@ func (s *StreamTelemetry) Chunk() {
 	if s.chunks != 1 {
 		return
 	}
-	s.rec.FirstChunk = time.Since(s.start)
+	now := clockAfter(s.start)
+	s.rec.FirstChunk = now.Sub(s.start)
 	s.span.AddEvent("stream.first_chunk")
-	s.metrics.streamFirstChunk(s.ctx, s.model, s.start, time.Now())
+	s.metrics.streamFirstChunk(s.ctx, s.model, s.start, now)
 }
 
 // Chunks is the number of chunks written so far.
@@ -73,6 +74,6 @@ func (s *StreamTelemetry) End(outcome string) bool {
 	)
 	s.rec.StreamOutcome = outcome
 	s.rec.Chunks = s.chunks
-	s.metrics.streamEnded(s.ctx, s.model, outcome, s.chunks, s.start, time.Now())
+	s.metrics.streamEnded(s.ctx, s.model, outcome, s.chunks, s.start, clockAfter(s.start))
 	return true
 }

@@ -126,7 +126,7 @@ func NewTracing(ctx context.Context, getenv func(string) string, cfg TracingConf
 	if exp == nil {
 		// Only the embedded buffer: its own tracer writes the same records for a fraction of
 		// the SDK span's cost (bufferTracer).
-		t.Tracer = &bufferTracer{buffer: t.Buffer, sampler: sampler}
+		t.Tracer = newBufferTracer(t.Buffer, sampler)
 	}
 	return t, nil
 }
