@@ -128,18 +128,16 @@ var jsonNull = json.RawMessage("null")
 // are encoded by appending into one buffer that the stream reuses (protocol.Chunk.AppendJSON), the
 // members every chunk repeats encoded once per stream (Chunk.FixHead).
 //
-// Every frame must go out within the write timeout, and none past the stream's deadline: a client
-// that stops reading is cut after one write timeout, its slot and buffers freed. The deadline is
-// set just before each write, so the pauses between chunks (simulated latency, a stall) never
-// count against it.
+// Every frame must go out within the write timeout, and none past the stream's deadline
+// (writeDeadline); before a token frame the stream pauses, and looks whether it must end
+// (pace). Both are in stream_pace.go, done at most once a frame.
 type sse struct {
-	w            http.ResponseWriter
-	rc           *http.ResponseController // for the write deadline
-	flush        func() error             // the writer's own FlushError: one frame less than rc.Flush
-	buf          []byte
-	chunk        protocol.Chunk
-	writeTimeout time.Duration // --write-timeout; 0: only until
-	until        time.Time     // no write may go on past it (zero: no limit): the stream's deadline, then endGrace
+	writeDeadline
+	pace
+	w     http.ResponseWriter
+	flush func() error // the writer's own FlushError: one frame less than a ResponseController's
+	buf   []byte
+	chunk protocol.Chunk
 	// events: a Responses API stream (stream_responses.go), whose frames are named events
 	// numbered by seq, whose error is an error event, and which ends without [DONE].
 	events bool
@@ -151,8 +149,8 @@ type sse struct {
 }
 
 func newSSE(w http.ResponseWriter, c *chatCall) *sse {
-	s := &sse{w: w, rc: http.NewResponseController(w)}
-	s.flush = s.rc.Flush
+	rc := http.NewResponseController(w)
+	s := &sse{w: w, writeDeadline: writeDeadline{conn: rc}, flush: rc.Flush}
 	if f, ok := w.(interface{ FlushError() error }); ok {
 		s.flush = f.FlushError
 	}
@@ -169,17 +167,6 @@ func newSSE(w http.ResponseWriter, c *chatCall) *sse {
 		s.chunk.Usage = jsonNull
 	}
 	return s
-}
-
-// arm sets the write deadline for the write about to happen.
-func (s *sse) arm() {
-	d := s.until
-	if s.writeTimeout > 0 {
-		if t := time.Now().Add(s.writeTimeout); d.IsZero() || t.Before(d) {
-			d = t
-		}
-	}
-	_ = s.rc.SetWriteDeadline(d)
 }
 
 // Frames are appended to s.buf and written by writeHeld. A frame that carries a token (a content
@@ -204,7 +191,7 @@ func (s *sse) writeHeld() error {
 	if s.held == 0 && s.headersOut {
 		return nil
 	}
-	s.arm()
+	s.arm(s.frameClock())
 	if s.held > 0 {
 		if _, err := s.w.Write(s.buf[:s.held]); err != nil {
 			return err
@@ -313,11 +300,10 @@ func settle(c *chatCall, rec *observability.Record) {
 // stream is one SSE response in progress.
 type stream struct {
 	*sse
-	rec      *observability.Record
-	life     *observability.StreamTelemetry
-	deadline time.Time
-	fired    bool // the mid-stream fault has struck
-	sent     int  // completion tokens actually delivered, for the access log of a cut stream
+	rec   *observability.Record
+	life  *observability.StreamTelemetry
+	fired bool // the mid-stream fault has struck
+	sent  int  // completion tokens actually delivered, for the access log of a cut stream
 }
 
 // openStream prepares the stream and its headers. streamChat sends them at once: net/http
@@ -327,14 +313,14 @@ type stream struct {
 func openStream(ctx context.Context, w http.ResponseWriter, c *chatCall) *stream {
 	rec := observability.RecordFrom(ctx)
 	st := &stream{
-		sse:      newSSE(w, c),
-		rec:      rec,
-		life:     observability.StartStreamTelemetry(ctx, c.h.metrics, c.Span, rec.Model, rec.Start),
-		deadline: rec.Start.Add(c.h.streamTimeout),
+		sse:  newSSE(w, c),
+		rec:  rec,
+		life: observability.StartStreamTelemetry(ctx, c.h.metrics, c.Span, rec.Model, rec.Start),
 	}
-	st.writeTimeout, st.until = c.h.writeTimeout, st.deadline
+	st.deadline = rec.Start.Add(c.h.streamTimeout)
+	st.gone, st.abort = ctx.Done(), c.h.drain.Aborted()
+	st.timeout, st.until = c.h.writeTimeout, st.deadline
 	st.events = c.Echo != nil // a Responses API stream
-	st.arm()                  // for the headers, which streamChat flushes next
 
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
@@ -347,13 +333,13 @@ func openStream(ctx context.Context, w http.ResponseWriter, c *chatCall) *stream
 // run writes the chunks, the usage chunk and [DONE], pausing as the timings say. It returns nil
 // when the stream completed, or why it stopped.
 func (st *stream) run(ctx context.Context, c *chatCall) error {
-	if err := st.wait(ctx, c, c.Timings.First()); err != nil {
+	if err := st.wait(c.Timings.First()); err != nil {
 		return err
 	}
 	first := true
 	for f := range framesOf(c.Result) {
 		if f.token && !first {
-			if err := st.wait(ctx, c, c.Timings.Next()); err != nil {
+			if err := st.wait(c.Timings.Next()); err != nil {
 				return err
 			}
 		}
@@ -385,13 +371,13 @@ func (st *stream) run(ctx context.Context, c *chatCall) error {
 
 // wait waits a simulated delay. Before a real one, the frames held go out (and the headers, the
 // first time): nothing waits with the delay.
-func (st *stream) wait(ctx context.Context, c *chatCall, delay time.Duration) error {
+func (st *stream) wait(delay time.Duration) error {
 	if delay > 0 {
 		if err := st.writeHeld(); err != nil {
 			return writeFailed(err)
 		}
 	}
-	return pause(ctx, c.h.drain, st.deadline, delay)
+	return st.pause(delay)
 }
 
 // strike fires the simulated mid-stream fault, if any, once its chunk count is reached (or at
@@ -439,46 +425,13 @@ func (st *stream) end(w http.ResponseWriter, err error) {
 		st.rec.SetError(string(ended.frame.Code))
 		// The client is still there: give it the error frame and [DONE], with time of its
 		// own, since the stream deadline may be what ended it.
-		st.until = time.Now().Add(endGrace)
+		st.now = st.clock() // the reading the write deadline starts from
+		st.until = st.now.Add(endGrace)
 		if st.errorFrame(ended.frame) == nil {
 			_ = st.done()
 		}
 	}
 	st.life.End(ended.outcome)
-}
-
-// pause waits for a simulated delay, returning early with the outcome that interrupted it.
-// With no delay it still looks once, so a gone client stops generation at the next chunk.
-func pause(ctx context.Context, drain *Drain, deadline time.Time, delay time.Duration) error {
-	select {
-	case <-ctx.Done():
-		return errStreamEnded{outcome: observability.OutcomeClientDisconnected}
-	case <-drain.Aborted():
-		return errStreamEnded{outcome: observability.OutcomeAborted}
-	default:
-	}
-	if !time.Now().Before(deadline) {
-		return errStreamEnded{outcome: observability.OutcomeTimedOut}
-	}
-	if delay <= 0 {
-		return nil
-	}
-	if until := time.Until(deadline); delay > until {
-		delay = until
-	}
-	t := time.NewTimer(delay)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		if !time.Now().Before(deadline) {
-			return errStreamEnded{outcome: observability.OutcomeTimedOut}
-		}
-		return nil
-	case <-ctx.Done():
-		return errStreamEnded{outcome: observability.OutcomeClientDisconnected}
-	case <-drain.Aborted():
-		return errStreamEnded{outcome: observability.OutcomeAborted}
-	}
 }
 
 // endGrace is how long the error frame and [DONE] that end a stream early may take to write.

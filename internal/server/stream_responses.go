@@ -19,7 +19,7 @@ import (
 // runEvents writes the events: response.created and response.in_progress, the output items
 // with their parts and deltas, then response.completed or response.incomplete.
 func (st *stream) runEvents(ctx context.Context, c *chatCall) error {
-	if err := st.wait(ctx, c, c.Timings.First()); err != nil {
+	if err := st.wait(c.Timings.First()); err != nil {
 		return err
 	}
 	resp := &protocol.Response{ID: c.ID, CreatedAt: c.Created, Status: "in_progress", Model: c.Model.ID, Echo: c.Echo}
@@ -76,7 +76,7 @@ func (st *stream) sendMessage(ctx context.Context, c *chatCall, ch *generate.Cho
 	}
 	var text strings.Builder // the .done events and the final response carry the whole text
 	for piece := range messagePieces(ch) {
-		if err := st.tick(ctx, c); err != nil {
+		if err := st.tick(c); err != nil {
 			return nil, err
 		}
 		text.WriteString(piece)
@@ -133,7 +133,7 @@ func (st *stream) sendCalls(ctx context.Context, c *chatCall, ch *generate.Choic
 			return nil, err
 		}
 		for j := range tc.Arguments.Len() {
-			if err := st.tick(ctx, c); err != nil {
+			if err := st.tick(c); err != nil {
 				return nil, err
 			}
 			if err := st.sendArguments(ctx, c, "response.function_call_arguments.delta", k, it, "delta", tc.Arguments.At(j)); err != nil {
@@ -153,8 +153,8 @@ func (st *stream) sendCalls(ctx context.Context, c *chatCall, ch *generate.Choic
 }
 
 // tick waits the between-chunk latency before a delta.
-func (st *stream) tick(ctx context.Context, c *chatCall) error {
-	return st.wait(ctx, c, c.Timings.Next())
+func (st *stream) tick(c *chatCall) error {
+	return st.wait(c.Timings.Next())
 }
 
 func (st *stream) sendResponse(ctx context.Context, c *chatCall, typ string, r *protocol.Response) error {
