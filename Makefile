@@ -13,8 +13,10 @@ FUZZ_COUNT ?= 20000x
 
 test: deps check
 	$(GO) test -race -count=1 -timeout 12m ./...
-	# Stack sizes are only what production has without the race detector, which doubles them.
+	# Stack sizes and allocation counts are only what production has without the race detector,
+	# which doubles stacks and changes what escapes (the !race files).
 	$(GO) test -count=1 -run '^TestParkedStreamStack$$' ./internal/server
+	$(GO) test -count=1 -run '^(TestShortAnswerAllocations|TestRequestAllocations)$$' ./internal/generate ./observability
 	cd deploy/test && $(GO) test -race -count=1 -timeout 10m ./...
 	cd deploy/helm/test && $(GO) test -race -count=1 -timeout 10m ./...
 	$(MAKE) --no-print-directory fuzz
