@@ -38,8 +38,9 @@ type ChainConfig struct {
 //
 // The outer recovery guards the chain itself (recoverChain). Handler panics are recovered
 // innermost (serve), where they can still become a 500 that tracing, metrics and the access log
-// see like any response. The response writer it hands on starts each response's write deadline
-// and, while the service drains, adds Connection: close (statusWriter). When the request ends,
+// see like any response. The response writer it hands on starts each response's write deadline,
+// sets its Date header (httpdate.go) and, while the service drains, adds Connection: close
+// (statusWriter). When the request ends,
 // finish writes the access line (accesslog.go), observes the metrics (metricsobserve.go) and
 // describes and ends the server span (serverspan.go), all at one clock reading.
 //
@@ -78,6 +79,7 @@ type observer struct {
 	spanKey           any
 	buffer            *bufferTracer
 	serverSpanOptions []trace.SpanStartOption
+	dates             dateHeader // the responses' Date header (statusWriter.begin)
 }
 
 func (o *observer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -106,7 +108,7 @@ func (o *observer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	q.rec.enterInFlight()
 	defer q.rec.leaveInFlight()
 	// handler recovery → router; access log, metrics and the span's end in finish
-	q.w = statusWriter{ResponseWriter: w, rec: &q.rec, c: &o.c}
+	q.w = statusWriter{ResponseWriter: w, rec: &q.rec, o: o}
 	abort := o.serve(&q.w, r)
 	o.finish(r, q)
 	if abort != nil {

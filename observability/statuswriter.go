@@ -7,13 +7,14 @@ import (
 	"time"
 )
 
-// statusWriter notes the status in the Record, starts the write deadline and adds the drain's
-// Connection: close as the response begins, and notes a response the client did not take. It
-// keeps Flush and Unwrap so that streams and http.ResponseController work through it.
+// statusWriter notes the status in the Record, starts the write deadline and adds the Date
+// header and the drain's Connection: close as the response begins, and notes a response the
+// client did not take. It keeps Flush and Unwrap so that streams and http.ResponseController
+// work through it.
 type statusWriter struct {
 	http.ResponseWriter
 	rec *Record
-	c   *ChainConfig
+	o   *observer
 }
 
 // StatusClientClosed is the status logged and counted for a response (not a stream: a stream
@@ -25,12 +26,17 @@ const StatusClientClosed = 499
 // begin runs once, as the response starts.
 func (w *statusWriter) begin(code int) {
 	w.rec.Status = code
-	if w.c.Draining != nil && w.c.Draining() {
-		w.ResponseWriter.Header().Set("Connection", "close")
+	c, h := &w.o.c, w.ResponseWriter.Header()
+	now := clockAfter(w.rec.Start)
+	if _, ok := h["Date"]; !ok {
+		h["Date"] = w.o.dates.at(now)
 	}
-	if w.c.WriteTimeout > 0 {
+	if c.Draining != nil && c.Draining() {
+		h.Set("Connection", "close")
+	}
+	if c.WriteTimeout > 0 {
 		if d, ok := w.ResponseWriter.(interface{ SetWriteDeadline(time.Time) error }); ok {
-			_ = d.SetWriteDeadline(clockAfter(w.rec.Start).Add(w.c.WriteTimeout))
+			_ = d.SetWriteDeadline(now.Add(c.WriteTimeout))
 		}
 	}
 }
