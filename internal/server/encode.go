@@ -66,11 +66,26 @@ func encodeBody(status int, v any) (*bytes.Buffer, int) {
 	return buf, status
 }
 
-// writeJSONBytes writes an already encoded JSON body.
+// answerContentType is the Content-Type of every JSON answer, one slice for all of them:
+// net/http only reads a header's values, and nothing writes into this one (Header.Set makes a
+// slice per call).
+var answerContentType = []string{"application/json"}
+
+// selfLengthMax is the largest body written whole in one Write that net/http gives a
+// Content-Length itself, from the buffer it holds it in until the handler returns (as
+// http.ResponseWriter's Write documents: "under a few KB"; the buffer is 2 KB). Below it, the
+// header is left to net/http, which formats it without an allocation; TestContentLength holds
+// every size, below, at and above it, over a real connection. (A JSON body is never empty: for
+// an empty one net/http would write no Content-Length to a HEAD request.)
+const selfLengthMax = 1024
+
+// writeJSONBytes writes an already encoded JSON body, in one Write.
 func writeJSONBytes(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h["Content-Type"] = answerContentType
+	if len(body) > selfLengthMax {
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+	}
 	w.WriteHeader(status)
 	_, _ = w.Write(body) // a client that went away is not an error of ours
 }

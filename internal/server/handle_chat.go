@@ -122,7 +122,7 @@ func (h *chatHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx, span := h.tracer.Start(r.Context(), h.spanNames[model.ID])
 	describeChatRequest(span, model, req, hit)
 	defer span.End() // also on a panic: the span still reaches the buffer
-	w.Header().Set("Openai-Version", "2020-10-01")
+	w.Header()["Openai-Version"] = openAIVersion
 	reportPlan(ctx, w, span, h.metrics, model.ID, sim)
 	if plan := sim.plan; plan.Sleep && !h.wait(ctx, plan.Wait) {
 		return // the client left
@@ -268,6 +268,10 @@ func (h *chatHandler) generate(req *protocol.ChatRequest, sim simulated, facts r
 		h:            h,
 	}
 }
+
+// openAIVersion is the Openai-Version header OpenAI's answers carry, one slice for every answer
+// (as answerContentType).
+var openAIVersion = []string{"2020-10-01"}
 
 // jsonContentType accepts application/json and application/*+json with any parameters, and a
 // missing Content-Type (read as JSON, as the contract says).
