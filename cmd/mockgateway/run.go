@@ -232,18 +232,22 @@ func shutdown(srv *http.Server, ln net.Listener, conns *connWatch, drain *server
 // connWatch follows the server's connections through their states (http.Server.ConnState), so
 // that shutdown can tell when the clients have had their last answers.
 type connWatch struct {
-	mu      sync.Mutex
-	state   map[net.Conn]http.ConnState // open connections only
-	busy    int                         // connections new or serving a request
-	changed time.Time                   // the last change of any connection's state
+	mu    sync.Mutex
+	state map[net.Conn]http.ConnState // open connections only
+	busy  int                         // connections new or serving a request
+	// changed is the last change of any connection's state, as time since epoch: each
+	// request changes its connection's state twice, and the monotonic clock alone is one
+	// clock reading where time.Now is two.
+	epoch   time.Time
+	changed time.Duration
 }
 
 func newConnWatch() *connWatch {
-	return &connWatch{state: map[net.Conn]http.ConnState{}}
+	return &connWatch{state: map[net.Conn]http.ConnState{}, epoch: time.Now()}
 }
 
 func (w *connWatch) track(c net.Conn, s http.ConnState) {
-	now := time.Now()
+	now := time.Since(w.epoch)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if prev, ok := w.state[c]; ok && (prev == http.StateNew || prev == http.StateActive) {
@@ -266,7 +270,7 @@ func (w *connWatch) track(c net.Conn, s http.ConnState) {
 func (w *connWatch) quiet(d time.Duration) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return len(w.state) == 0 || (w.busy == 0 && time.Since(w.changed) >= d)
+	return len(w.state) == 0 || (w.busy == 0 && time.Since(w.epoch)-w.changed >= d)
 }
 
 // waitQuiet waits until quiet(d), or returns false when stop fires first.
