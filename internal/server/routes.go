@@ -74,6 +74,27 @@ func addRoutes(r *mux.Router, d Deps, metricsOn bool) {
 	r.MethodNotAllowedHandler = handleMethodNotAllowed(r, d.Config.APIKey)
 }
 
+// dispatch serves a request as the router's own ServeHTTP does, less the two copies of the
+// request it makes for every request to carry the matched route and its variables in the
+// context (two request copies and two context values, about 1% of a JSON request's CPU):
+// only a route with variables is handed them (mux.SetURLVars, read by mux.Vars), and nothing
+// here asks for the current route (mux.CurrentRoute). The router has a not-found and a
+// method-not-allowed handler, so Match always names a handler, and it cleans no paths
+// (SkipClean). TestDispatchServesAsTheRouter holds it to the router's ServeHTTP.
+type dispatch struct{ router *mux.Router }
+
+func (d dispatch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var match mux.RouteMatch
+	if !d.router.Match(r, &match) || match.Handler == nil {
+		d.router.ServeHTTP(w, r) // no handler named: the router's own answer
+		return
+	}
+	if len(match.Vars) > 0 {
+		r = mux.SetURLVars(r, match.Vars)
+	}
+	match.Handler.ServeHTTP(w, r)
+}
+
 // routed gives the Record the matched route's template, the only form of the path that reaches
 // telemetry, and the server span's name. Both are made per route when the routes are added,
 // rather than per request.

@@ -47,6 +47,23 @@ type Deps struct {
 
 // New builds the router and wraps it in the middleware chain.
 func New(d Deps) http.Handler {
+	d, metricsOn := d.withDefaults()
+	r := newRouter(d, metricsOn)
+	return observability.Chain(dispatch{r}, observability.ChainConfig{
+		Logger:             d.Logger,
+		Tracer:             d.Tracer,
+		Propagator:         d.Propagator,
+		Metrics:            d.Metrics,
+		WriteInternalError: writeInternalError,
+		WriteTimeout:       d.Config.WriteTimeout,
+		Draining:           d.Drain.Draining,
+		UntracedPaths:      untracedPaths(d.Config.TraceProbes),
+	})
+}
+
+// withDefaults fills in what New builds when the caller leaves it out, and reports whether
+// metrics are on.
+func (d Deps) withDefaults() (Deps, bool) {
 	if d.Drain == nil {
 		d.Drain = NewDrain()
 	}
@@ -60,20 +77,16 @@ func New(d Deps) http.Handler {
 	if d.Fixtures == nil {
 		d.Fixtures = NewFixtureStore(d.Config)
 	}
+	return d, metricsOn
+}
+
+// newRouter is the router with every route of addRoutes.
+func newRouter(d Deps, metricsOn bool) *mux.Router {
 	r := mux.NewRouter()
 	// A cleaned-path redirect would turn a POST into a GET at the client; a plain 404 is honest.
 	r.SkipClean(true)
 	addRoutes(r, d, metricsOn)
-	return observability.Chain(r, observability.ChainConfig{
-		Logger:             d.Logger,
-		Tracer:             d.Tracer,
-		Propagator:         d.Propagator,
-		Metrics:            d.Metrics,
-		WriteInternalError: writeInternalError,
-		WriteTimeout:       d.Config.WriteTimeout,
-		Draining:           d.Drain.Draining,
-		UntracedPaths:      untracedPaths(d.Config.TraceProbes),
-	})
+	return r
 }
 
 // untracedPaths are the routes that start no span: the health probe and the metrics scrape,
