@@ -323,12 +323,17 @@ func openStream(ctx context.Context, w http.ResponseWriter, c *chatCall) *stream
 	st.events = c.Echo != nil // a Responses API stream
 
 	h := w.Header()
-	h.Set("Content-Type", "text/event-stream; charset=utf-8")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
+	h["Content-Type"], h["Cache-Control"], h["X-Accel-Buffering"] = streamContentType, noCache, noBuffering
 	setProcessingMS(w, rec)
 	return st
 }
+
+// The headers every stream carries, one slice each for all of them (as answerContentType).
+var (
+	streamContentType = []string{"text/event-stream; charset=utf-8"}
+	noCache           = []string{"no-cache"}
+	noBuffering       = []string{"no"}
+)
 
 // run writes the chunks, the usage chunk and [DONE], pausing as the timings say. It returns nil
 // when the stream completed, or why it stopped.
