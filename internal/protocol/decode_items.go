@@ -8,68 +8,118 @@ import (
 
 // The Responses API's input items, and the messages they become.
 
-// decodeInput decodes an input (or instructions): a string is one message of stringRole; an
-// array holds items, each becoming at most one message, except that the function_call items an
-// answer carried join the assistant message before them, as one chat assistant message carries
-// its tool calls.
+// decodeInput decodes an input (or instructions) into messages, followed by rest (the input's,
+// after the instructions') in the same slice: a string is one message of stringRole; an array
+// holds items, each becoming at most one message, except that the function_call items an answer
+// carried join the assistant message before them, as one chat assistant message carries its tool
+// calls. Each item is decoded where its message stays (nextMessage, nextCall), not into an item
+// that is copied after.
 //
 // unanswered is a function_call_output that answers no call of the input: a cross-field rule,
 // which the caller reports only once the other members have been checked.
-func decodeInput(path, v, stringRole string) (msgs []Message, unanswered, e *apierr.Error) {
+func decodeInput(path, v, stringRole string, rest []Message) (msgs []Message, unanswered, e *apierr.Error) {
 	switch jsonKind(v) {
 	case '"':
 		s, e := asString(path, v)
 		if e != nil {
 			return nil, nil, e
 		}
-		return []Message{{Role: stringRole, Content: s}}, nil, nil
+		msgs = append(make([]Message, 0, 1+len(rest)), Message{Role: stringRole, Content: s})
+		return append(msgs, rest...), nil, nil
 	case '[':
 	default:
 		return nil, nil, errType(path, "a string or an array of input items")
 	}
-	items, e := decodeEach(path, v, readInputItem)
+	var room stackElements
+	items, e := asArray(room[:0], path, v)
 	if e != nil {
 		return nil, nil, e
 	}
-	unanswered = checkOutputsAnswerCalls(path, items)
-	msgs = make([]Message, 0, len(items))
-	for i := range items {
-		it := &items[i]
-		switch it.kind {
-		case itemFunctionCall:
-			// An answer's calls follow its text, or each other.
-			if n := len(msgs); n > 0 && msgs[n-1].Role == roleAssistant {
-				msgs[n-1].ToolCalls = append(msgs[n-1].ToolCalls, it.call)
-			} else {
-				msgs = append(msgs, Message{Role: roleAssistant, ToolCalls: []ToolCall{it.call}})
-			}
-		case itemMessage, itemFunctionCallOutput:
-			msgs = append(msgs, it.msg)
+	msgs = make([]Message, 0, len(items)+len(rest)) // room for one message per item (nextMessage)
+	outputs, referenced := 0, false
+	for i, it := range items {
+		kind, e := readInputItem(&msgs, indexPath(path, i), it)
+		if e != nil {
+			return nil, nil, e
+		}
+		switch kind {
+		case itemFunctionCallOutput:
+			outputs++
+		case itemReference:
+			referenced = true
 		}
 	}
-	return msgs, unanswered, nil
+	// An item_reference may stand for the call an output answers, which the mock cannot look up:
+	// then no output is refused.
+	if outputs > 0 && !referenced {
+		unanswered = checkOutputsAnswerCalls(path, items, msgs)
+	}
+	return append(msgs, rest...), unanswered, nil
+}
+
+// nextMessage adds a message of role to msgs, whose capacity holds one message per item, and
+// returns it, for its item to be decoded into.
+func nextMessage(msgs *[]Message, role string) *Message {
+	n := len(*msgs)
+	*msgs = (*msgs)[:n+1]
+	m := &(*msgs)[n]
+	m.Role = role
+	return m
+}
+
+// nextCall adds a tool call to the assistant message that ends msgs — an answer's calls follow
+// its text, or each other — or to a new one, and returns it.
+func nextCall(msgs *[]Message) *ToolCall {
+	var m *Message
+	if n := len(*msgs); n > 0 && (*msgs)[n-1].Role == roleAssistant {
+		m = &(*msgs)[n-1]
+	} else {
+		m = nextMessage(msgs, roleAssistant)
+	}
+	m.ToolCalls = append(m.ToolCalls, ToolCall{})
+	return &m.ToolCalls[len(m.ToolCalls)-1]
 }
 
 // checkOutputsAnswerCalls refuses a function_call_output whose call_id no function_call of the
-// input carries, as OpenAI does. An item_reference may stand for the call, which the mock
-// cannot look up: then nothing is refused.
-func checkOutputsAnswerCalls(path string, items []inputItem) *apierr.Error {
+// input carries, as OpenAI does. msgs are the input's: its calls are their tool calls, and its
+// outputs their tool messages, in the order of the items.
+func checkOutputsAnswerCalls(path string, items []string, msgs []Message) *apierr.Error {
 	calls := map[string]bool{}
-	for i := range items {
-		switch items[i].kind {
-		case itemFunctionCall:
-			calls[items[i].call.ID] = true
-		case itemReference:
-			return nil
+	for i := range msgs {
+		for _, c := range msgs[i].ToolCalls {
+			calls[c.ID] = true
 		}
 	}
-	for i := range items {
-		if it := &items[i]; it.kind == itemFunctionCallOutput && !calls[it.msg.ToolCallID] {
-			return errValue(joinPath(indexPath(path, i), "call_id"),
+	k := 0 // the outputs before msgs[i]
+	for i := range msgs {
+		if msgs[i].Role != roleTool {
+			continue
+		}
+		if !calls[msgs[i].ToolCallID] {
+			return errValue(joinPath(indexPath(path, outputItemIndex(items, k)), "call_id"),
 				"no function_call in input has this call_id; send back the function_call item each output answers")
 		}
+		k++
 	}
 	return nil
+}
+
+// outputItemIndex is the index among the decoded items of the k-th function_call_output, for the
+// path of an error about it.
+func outputItemIndex(items []string, k int) int {
+	for i, it := range items {
+		var room stackMembers
+		o, _ := appendMembers(room[:0], it, it)
+		if raw, ok := o.get("type"); ok {
+			if typ, _ := asString("type", raw); typ == "function_call_output" {
+				if k == 0 {
+					return i
+				}
+				k--
+			}
+		}
+	}
+	return -1 // cannot happen: every tool message is an output's
 }
 
 // Item kinds the mock reads; the others it accepts add nothing.
@@ -81,13 +131,6 @@ const (
 	itemReasoning
 )
 
-// inputItem is one decoded input item.
-type inputItem struct {
-	kind int
-	msg  Message  // a message, or a function_call_output's tool message
-	call ToolCall // a function_call
-}
-
 // The input item objects, by type (a message may leave its type out).
 var (
 	inputMessageObject       = objectSpec[*Message]{fields: decodeInputMessage, required: []string{"content"}}
@@ -97,11 +140,12 @@ var (
 	reasoningItemObject      = objectSpec[none]{fields: decodeReasoningItem}
 )
 
-func readInputItem(it *inputItem, path string, v string) *apierr.Error {
+// readInputItem decodes the item v into what it adds to msgs, and tells its kind.
+func readInputItem(msgs *[]Message, path string, v string) (int, *apierr.Error) {
 	var room stackMembers
 	o, e := asObject(room[:0], path, v)
 	if e != nil {
-		return e
+		return 0, e
 	}
 	typ := "message" // EasyInputMessage: a role and content, no type
 	if !hasMember(o, "role") && hasMember(o, "id") {
@@ -110,33 +154,28 @@ func readInputItem(it *inputItem, path string, v string) *apierr.Error {
 	typePath := joinPath(path, "type")
 	if hasMember(o, "type") {
 		if typ, typePath, e = readDiscriminator(path, o, "type"); e != nil {
-			return e
+			return 0, e
 		}
 	}
 	switch typ {
 	case "message":
-		it.kind = itemMessage
-		return readInputMessage(&it.msg, path, o)
+		return itemMessage, readInputMessage(nextMessage(msgs, ""), path, o) // which reads its role
 	case "function_call":
-		it.kind = itemFunctionCall
-		return functionCallItemObject.walk(&it.call, path, o)
+		return itemFunctionCall, functionCallItemObject.walk(nextCall(msgs), path, o)
 	case "function_call_output":
-		it.kind, it.msg.Role = itemFunctionCallOutput, roleTool
-		return functionCallOutputObject.walk(&it.msg, path, o)
+		return itemFunctionCallOutput, functionCallOutputObject.walk(nextMessage(msgs, roleTool), path, o)
 	case "item_reference":
-		it.kind = itemReference
-		return itemReferenceObject.walk(none{}, path, o)
+		return itemReference, itemReferenceObject.walk(none{}, path, o)
 	case "reasoning":
-		it.kind = itemReasoning
-		return reasoningItemObject.walk(none{}, path, o)
+		return itemReasoning, reasoningItemObject.walk(none{}, path, o)
 	case "file_search_call", "computer_call", "computer_call_output", "web_search_call", "image_generation_call",
 		"code_interpreter_call", "local_shell_call", "local_shell_call_output", "shell_call", "shell_call_output",
 		"apply_patch_call", "apply_patch_call_output", "mcp_list_tools", "mcp_approval_request", "mcp_approval_response",
 		"mcp_call", "custom_tool_call", "custom_tool_call_output", "compaction", "compaction_trigger", "tool_search_call",
 		"tool_search_output", "program", "program_output", "additional_tools":
-		return errUnsupported(typePath, typ+" items are not supported by the mock: it offers function tools only")
+		return 0, errUnsupported(typePath, typ+" items are not supported by the mock: it offers function tools only")
 	}
-	return errValue(typePath, "must be one of message, function_call, function_call_output, item_reference, reasoning")
+	return 0, errValue(typePath, "must be one of message, function_call, function_call_output, item_reference, reasoning")
 }
 
 func readInputMessage(m *Message, path string, o members[string]) *apierr.Error {
@@ -158,7 +197,7 @@ func decodeInputMessage(m *Message, k, p, v string) (fieldClass, *apierr.Error) 
 	case "type", "role":
 		return discriminator, nil
 	case "content":
-		return supported, into(&m.Content)(decodeItemContent(p, m.Role, v))
+		return supported, readItemContent(&m.Content, p, m.Role, v)
 	case "id":
 		return noEffect, valid(asString(p, v)) // an earlier answer's item, sent back as it came
 	case "status":
@@ -172,19 +211,32 @@ func decodeInputMessage(m *Message, k, p, v string) (fieldClass, *apierr.Error) 
 	return unknown, nil
 }
 
-// decodeItemContent is a message item's content: a string, or its text parts concatenated in order.
-func decodeItemContent(path, role string, v string) (string, *apierr.Error) {
+// readItemContent is a message item's content, into text: a string, or its text parts
+// concatenated in order.
+func readItemContent(text *string, path, role string, v string) *apierr.Error {
 	switch jsonKind(v) {
 	case '"':
-		return asString(path, v)
+		return into(text)(asString(path, v))
 	case '[':
 	default:
-		return "", errType(path, "a string or an array of content parts")
+		return errType(path, "a string or an array of content parts")
 	}
-	texts, e := decodeEach(path, v, func(text *string, p, it string) *apierr.Error {
-		return readItemPart(text, p, role, it)
-	})
-	return strings.Join(texts, ""), e
+	var room stackElements
+	parts, e := asArray(room[:0], path, v)
+	if e != nil {
+		return e
+	}
+	if len(parts) == 1 { // what the SDKs send: the one part's text is the content, with nothing to join
+		return readItemPart(text, indexPath(path, 0), role, parts[0])
+	}
+	texts := make([]string, len(parts))
+	for i, part := range parts {
+		if e := readItemPart(&texts[i], indexPath(path, i), role, part); e != nil {
+			return e
+		}
+	}
+	*text = strings.Join(texts, "")
+	return nil
 }
 
 // The content part objects of input items, by type.
@@ -266,7 +318,7 @@ func decodeFunctionCallOutput(m *Message, k, p, v string) (fieldClass, *apierr.E
 		return supported, messageToolCallID(m, p, v)
 	case "output":
 		// A string, or content parts, of which the mock reads text only.
-		return supported, into(&m.Content)(decodeItemContent(p, roleTool, v))
+		return supported, readItemContent(&m.Content, p, roleTool, v)
 	case "id", "name", "namespace":
 		return noEffect, valid(asString(p, v))
 	case "caller":

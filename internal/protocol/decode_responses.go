@@ -1,7 +1,6 @@
 package protocol
 
 import (
-	"encoding/json"
 	"unicode/utf8"
 
 	"mockgateway/internal/apierr"
@@ -17,21 +16,32 @@ import (
 // ResponseEcho is what a Response repeats of its request: the request-echo members OpenAI
 // returns (instructions, tools, tool_choice, text, temperature, …), encoded once at decode as
 // the JSON members ("name":value pairs, comma-separated, no braces) that every Response object
-// of the call — a JSON answer, or a stream's created, in_progress and final events — carries.
-// They are the client's own values sent back to it: they never reach telemetry.
+// of the call — a JSON answer, or a stream's created, in_progress and final events — carries
+// (Response.AppendJSON). They are the client's own values sent back to it: they never reach
+// telemetry.
 type ResponseEcho struct {
-	Members []byte
+	members []byte // never written once made: many calls may share one echo (echoOf)
 }
 
 // responsesState is a Responses request being decoded: the chat request it becomes, its limits,
-// the instructions, which come after input in the key order but go first among the messages,
 // and a cross-field error of the input that waits for finish. The table's functions share it by
-// pointer: one allocation for what the key pass leaves to finish.
+// pointer; it is allocated with the request (newResponsesState).
 type responsesState struct {
-	req          *ChatRequest
-	lim          Limits
-	instructions []Message
-	unanswered   *apierr.Error
+	req        *ChatRequest
+	lim        Limits
+	unanswered *apierr.Error
+}
+
+// newResponsesState allocates the state and the request it builds as one object, so that the
+// state costs the request no allocation of its own (TestResponsesDecodeAllocations); the request
+// keeps the state's few words alive with it.
+func newResponsesState(lim Limits) *responsesState {
+	both := &struct {
+		state responsesState
+		req   ChatRequest
+	}{req: ChatRequest{N: 1, ParallelToolCalls: true}}
+	both.state = responsesState{req: &both.req, lim: lim}
+	return &both.state
 }
 
 // DecodeResponsesRequest strictly decodes and validates a Responses API request body into the
@@ -50,38 +60,45 @@ func DecodeResponsesRequest(body []byte, lim Limits) (*ChatRequest, *ResponseEch
 	}
 	doc := string(body) // as in DecodeChatRequest, the one copy every string is cut from
 	lim = lim.withDefaults()
-	req, e := decodeNamed(func(root string) (*ChatRequest, *apierr.Error) { return decodeResponses(doc, lim, root) })
+	d, e := decodeNamed(func(root string) (echoedRequest, *apierr.Error) { return decodeResponsesEchoed(doc, lim, root) })
 	if e != nil {
 		return nil, nil, e
 	}
-	// The echo reads the top level's raw values: cut from body, with keys from doc.
-	var room [topMembers]member[json.RawMessage]
-	top, _ := appendMembers(object(room[:0]), json.RawMessage(body), doc)
-	return req, &ResponseEcho{Members: echoMembers(top, req)}, nil
+	return d.req, d.echo, nil
+}
+
+// echoedRequest is a decoded Responses request and the members its answer echoes.
+type echoedRequest struct {
+	req  *ChatRequest
+	echo *ResponseEcho
 }
 
 // decodeResponses decodes the valid JSON object doc, naming paths from root (decode_path.go).
 func decodeResponses(doc string, lim Limits, root string) (*ChatRequest, *apierr.Error) {
+	d, e := decodeResponsesEchoed(doc, lim, root)
+	return d.req, e
+}
+
+// decodeResponsesEchoed is decodeResponses, and the echo of a request it accepts, encoded from
+// the same split of the top level.
+func decodeResponsesEchoed(doc string, lim Limits, root string) (echoedRequest, *apierr.Error) {
 	var room stackTopMembers
 	top, ok := appendMembers(room[:0], doc, doc)
 	if !ok {
-		return nil, errInvalidJSON()
+		return echoedRequest{}, errInvalidJSON()
 	}
-	c := &responsesState{req: &ChatRequest{N: 1, ParallelToolCalls: true}, lim: lim}
+	c := newResponsesState(lim)
 	if e := responsesObject.walk(c, root, top); e != nil {
-		return nil, e
+		return echoedRequest{}, e
 	}
 	if e := c.finish(top); e != nil {
-		return nil, e
-	}
-	if len(c.instructions) > 0 {
-		c.req.Messages = append(c.instructions, c.req.Messages...)
+		return echoedRequest{}, e
 	}
 	c.req.Fields = responsesFieldSetOf(top)
 	// A stream always ends with the usage (in response.completed): the same work as chat's
 	// include_usage, so the same flag.
 	c.req.IncludeUsage = c.req.Stream
-	return c.req, nil
+	return echoedRequest{c.req, echoOf(top, c.req)}, nil
 }
 
 var responsesObject = objectSpec[*responsesState]{fields: responsesTopField, required: []string{"model", "input"}}
@@ -174,7 +191,7 @@ func (c *responsesState) finish(top members[string]) *apierr.Error {
 			return e
 		}
 	}
-	if len(r.Messages) == 0 && len(c.instructions) == 0 {
+	if len(r.Messages) == 0 { // the instructions' and the input's
 		return errValue("input", "must contain at least one message or function_call_output item")
 	}
 	return c.unanswered
@@ -182,15 +199,17 @@ func (c *responsesState) finish(top members[string]) *apierr.Error {
 
 // input is a string (one user message) or an array of items.
 func (c *responsesState) input(path, v string) *apierr.Error {
-	msgs, unanswered, e := decodeInput(path, v, roleUser)
+	msgs, unanswered, e := decodeInput(path, v, roleUser, nil)
 	c.req.Messages, c.unanswered = msgs, unanswered
 	return e
 }
 
 // readInstructions is a string (a system message) or, as in CreateResponse, an array of items.
+// Their messages go before the input's, which are decoded by then (input comes first in the key
+// order).
 func (c *responsesState) readInstructions(path, v string) *apierr.Error {
-	msgs, _, e := decodeInput(path, v, roleSystem) // outputs answer the input's calls only
-	c.instructions = msgs
+	msgs, _, e := decodeInput(path, v, roleSystem, c.req.Messages) // outputs answer the input's calls only
+	c.req.Messages = msgs
 	return e
 }
 

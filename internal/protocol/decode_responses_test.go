@@ -105,8 +105,8 @@ func TestDecodeResponsesFields(t *testing.T) {
 		t.Errorf("round trip %s: %v %v", b, back, err)
 	}
 	var members map[string]json.RawMessage
-	if err := json.Unmarshal([]byte("{"+string(echo.Members)+"}"), &members); err != nil {
-		t.Fatalf("echo %s: %v", echo.Members, err)
+	if err := json.Unmarshal([]byte("{"+string(echo.members)+"}"), &members); err != nil {
+		t.Fatalf("echo %s: %v", echo.members, err)
 	}
 	for k, v := range map[string]string{"max_output_tokens": "64", "parallel_tool_calls": "false", "temperature": "0.5",
 		"tool_choice": `{"name":"f","type":"function"}`, "instructions": "null", "metadata": "{}", "truncation": `"disabled"`} {
@@ -122,8 +122,8 @@ func TestDecodeResponsesFields(t *testing.T) {
 	if e != nil {
 		t.Fatal(e)
 	}
-	if !strings.Contains(string(echo.Members), `"metadata":{"b":"c"}`) || !strings.Contains(string(echo.Members), `"text":{"verbosity":"low"}`) {
-		t.Errorf("echo with nulls: %s", echo.Members)
+	if !strings.Contains(string(echo.members), `"metadata":{"b":"c"}`) || !strings.Contains(string(echo.members), `"text":{"verbosity":"low"}`) {
+		t.Errorf("echo with nulls: %s", echo.members)
 	}
 	// A schema's own nulls are its meaning: echoed as they came, however deep the schema.
 	deep := strings.Repeat(`{"type":"object","properties":{"a":`, 500) + `{"type":"string","default":null}` + strings.Repeat(`}}`, 500)
@@ -131,7 +131,7 @@ func TestDecodeResponsesFields(t *testing.T) {
 	if e != nil {
 		t.Fatal(e)
 	}
-	if !strings.Contains(string(echo.Members), `"schema":`+deep) {
+	if !strings.Contains(string(echo.members), `"schema":`+deep) {
 		t.Errorf("the schema was not echoed as it came")
 	}
 }
@@ -326,8 +326,8 @@ func FuzzDecodeResponsesRequest(f *testing.F) {
 		if r == nil || echo == nil || r.Model == "" || len(r.Messages) == 0 {
 			t.Fatalf("accepted as %+v", r)
 		}
-		if !json.Valid([]byte("{" + string(echo.Members) + "}")) {
-			t.Fatalf("echo %s is not JSON members", echo.Members)
+		if !json.Valid([]byte("{" + string(echo.members) + "}")) {
+			t.Fatalf("echo %s is not JSON members", echo.members)
 		}
 	})
 }

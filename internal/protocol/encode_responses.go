@@ -1,8 +1,6 @@
 package protocol
 
 import (
-	"bytes"
-	"encoding/json"
 	"strconv"
 
 	"mockgateway/internal/jsonenc"
@@ -88,9 +86,9 @@ func (r *Response) AppendJSON(buf []byte) []byte {
 		buf = append(buf, '}')
 	}
 	buf = append(buf, `,"background":false,"previous_response_id":null,"service_tier":"`+ServiceTier+`"`...)
-	if r.Echo != nil && len(r.Echo.Members) > 0 {
+	if r.Echo != nil && len(r.Echo.members) > 0 {
 		buf = append(buf, ',')
-		buf = append(buf, r.Echo.Members...)
+		buf = append(buf, r.Echo.members...)
 	}
 	return append(buf, '}')
 }
@@ -99,7 +97,7 @@ func (r *Response) AppendJSON(buf []byte) []byte {
 func (r *Response) SizeHint() int {
 	n := 512
 	if r.Echo != nil {
-		n += len(r.Echo.Members)
+		n += len(r.Echo.members)
 	}
 	for i := range r.Output {
 		it := &r.Output[i]
@@ -183,57 +181,103 @@ func AppendMember(buf []byte, key, value string) []byte {
 	return jsonenc.AppendString(buf, value)
 }
 
-// echoMembers encodes what every Response of a call repeats of its request (ResponseEcho), from
-// the decoded request and the top level's raw members, which the key pass has validated.
-// Absent members get the values OpenAI answers with.
-func echoMembers(top object, req *ChatRequest) []byte {
-	b := make([]byte, 0, 512) // the defaults alone take about 400 bytes
-	raw := func(key, absent string) {
-		v, ok := top.get(key)
-		if !ok && absent == "" {
-			return // a member the document has no null for: left out
+// echoed are the request members every Response repeats (ResponseEcho), in the order its answers
+// carry them, which is their key order, and what each is when the request left it out ("": the
+// member is left out too, the document having no null for it). The tools follow them all
+// (appendEchoTools).
+var echoed = [...]struct{ key, absent string }{
+	{"instructions", "null"},
+	{"max_output_tokens", "null"},
+	{"max_tool_calls", "null"},
+	{"metadata", "{}"},
+	{"parallel_tool_calls", "true"},
+	{"prompt_cache_key", "null"},
+	{"reasoning", `{"effort":null,"summary":null}`},
+	{"safety_identifier", "null"},
+	{"temperature", "1"},
+	{"text", `{"format":{"type":"text"},"verbosity":"medium"}`},
+	{"tool_choice", `"auto"`},
+	{"top_logprobs", "0"},
+	{"top_p", "1"},
+	{"truncation", `"disabled"`},
+	{"user", ""},
+}
+
+// echoOf is what every Response of a call repeats of its request (ResponseEcho): the echoed
+// members from the top level's members, which the key pass has validated, and the tools from the
+// decoded request. A request that sends none of them, as most do, shares defaultEcho.
+func echoOf(top members[string], req *ChatRequest) *ResponseEcho {
+	at := noneSent() // where each echoed member is in top
+	sent := len(req.Tools) > 0
+	i := 0
+	for n, m := range &echoed { // both are in key order: one pass over the two
+		for i < len(top) && top[i].key < m.key {
+			i++
+		}
+		if i == len(top) {
+			break // the members left are not sent
+		}
+		if top[i].key == m.key {
+			at[n], sent = i, true
+		}
+	}
+	if !sent {
+		return defaultEcho
+	}
+	tools, _ := top.get("tools")
+	return &ResponseEcho{members: encodeEcho(top, &at, tools, req.Tools)}
+}
+
+// defaultEcho is the echo of a request that sends no echoed member and no tool: made once, and
+// shared by every such call (TestDefaultEcho), which its unexported, never-written members allow.
+var defaultEcho = &ResponseEcho{members: encodeEcho(nil, new(noneSent()), "", nil)}
+
+// noneSent are echoOf's positions of echoed members when none is sent.
+func noneSent() (at [len(echoed)]int) {
+	for n := range at {
+		at[n] = -1
+	}
+	return at
+}
+
+// encodeEcho encodes the echoed members, each top[at[n]] or, when at[n] is -1, its absent value,
+// and then the tools (appendEchoTools), sentTools being the tools member as it came.
+func encodeEcho(top members[string], at *[len(echoed)]int, sentTools string, tools []Tool) []byte {
+	size := 512 + len(sentTools) // the defaults alone take about 400 bytes
+	for _, i := range at {
+		if i >= 0 {
+			size += len(top[i].val)
+		}
+	}
+	b := make([]byte, 0, size)
+	for n, m := range &echoed {
+		if at[n] < 0 && m.absent == "" {
+			continue // a member the document has no null for: left out
 		}
 		if len(b) > 0 {
 			b = append(b, ',')
 		}
 		b = append(b, '"')
-		b = append(b, key...)
+		b = append(b, m.key...)
 		b = append(b, '"', ':')
-		if ok {
+		if at[n] >= 0 {
 			// Null members were absent to the decoder; the answer leaves them out too, since
 			// OpenAI's document has no null for most of them (a metadata value, text.format).
-			b = appendWithoutNulls(b, v)
-			return
+			b = appendWithoutNulls(b, top[at[n]].val)
+		} else {
+			b = append(b, m.absent...)
 		}
-		b = append(b, absent...)
 	}
-	raw("instructions", "null")
-	raw("max_output_tokens", "null")
-	raw("max_tool_calls", "null")
-	raw("metadata", "{}")
-	b = append(b, `,"parallel_tool_calls":`...)
-	b = strconv.AppendBool(b, req.ParallelToolCalls)
-	raw("prompt_cache_key", "null")
-	raw("reasoning", `{"effort":null,"summary":null}`)
-	raw("safety_identifier", "null")
-	raw("temperature", "1")
-	raw("text", `{"format":{"type":"text"},"verbosity":"medium"}`)
-	raw("tool_choice", `"auto"`)
-	raw("top_logprobs", "0")
-	raw("top_p", "1")
-	raw("truncation", `"disabled"`)
-	raw("user", "")
 	b = append(b, `,"tools":`...)
-	return appendEchoTools(b, top, req.Tools)
+	return appendEchoTools(b, sentTools, tools)
 }
 
 // appendEchoTools writes the function tools as OpenAI echoes them: every member present, strict
-// true unless the client said otherwise (the Responses API's default).
-func appendEchoTools(buf []byte, top object, tools []Tool) []byte {
-	var items []json.RawMessage
-	if v, ok := top.get("tools"); ok {
-		items, _ = splitArray(v)
-	}
+// true unless the client said otherwise (the Responses API's default). sent is the tools member
+// as it came, read only for a tool whose strict is false: sent false, or not sent.
+func appendEchoTools(buf []byte, sent string, tools []Tool) []byte {
+	var room stackElements
+	var items []string // sent's, split when first needed
 	buf = append(buf, '[')
 	for i := range tools {
 		t := &tools[i]
@@ -254,11 +298,12 @@ func appendEchoTools(buf []byte, top object, tools []Tool) []byte {
 		} else {
 			buf = append(buf, "null"...)
 		}
-		strict := true
-		if i < len(items) {
-			if o, ok := splitObject(items[i]); ok && hasMember(o, "strict") {
-				strict = t.Strict
+		strict := t.Strict
+		if !strict {
+			if items == nil {
+				items, _ = appendElements(room[:0], sent)
 			}
+			strict = i >= len(items) || !sentMember(items[i], "strict")
 		}
 		buf = append(buf, `,"strict":`...)
 		buf = strconv.AppendBool(buf, strict)
@@ -267,43 +312,75 @@ func appendEchoTools(buf []byte, top object, tools []Tool) []byte {
 	return append(buf, ']')
 }
 
+// sentMember reports whether the valid JSON object o has key, not null.
+func sentMember(o, key string) bool {
+	var room stackMembers
+	members, _ := appendMembers(room[:0], o, o)
+	return hasMember(members, key)
+}
+
 // appendWithoutNulls appends the compact JSON of the validated value v, leaving out the object
 // members whose value is null in its first two levels: those are the members the decoder read
 // and took null as absent in (a metadata value, text.format, a tool_choice's name). Below them
 // — a text.format's JSON Schema, where "default": null means something — the value is copied as
 // it came, and nothing a client sends recurses deeper than two levels.
-func appendWithoutNulls(buf []byte, v json.RawMessage) []byte {
+func appendWithoutNulls(buf []byte, v string) []byte {
 	return appendWithoutNullsTo(buf, v, 2)
 }
 
-func appendWithoutNullsTo(buf []byte, v json.RawMessage, levels int) []byte {
+// appendWithoutNullsTo is appendWithoutNulls for levels more levels. Objects and arrays are
+// walked by functions of their own, so that a scalar costs the decode's stack no frame of theirs.
+func appendWithoutNullsTo(buf []byte, v string, levels int) []byte {
 	switch kind := jsonKind(v); {
 	case levels > 0 && kind == '{':
-		o, _ := splitObject(v)
-		buf = append(buf, '{')
-		for n, f := range o {
-			if n > 0 {
-				buf = append(buf, ',')
-			}
-			buf = jsonenc.AppendString(buf, f.key)
-			buf = append(buf, ':')
-			buf = appendWithoutNullsTo(buf, f.val, levels-1)
-		}
-		return append(buf, '}')
+		return appendObjectWithoutNulls(buf, v, levels)
 	case levels > 0 && kind == '[':
-		items, _ := splitArray(v)
-		buf = append(buf, '[')
-		for i, it := range items {
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			buf = appendWithoutNullsTo(buf, it, levels-1)
+		return appendArrayWithoutNulls(buf, v, levels)
+	}
+	return appendCompact(buf, v)
+}
+
+func appendObjectWithoutNulls(buf []byte, v string, levels int) []byte {
+	var room stackMembers
+	o, _ := appendMembers(room[:0], v, v)
+	buf = append(buf, '{')
+	for n, f := range o {
+		if n > 0 {
+			buf = append(buf, ',')
 		}
-		return append(buf, ']')
+		buf = jsonenc.AppendString(buf, f.key)
+		buf = append(buf, ':')
+		buf = appendWithoutNullsTo(buf, f.val, levels-1)
 	}
-	b := bytes.NewBuffer(buf) // compacted onto buf, no copy
-	if json.Compact(b, v) != nil {
-		return append(buf, "null"...) // cannot happen: the decoder validated v
+	return append(buf, '}')
+}
+
+func appendArrayWithoutNulls(buf []byte, v string, levels int) []byte {
+	var room stackElements
+	items, _ := appendElements(room[:0], v)
+	buf = append(buf, '[')
+	for i, it := range items {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = appendWithoutNullsTo(buf, it, levels-1)
 	}
-	return b.Bytes()
+	return append(buf, ']')
+}
+
+// appendCompact appends the valid JSON value v without the whitespace between its tokens: what
+// json.Compact makes of it (FuzzAppendCompactMatchesEncodingJSON), without copying v into the
+// bytes json.Compact reads.
+func appendCompact(buf []byte, v string) []byte {
+	start := 0 // v[start:i] is yet to be appended
+	for i := 0; i < len(v); i++ {
+		switch v[i] {
+		case '"':
+			i = skipString(v, i) - 1
+		case ' ', '\t', '\r', '\n':
+			buf = append(buf, v[start:i]...)
+			start = i + 1
+		}
+	}
+	return append(buf, v[start:]...)
 }
