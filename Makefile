@@ -6,7 +6,9 @@ NODE_COMPAT := internal/clientcompat/node
 # rather than a duration, so a slow machine does the same work instead of timing out.
 FUZZ_TARGETS := ./internal/protocol:FuzzDecodeChatRequest ./internal/protocol:FuzzSplitMatchesEncodingJSON ./internal/protocol:FuzzAppendMatchesEncodingJSON ./internal/simulation:FuzzParseFault \
 	./internal/simulation:FuzzParseLatency ./internal/server:FuzzSSEWriter ./internal/generate:FuzzSchemaInstance ./observability:FuzzDecodeSpanRecord \
-	./internal/jsonenc:FuzzAppendStringMatchesEncodingJSON ./internal/jsonenc:FuzzAppendSlogStringMatchesSlog ./internal/jsonenc:FuzzAppendSlogFloatMatchesSlog
+	./internal/jsonenc:FuzzAppendStringMatchesEncodingJSON ./internal/jsonenc:FuzzAppendSlogStringMatchesSlog ./internal/jsonenc:FuzzAppendSlogFloatMatchesSlog \
+	./internal/protocol:FuzzDecodeResponsesRequest ./internal/protocol:FuzzEchoAsBefore ./internal/protocol:FuzzAppendCompactMatchesEncodingJSON \
+	./internal/protocol:FuzzValidMatchesEncodingJSON
 FUZZ_COUNT ?= 20000x
 
 .PHONY: test check deps fuzz run build bench soak hostile
@@ -16,6 +18,7 @@ test: deps check
 	# Stack sizes and allocation counts are only what production has without the race detector,
 	# which doubles stacks and changes what escapes (the !race files).
 	$(GO) test -count=1 -run '^TestParkedStreamStack$$' ./internal/server
+	$(GO) test -count=1 -run '^TestResponsesDecodeStack$$' ./internal/protocol
 	$(GO) test -count=1 -run '^(TestShortAnswerAllocations|TestRequestAllocations)$$' ./internal/generate ./observability
 	cd deploy/test && $(GO) test -race -count=1 -timeout 10m ./...
 	cd deploy/helm/test && $(GO) test -race -count=1 -timeout 10m ./...
