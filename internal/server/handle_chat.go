@@ -249,9 +249,11 @@ func (h *chatHandler) generate(req *protocol.ChatRequest, sim simulated, facts r
 	rec.PromptTokens = res.PromptTokens
 	rec.CompletionTokens = res.CompletionTokens    // a stream counts what it sent (streamChat)
 	rec.FinishReason = res.Choices[0].FinishReason // "" for a lazy choice until streamChat settles it
-	id := newCompletionID()
+	var id string
 	if facts.echo != nil {
 		id = responseID(facts.seed, served.ID)
+	} else {
+		id = newCompletionID()
 	}
 	return &chatCall{
 		ID:      id,
