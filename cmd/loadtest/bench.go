@@ -45,28 +45,30 @@ type benchConfig struct {
 // loadFigures is one kind of request (JSON or stream) against one server, over all rounds.
 type loadFigures struct {
 	Rounds   []wrkResult `json:"rounds"`
-	RPS      float64     `json:"rps"`                       // median over rounds
-	P50ms    float64     `json:"p50_ms"`                    // median over rounds
-	P99ms    float64     `json:"p99_ms"`                    // median over rounds
-	ChunksPS float64     `json:"chunks_ps"`                 // streams: RPS × chunks per stream
-	CPUus    float64     `json:"server_cpu_us_per_request"` // median over rounds
-	Errors   int64       `json:"errors"`                    // summed over rounds
+	RPS      float64     `json:"rps"`                            // median over rounds
+	P50ms    float64     `json:"p50_ms"`                         // median over rounds
+	P99ms    float64     `json:"p99_ms"`                         // median over rounds
+	ChunksPS float64     `json:"chunks_ps"`                      // streams: RPS × chunks per stream
+	CPUus    float64     `json:"server_cpu_us_per_request"`      // median over rounds
+	Preempt  float64     `json:"server_preemptions_per_request"` // median over rounds
+	Errors   int64       `json:"errors"`                         // summed over rounds
 	RespB    float64     `json:"bytes_per_response"`
 }
 
 func (f *loadFigures) finish(chunksPerStream int) {
-	var rps, p50, p99, cpu []float64
+	var rps, p50, p99, cpu, pre []float64
 	var bytes, reqs int64
 	for _, r := range f.Rounds {
 		rps = append(rps, r.RPS())
 		p50 = append(p50, r.Latency.P50/1000)
 		p99 = append(p99, r.Latency.P99/1000)
 		cpu = append(cpu, r.CPUPerRequestUS())
+		pre = append(pre, r.PreemptionsPerRequest())
 		f.Errors += r.Errors.total()
 		bytes += r.Bytes
 		reqs += r.Requests
 	}
-	f.RPS, f.P50ms, f.P99ms, f.CPUus = median(rps), median(p50), median(p99), median(cpu)
+	f.RPS, f.P50ms, f.P99ms, f.CPUus, f.Preempt = median(rps), median(p50), median(p99), median(cpu), median(pre)
 	f.ChunksPS = f.RPS * float64(chunksPerStream)
 	if reqs > 0 {
 		f.RespB = float64(bytes) / float64(reqs)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -169,6 +170,20 @@ func TestParseProcStatus(t *testing.T) {
 	}
 	if m := cpuModel("processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 7B13\n"); m != "AMD EPYC 7B13" {
 		t.Errorf("cpuModel = %q", m)
+	}
+}
+
+// TestPreemptions reads this process's own threads: a count, and one that never goes down.
+func TestPreemptions(t *testing.T) {
+	a, err := preemptions(os.Getpid())
+	if err != nil || a < 0 {
+		t.Fatalf("preemptions = %d, %v", a, err)
+	}
+	if b, err := preemptions(os.Getpid()); err != nil || b < a {
+		t.Errorf("preemptions went from %d to %d (%v)", a, b, err)
+	}
+	if _, err := preemptions(1 << 30); err == nil {
+		t.Error("a pid that does not exist was read")
 	}
 }
 

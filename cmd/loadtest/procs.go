@@ -337,6 +337,29 @@ func cpuSeconds(pid int) (float64, error) {
 	return parseProcStat(string(b))
 }
 
+// preemptions is how often pid's threads have been switched out while they could still run
+// (nonvoluntary_ctxt_switches, summed over /proc/PID/task/*/status): a server whose threads
+// stay busy is preempted by each client thread its writes wake, and pays a task switch for it.
+func preemptions(pid int) (int64, error) {
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
+	if err != nil || len(tasks) == 0 {
+		return 0, fmt.Errorf("no tasks of pid %d", pid)
+	}
+	var n int64
+	for _, t := range tasks {
+		b, err := os.ReadFile(t)
+		if err != nil {
+			continue // a thread that exited meanwhile
+		}
+		v, err := parseProcStatus(string(b), "nonvoluntary_ctxt_switches")
+		if err != nil {
+			return 0, err
+		}
+		n += v
+	}
+	return n, nil
+}
+
 // scrape fetches /metrics and returns the named metrics, each summed over its series
 // (missing ones are absent).
 func scrape(ctx context.Context, client *http.Client, url string, names ...string) (map[string]float64, error) {

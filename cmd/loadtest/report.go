@@ -242,6 +242,7 @@ func writeMarkdown(w io.Writer, r *report) {
 				row("server CPU per fixture-answered JSON request (µs, user+sys)", num(fj.CPUus), num(jb.CPUus), ratio(fj.CPUus, jb.CPUus), "", "")
 			}
 			row("server CPU per JSON request (µs, user+sys)", num(jm.CPUus), num(jb.CPUus), ratio(jm.CPUus, jb.CPUus), "", "")
+			row("server preemptions per JSON request (involuntary context switches)", num(jm.Preempt), num(jb.Preempt), ratio(jm.Preempt, jb.Preempt), "", "")
 			row("JSON chat latency p50 (ms)", num(jm.P50ms), num(jb.P50ms), ratio(jm.P50ms, jb.P50ms), "", "")
 			row("JSON chat latency p99 (ms)", num(jm.P99ms), num(jb.P99ms), ratio(jm.P99ms, jb.P99ms), "", "")
 			row("JSON chat wrk errors (all rounds)", strconv.FormatInt(jm.Errors, 10), strconv.FormatInt(jb.Errors, 10), "", "", "")
@@ -251,6 +252,7 @@ func writeMarkdown(w io.Writer, r *report) {
 			want, ok := tgt("16-token stream chunks/s, full telemetry")
 			row(fmt.Sprintf("**16-token stream chunks/s** (%d chunks per stream)", l.ChunksPerStream), num(sm.ChunksPS), num(sb.ChunksPS), ratio(sm.ChunksPS, sb.ChunksPS), want, ok)
 			row("server CPU per stream (µs, user+sys)", num(sm.CPUus), num(sb.CPUus), ratio(sm.CPUus, sb.CPUus), "", "")
+			row("server preemptions per stream (involuntary context switches)", num(sm.Preempt), num(sb.Preempt), ratio(sm.Preempt, sb.Preempt), "", "")
 			row("stream latency p50 (ms, whole stream)", num(sm.P50ms), num(sb.P50ms), ratio(sm.P50ms, sb.P50ms), "", "")
 			row("stream latency p99 (ms, whole stream)", num(sm.P99ms), num(sb.P99ms), ratio(sm.P99ms, sb.P99ms), "", "")
 			row("stream wrk errors (all rounds)", strconv.FormatInt(sm.Errors, 10), strconv.FormatInt(sb.Errors, 10), "", "", "")

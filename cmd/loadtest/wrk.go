@@ -33,6 +33,8 @@ type wrkResult struct {
 	} `json:"latency_us"`
 	// The server's CPU time (user + system) during the measured run, from /proc/PID/stat.
 	ServerCPUSeconds float64 `json:"server_cpu_seconds"`
+	// The server's threads' involuntary context switches during the measured run (preemptions).
+	ServerPreemptions int64 `json:"server_preemptions"`
 	// From wrk's text output.
 	TextRPS    float64 `json:"text_rps"`
 	TextNon2xx int64   `json:"text_non2xx"`
@@ -142,6 +144,14 @@ func (r wrkResult) CPUPerRequestUS() float64 {
 	return r.ServerCPUSeconds / float64(r.Requests) * 1e6
 }
 
+// PreemptionsPerRequest is how often the server was preempted per completed request.
+func (r wrkResult) PreemptionsPerRequest() float64 {
+	if r.Requests == 0 {
+		return 0
+	}
+	return float64(r.ServerPreemptions) / float64(r.Requests)
+}
+
 // run warms up (output discarded), then measures, noting the server's (pid's) CPU time over
 // the measured run. name names the script file.
 func (w *wrkRunner) run(ctx context.Context, name, url, body string, headers map[string]string, pid int) (wrkResult, error) {
@@ -155,14 +165,19 @@ func (w *wrkRunner) run(ctx context.Context, name, url, body string, headers map
 		}
 	}
 	cpu0, cerr0 := cpuSeconds(pid)
+	pre0, perr0 := preemptions(pid)
 	out, err := exec.CommandContext(ctx, w.bin, w.args(script, url, w.duration)...).CombinedOutput()
 	cpu1, cerr1 := cpuSeconds(pid)
+	pre1, perr1 := preemptions(pid)
 	if err != nil {
 		return wrkResult{}, fmt.Errorf("wrk: %v\n%s", err, out)
 	}
 	r, err := parseWrk(string(out))
 	if cerr0 == nil && cerr1 == nil {
 		r.ServerCPUSeconds = cpu1 - cpu0
+	}
+	if perr0 == nil && perr1 == nil {
+		r.ServerPreemptions = pre1 - pre0
 	}
 	return r, err
 }
