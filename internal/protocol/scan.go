@@ -1,7 +1,6 @@
 package protocol
 
 import (
-	"encoding/json"
 	"iter"
 	"slices"
 	"strings"
@@ -14,9 +13,10 @@ import (
 //
 // The decoder reads one string copy of the body (DecodeChatRequest), so every key and value it
 // cuts, and every string without escapes it keeps, is a substring of that copy: a request costs
-// one copy of its body, not one allocation per string. The request's strings alias the copy, never the body buffer,
-// which the server reuses. The Responses echo and encode_responses.go read raw JSON bytes; the
-// splitters serve both, as generic functions over text.
+// one copy of its body, not one allocation per string. The request's strings alias the copy,
+// never the body buffer, which the server reuses. The splitters are generic over text, so that
+// the tests, which split raw JSON bytes to compare with encoding/json
+// (FuzzSplitMatchesEncodingJSON), split them with the same code.
 //
 // What it pays: BenchmarkDecodeChatRequest (scan_test.go) decodes a short chat in 3 allocations
 // where byte-slice splitting with a copy per string took 16, and in 40% of the time.
@@ -34,9 +34,6 @@ type member[T text] struct {
 // members is a JSON object's members sorted by key, each key once (the last occurrence wins, as
 // with encoding/json), with null members dropped (a null means the key is absent).
 type members[T text] []member[T]
-
-// object is an object cut from raw JSON bytes: the Responses echo's (encode_responses.go).
-type object = members[json.RawMessage]
 
 // all yields the members in key order, the order the decoder examines them in.
 func (o members[T]) all() iter.Seq2[string, T] {
