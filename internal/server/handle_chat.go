@@ -18,7 +18,6 @@ import (
 	"mockgateway/internal/catalog"
 	"mockgateway/internal/fixtures"
 	"mockgateway/internal/generate"
-	"mockgateway/internal/journal"
 	"mockgateway/internal/protocol"
 	"mockgateway/internal/simulation"
 	"mockgateway/observability"
@@ -192,7 +191,7 @@ func (h *chatHandler) decode(w http.ResponseWriter, r *http.Request) (*protocol.
 		return nil, requestFacts{}, aerr
 	}
 	if note, ok := observability.RecordFrom(r.Context()).Note.(*callNote); ok {
-		note.shape = journal.ShapeOf(req) // for the journal: what the client sent, not a word of it
+		note.noteShape(req)
 	}
 	return req, requestFacts{seed: fnv64a(buf.Bytes()), promptTokens: generate.PromptTokens(req), echo: echo}, nil
 }

@@ -32,6 +32,18 @@ func TestParkedStreamStack(t *testing.T) {
 	t.Run("responses", func(t *testing.T) {
 		parkedStreamStack(t, "/v1/responses", `{"model":"mock-long","stream":true,"input":"hi"}`)
 	})
+	// Content parts and a tool's round trip, as SDKs send them: the deepest decoding of each
+	// dialect (a Responses stream with a content part once held 20 KB).
+	t.Run("chat parts and tool round trip", func(t *testing.T) {
+		parkedStreamStack(t, chatPath, `{"model":"mock-long","stream":true,"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]},`+
+			`{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},`+
+			`{"role":"tool","tool_call_id":"c","content":[{"type":"text","text":"x"}]}]}`)
+	})
+	t.Run("responses parts and tool round trip", func(t *testing.T) {
+		parkedStreamStack(t, "/v1/responses", `{"model":"mock-long","stream":true,"input":[{"role":"user","content":[{"type":"input_text","text":"hi"}]},`+
+			`{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},`+
+			`{"type":"function_call_output","call_id":"c","output":[{"type":"input_text","text":"x"}]}]}`)
+	})
 }
 
 func parkedStreamStack(t *testing.T, path, body string) {
