@@ -236,13 +236,20 @@ func (h *chatHandler) generate(req *protocol.ChatRequest, sim simulated, facts r
 		ContextWindow: served.ContextWindow, PromptTokens: facts.promptTokens,
 	}
 	var res generate.Result
-	switch {
-	case hit != nil && hit.Reply.Error == nil:
-		res = generate.Script(in, scripted(hit.Reply))
-	case req.Stream:
-		res = generate.Prepare(in)
-	default:
-		res = generate.Generate(in)
+	answer := func() {
+		switch {
+		case hit != nil && hit.Reply.Error == nil:
+			res = generate.Script(in, scripted(hit.Reply))
+		case req.Stream:
+			res = generate.Prepare(in)
+		default:
+			res = generate.Generate(in)
+		}
+	}
+	if req.Stream && deepAnswer(req, hit) {
+		onOwnStack(answer)
+	} else {
+		answer()
 	}
 	rec.Stream = req.Stream
 	rec.PromptTokens = res.PromptTokens

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"mockgateway/internal/catalog"
 )
 
 // TestParkedStreamStack measures the goroutine stack that one open stream holds while it waits
@@ -44,14 +46,40 @@ func TestParkedStreamStack(t *testing.T) {
 			`{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},`+
 			`{"type":"function_call_output","call_id":"c","output":[{"type":"input_text","text":"x"}]}]}`)
 	})
+	// Answers whose making goes deep — a JSON instance of a schema, tool calls — are made on a
+	// goroutine of their own (onOwnStack): made on the stream's, they left it at 16 KB.
+	schema := `{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"array","items":{"type":"object","properties":{"c":{"type":"integer"}}}}}}`
+	t.Run("chat json_object", func(t *testing.T) {
+		parkedStreamStack(t, chatPath, `{"model":"mock-long","stream":true,"response_format":{"type":"json_object"},"messages":[{"role":"user","content":"hi json"}]}`)
+	})
+	t.Run("chat json_schema", func(t *testing.T) {
+		parkedStreamStack(t, chatPath, `{"model":"mock-long","stream":true,"response_format":{"type":"json_schema","json_schema":{"name":"s","schema":`+schema+`}},"messages":[{"role":"user","content":"hi"}]}`)
+	})
+	t.Run("responses text.format", func(t *testing.T) {
+		parkedStreamStack(t, "/v1/responses", `{"model":"mock-long","stream":true,"text":{"format":{"type":"json_schema","name":"s","schema":`+schema+`}},"input":"hi"}`)
+	})
+	t.Run("tool calls", func(t *testing.T) {
+		cat, err := catalog.Parse([]byte("models:\n  - {id: mock-tools, kind: mock, behavior: tools, default_tokens: 24, " +
+			"capabilities: {streaming: true, tools: true}, latency: {first_chunk: 0s, between_chunks: 1h}}\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		parkedStreamStackOn(t, cat, chatPath, `{"model":"mock-tools","stream":true,"messages":[{"role":"user","content":"hi"}],`+
+			`"tools":[{"type":"function","function":{"name":"f","parameters":`+schema+`}}]}`)
+	})
 }
 
 func parkedStreamStack(t *testing.T, path, body string) {
+	t.Helper()
+	parkedStreamStackOn(t, longProse(t, "{first_chunk: 0s, between_chunks: 1h}"), path, body)
+}
+
+func parkedStreamStackOn(t *testing.T, cat *catalog.Catalog, path, body string) {
 	const K = 200
 	// The connection goroutine's 8 KB and the background reader's few KB make about 10–12 KB;
 	// one doubling of the connection goroutine's stack (to 16 KB) makes about 20 KB.
 	const bound = 16 << 10
-	h := newHarness(t, journaled, func(d *Deps) { d.Catalog = longProse(t, "{first_chunk: 0s, between_chunks: 1h}") })
+	h := newHarness(t, journaled, func(d *Deps) { d.Catalog = cat })
 	srv := httptest.NewServer(h.handler)
 	t.Cleanup(srv.Close) // cleanups run last-added first: the connections close before this
 	request := "POST " + path + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +

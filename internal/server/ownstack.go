@@ -1,0 +1,33 @@
+package server
+
+import (
+	"mockgateway/internal/fixtures"
+	"mockgateway/internal/protocol"
+)
+
+// deepAnswer reports whether making the answer goes deep: a JSON instance of a schema, tool
+// calls, a fixture's scripted reply. Made on the handler's goroutine, such an answer grew a
+// stream's stack past 8 KB before the stream parked on it, so each open one held 16 KB
+// (TestParkedStreamStack).
+func deepAnswer(req *protocol.ChatRequest, hit *fixtures.Hit) bool {
+	return hit != nil || len(req.Tools) > 0 || (req.ResponseFormat.Type != "" && req.ResponseFormat.Type != "text")
+}
+
+// onOwnStack runs f on a goroutine of its own and waits for it: its stack, however deep f goes,
+// is freed when it ends, while the caller's — a stream's, which parks for the stream's life —
+// stays as small as the caller's own frames need. A panic in f is raised again in the caller,
+// where the handler's recovery answers it. It costs a goroutine start, about a microsecond,
+// which only a stream with a deep answer pays.
+func onOwnStack(f func()) {
+	var p any
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() { p = recover() }()
+		f()
+	}()
+	<-done
+	if p != nil {
+		panic(p)
+	}
+}
