@@ -1,7 +1,6 @@
 package protocol
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -146,14 +145,11 @@ func asCompactObject(path, v string) (json.RawMessage, *apierr.Error) {
 		return nil, errType(path, "an object")
 	}
 	if !strings.ContainsAny(v, " \t\r\n") {
-		// No whitespace at all: compact already, and a scan is cheaper than Compact.
+		// No whitespace at all: compact already, and a scan is cheaper than compacting.
 		return json.RawMessage(v), nil
 	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, []byte(v)); err != nil {
-		return nil, errType(path, "an object")
-	}
-	return json.RawMessage(buf.Bytes()), nil
+	// v is valid JSON (the body was checked whole), so compacting cannot fail.
+	return json.RawMessage(appendCompact(make([]byte, 0, len(v)), v)), nil
 }
 
 func asRangedNumber(path, v string, lo, hi float64) (float64, *apierr.Error) {

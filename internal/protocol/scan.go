@@ -234,3 +234,20 @@ func skipValue[T text](v T, i int) int {
 	}
 	return j
 }
+
+// appendCompact appends the valid JSON value v without the whitespace between its tokens: what
+// json.Compact makes of it (FuzzAppendCompactMatchesEncodingJSON), without copying v into the
+// bytes json.Compact reads.
+func appendCompact(buf []byte, v string) []byte {
+	start := 0 // v[start:i] is yet to be appended
+	for i := 0; i < len(v); i++ {
+		switch v[i] {
+		case '"':
+			i = skipString(v, i) - 1
+		case ' ', '\t', '\r', '\n':
+			buf = append(buf, v[start:i]...)
+			start = i + 1
+		}
+	}
+	return append(buf, v[start:]...)
+}
