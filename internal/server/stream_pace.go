@@ -100,10 +100,12 @@ func (p *pace) sleep(delay time.Duration) error {
 //
 // A write starting at now has the exact bound D = min(now + timeout, until). Setting a deadline
 // is a runtime timer update (about 90 ns, more than the rest of this file's work for a frame), so
-// the one on the connection is kept when it is not after D and at most timeout/rearmFraction
-// before it, and set to D otherwise: each write is cut at some moment in [D − timeout/16, D] — a
-// client that stops reading, after at least 15/16 of --write-timeout and at most all of it — and
-// no write goes on past until (docs/configuration.md, "Slow clients"). A stream's frames go out
+// the one on the connection is kept when it is not after D and at most (D − now)/rearmFraction
+// before it — a sixteenth of this write's own allowance — and set to D otherwise: each write is
+// cut at some moment in [D − (D − now)/16, D] — a client that stops reading, after at least 15/16
+// of --write-timeout and at most all of it — and no write goes on past until
+// (docs/configuration.md, "Slow clients"). Measured against the write's allowance rather than the
+// timeout, a deadline already passed (the stream's, before the end's grace) is never kept. A stream's frames go out
 // within microseconds of each other, so it sets the deadline once, and again every timeout/16
 // when they are paced further apart (TestWriteDeadlineBound).
 type writeDeadline struct {
@@ -114,7 +116,7 @@ type writeDeadline struct {
 	armed   bool
 }
 
-// rearmFraction: a write may be cut up to timeout/rearmFraction before its exact bound.
+// rearmFraction: a write may be cut up to 1/rearmFraction of its allowance before its exact bound.
 const rearmFraction = 16
 
 // arm bounds the write that starts at now (a reading taken at most the frame's making before).
@@ -125,7 +127,7 @@ func (d *writeDeadline) arm(now time.Time) {
 			want = t
 		}
 	}
-	if d.armed && !d.set.After(want) && want.Sub(d.set) <= d.timeout/rearmFraction {
+	if d.armed && !d.set.After(want) && want.Sub(d.set) <= want.Sub(now)/rearmFraction {
 		return
 	}
 	d.set, d.armed = want, true

@@ -38,9 +38,11 @@ func TestWriteDeadlineBound(t *testing.T) {
 		if d.timeout > 0 && (want.IsZero() || now.Add(d.timeout).Before(want)) {
 			want = now.Add(d.timeout)
 		}
-		if got.After(want) || got.Before(want.Add(-d.timeout/16)) {
+		// Cut no earlier than a sixteenth of this write's allowance before its bound: never a
+		// deadline that has already passed, unless the bound itself has (a write after until).
+		if earliest := want.Add(-max(0, want.Sub(now)) / 16); got.After(want) || got.Before(earliest) {
 			t.Fatalf("write at +%v (timeout %v, until +%v): deadline +%v, want within [+%v, +%v]", now.Sub(t0), d.timeout,
-				d.until.Sub(t0), got.Sub(t0), want.Add(-d.timeout/16).Sub(t0), want.Sub(t0))
+				d.until.Sub(t0), got.Sub(t0), earliest.Sub(t0), want.Sub(t0))
 		}
 	}
 
@@ -74,6 +76,18 @@ func TestWriteDeadlineBound(t *testing.T) {
 		check(t, d, l, t0.Add(9*time.Second))
 		if len(l.set) != 2 {
 			t.Errorf("deadlines %v, want until, then the end's grace", l.set)
+		}
+	})
+	t.Run("a long write timeout, then the end's grace after the stream's deadline", func(t *testing.T) {
+		// With --write-timeout 120 s, the end's 5 s grace is within timeout/16 of the stream's
+		// deadline, which has passed: the error frame must get the grace, not the passed deadline.
+		l := &deadlineLog{}
+		d := &writeDeadline{conn: l, timeout: 120 * time.Second, until: t0.Add(time.Minute)}
+		check(t, d, l, t0)
+		d.until = t0.Add(time.Minute + time.Millisecond + endGrace)
+		check(t, d, l, t0.Add(time.Minute+time.Millisecond))
+		if got := l.set[len(l.set)-1]; !got.After(t0.Add(time.Minute + time.Millisecond)) {
+			t.Errorf("the end's frame got a deadline %v after it started: already passed", got.Sub(t0.Add(time.Minute+time.Millisecond)))
 		}
 	})
 	t.Run("no write timeout", func(t *testing.T) {
