@@ -236,20 +236,14 @@ func (h *chatHandler) generate(req *protocol.ChatRequest, sim simulated, facts r
 		ContextWindow: served.ContextWindow, PromptTokens: facts.promptTokens,
 	}
 	var res generate.Result
-	answer := func() {
-		switch {
-		case hit != nil && hit.Reply.Error == nil:
-			res = generate.Script(in, scripted(hit.Reply))
-		case req.Stream:
-			res = generate.Prepare(in)
-		default:
-			res = generate.Generate(in)
-		}
-	}
 	if req.Stream && deepAnswer(req, hit) {
-		onOwnStack(answer)
+		// Only here does the closure exist: built unconditionally it, and res, escaped to the heap
+		// on every request.
+		var deep generate.Result
+		onOwnStack(func() { deep = answer(in, hit) })
+		res = deep
 	} else {
-		answer()
+		res = answer(in, hit)
 	}
 	rec.Stream = req.Stream
 	rec.PromptTokens = res.PromptTokens
@@ -274,6 +268,19 @@ func (h *chatHandler) generate(req *protocol.ChatRequest, sim simulated, facts r
 		Span:         span,
 		Echo:         facts.echo,
 		h:            h,
+	}
+}
+
+// answer makes the call's answer: a fixture's scripted reply, a stream's lazily made one, or the
+// whole answer.
+func answer(in generate.Input, hit *fixtures.Hit) generate.Result {
+	switch {
+	case hit != nil && hit.Reply.Error == nil:
+		return generate.Script(in, scripted(hit.Reply))
+	case in.Request.Stream:
+		return generate.Prepare(in)
+	default:
+		return generate.Generate(in)
 	}
 }
 

@@ -1,8 +1,11 @@
 package server
 
 import (
+	"net/http"
+
 	"mockgateway/internal/fixtures"
 	"mockgateway/internal/protocol"
+	"mockgateway/observability"
 )
 
 // deepAnswer reports whether making the answer goes deep: a JSON instance of a schema, tool
@@ -16,14 +19,20 @@ func deepAnswer(req *protocol.ChatRequest, hit *fixtures.Hit) bool {
 // onOwnStack runs f on a goroutine of its own and waits for it: its stack, however deep f goes,
 // is freed when it ends, while the caller's — a stream's, which parks for the stream's life —
 // stays as small as the caller's own frames need. A panic in f is raised again in the caller,
-// where the handler's recovery answers it. It costs a goroutine start, about a microsecond,
-// which only a stream with a deep answer pays.
+// with where it happened (observability.Locate), where the handler's recovery answers it. It
+// costs a goroutine start, about a microsecond, which only a stream with a deep answer pays.
 func onOwnStack(f func()) {
 	var p any
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		defer func() { p = recover() }()
+		defer func() {
+			// Where it happened is known only on this goroutine; net/http's signal to drop the
+			// connection passes on as it is.
+			if p = recover(); p != nil && p != http.ErrAbortHandler {
+				p = observability.Locate(p)
+			}
+		}()
 		f()
 	}()
 	<-done
