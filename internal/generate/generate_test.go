@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"mockgateway/internal/protocol"
 )
@@ -556,6 +557,25 @@ func TestBudgetGeneratesOnlyWhatItKeeps(t *testing.T) {
 			if made := piecesMade(in); made > budget+len(stop)+1 {
 				t.Errorf("budget %d stop %q: %d pieces made", budget, stop, made)
 			}
+		}
+	}
+}
+
+// TestToolCallNameIsItsOwn: a tool call's name is a copy, not the request's string — which the
+// decoder cuts from one copy of the whole body, that an open stream would otherwise keep alive.
+func TestToolCallNameIsItsOwn(t *testing.T) {
+	body := strings.Repeat("x", 1<<20) + "get_weather"
+	tools := weatherTools()
+	tools[0].Name = body[len(body)-len("get_weather"):]
+	req := &protocol.ChatRequest{N: 1, Messages: []protocol.Message{{Role: "user", Content: "weather?"}}, Tools: tools}
+	for _, res := range []Result{Generate(Input{Model: "mock-tools", Behavior: BehaviorTools, DefaultTokens: 12, Request: req}),
+		Prepare(Input{Model: "mock-tools", Behavior: BehaviorTools, DefaultTokens: 12, Request: req})} {
+		calls := res.Choices[0].ToolCalls
+		if len(calls) != 1 || calls[0].Name != "get_weather" {
+			t.Fatalf("calls %v, want one to get_weather", calls)
+		}
+		if unsafe.StringData(calls[0].Name) == unsafe.StringData(tools[0].Name) {
+			t.Error("the call's name is the request's string: it keeps the request's body alive")
 		}
 	}
 }

@@ -1,6 +1,10 @@
 package generate
 
-import "mockgateway/internal/protocol"
+import (
+	"strings"
+
+	"mockgateway/internal/protocol"
+)
 
 // maxParallelCalls is the most calls one choice makes when parallel tool calls are allowed.
 const maxParallelCalls = 3
@@ -84,8 +88,10 @@ func (g *generation) cutCalls(i int, b *pieceBuilder, ends []int, names []string
 			args, finish = args.slice(0, max(left, 0)), finishLength
 		}
 		calls = append(calls, ToolCall{
-			ID:        toolCallID(g.requestSeed(), i, k),
-			Name:      name,
+			ID: toolCallID(g.requestSeed(), i, k),
+			// A copy: the request's strings are cut from one copy of its body, and an open
+			// stream keeps its answer for as long as it lasts — not the whole body with it.
+			Name:      strings.Clone(name),
 			Arguments: args,
 		})
 		start = ends[k]

@@ -8,6 +8,10 @@ import "encoding/json"
 // ChatRequest is a validated chat completion request. Fields that the contract accepts but that
 // have no effect on a deterministic mock (sampling, user, metadata, store, …) are checked by the
 // decoder and then dropped: they are not kept here, so nothing downstream can log them.
+//
+// Its strings are cut from one copy of the request's body (DecodeChatRequest): whatever keeps
+// one past the request — an open stream's answer — copies it (strings.Clone), or it keeps the
+// whole body alive.
 type ChatRequest struct {
 	// Fields are the top-level members the client sent (present and not null). They are
 	// protocol names only, for the content-free journal's picture of the client's setup.
