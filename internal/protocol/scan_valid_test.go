@@ -28,13 +28,21 @@ func TestValidMatchesEncodingJSON(t *testing.T) {
 // not, whichever containers nest.
 func TestValidNestingLimit(t *testing.T) {
 	for _, depth := range []int{maxNestingDepth, maxNestingDepth + 1} {
-		for _, nest := range []struct{ open, close string }{{"[", "]"}, {`{"a":`, "}"}, {`[{"a":`, "}]"}} {
-			n := depth
-			if len(nest.open) > 4 {
-				n = depth / 2 // two levels a step
+		for _, nest := range []struct {
+			open, close string
+			levels      int // containers each step opens
+		}{{"[", "]", 1}, {`{"a":`, "}", 1}, {`[{"a":`, "}]", 2}, {`{"a":[`, "]}", 2}} {
+			n := depth / nest.levels
+			prefix := strings.Repeat(nest.open, n)
+			if depth%nest.levels != 0 { // the odd level: one more array
+				prefix = "[" + prefix
 			}
-			body := []byte(strings.Repeat(nest.open, n) + "1" + strings.Repeat(nest.close, n))
-			if got, want := validJSON(body), json.Valid(body); got != want {
+			suffix := strings.Repeat(nest.close, n)
+			if depth%nest.levels != 0 {
+				suffix += "]"
+			}
+			body := []byte(prefix + "1" + suffix)
+			if got, want := validJSON(body), json.Valid(body); got != want || want != (depth <= maxNestingDepth) {
 				t.Errorf("%d levels of %s: validJSON %v, encoding/json %v", depth, nest.open, got, want)
 			}
 		}
