@@ -80,3 +80,9 @@ func TestDecodeNamedReportsTheNamedRun(t *testing.T) {
 		t.Errorf("a clean decode ran %d times", runs)
 	}
 }
+
+// decodeResponses is decodeResponsesEchoed without the echo: decodeChat's counterpart.
+func decodeResponses(doc string, lim Limits, root string) (*ChatRequest, *apierr.Error) {
+	d, e := decodeResponsesEchoed(doc, lim, root)
+	return d.req, e
+}

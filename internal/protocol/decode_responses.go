@@ -73,14 +73,9 @@ type echoedRequest struct {
 	echo *ResponseEcho
 }
 
-// decodeResponses decodes the valid JSON object doc, naming paths from root (decode_path.go).
-func decodeResponses(doc string, lim Limits, root string) (*ChatRequest, *apierr.Error) {
-	d, e := decodeResponsesEchoed(doc, lim, root)
-	return d.req, e
-}
-
-// decodeResponsesEchoed is decodeResponses, and the echo of a request it accepts, encoded from
-// the same split of the top level.
+// decodeResponsesEchoed decodes the valid JSON object doc, naming paths from root
+// (decode_path.go), and encodes the echo of a request it accepts from the same split of the top
+// level.
 func decodeResponsesEchoed(doc string, lim Limits, root string) (echoedRequest, *apierr.Error) {
 	var room stackTopMembers
 	top, ok := appendMembers(room[:0], doc, doc)

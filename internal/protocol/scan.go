@@ -57,12 +57,6 @@ func (o members[T]) get(key string) (T, bool) {
 	return zero, false
 }
 
-// splitObject splits a valid JSON object into its members. ok is false when v is not an object.
-// Raw bytes are copied to a string once, for their keys.
-func splitObject[T text](v T) (_ members[T], ok bool) {
-	return appendMembers(make(members[T], 0, 8), v, string(v)) // room for most objects' members
-}
-
 // appendMembers splits the valid JSON object v into its members, appended to o: a caller that
 // passes a buffer on its stack (stackMembers) splits an object of a few members without an
 // allocation. keys holds the same bytes as v, as a string (v itself when v is one): keys are cut
@@ -131,11 +125,6 @@ func (o members[T]) settle() members[T] {
 		out = append(out, f)
 	}
 	return out
-}
-
-// splitArray splits a valid JSON array into its elements. ok is false when v is not an array.
-func splitArray[T text](v T) (_ []T, ok bool) {
-	return appendElements(make([]T, 0, 4), v)
 }
 
 // appendElements splits the valid JSON array v into its elements, appended to a (a buffer on the

@@ -209,3 +209,14 @@ func TestDecodeAllocations(t *testing.T) {
 		}
 	}
 }
+
+// splitObject splits a valid JSON object into its members (ok false when v is not one): the
+// tests' way to split raw bytes with the decoder's own splitter.
+func splitObject[T text](v T) (_ members[T], ok bool) {
+	return appendMembers(make(members[T], 0, 8), v, string(v))
+}
+
+// splitArray splits a valid JSON array into its elements (ok false when v is not one).
+func splitArray[T text](v T) (_ []T, ok bool) {
+	return appendElements(make([]T, 0, 4), v)
+}
