@@ -178,21 +178,6 @@ func BenchmarkDecodeChatRequest(b *testing.B) {
 	}
 }
 
-// BenchmarkDecodeResponsesRequest decodes benchResponsesBodies, their echo included.
-func BenchmarkDecodeResponsesRequest(b *testing.B) {
-	for _, name := range []string{"chat", "tools"} {
-		b.Run(name, func(b *testing.B) {
-			b.ReportAllocs()
-			raw := []byte(benchResponsesBodies[name])
-			for b.Loop() {
-				if _, _, e := DecodeResponsesRequest(raw, Limits{}); e != nil {
-					b.Fatal(e)
-				}
-			}
-		})
-	}
-}
-
 // TestDecodeAllocations holds the decoder to what a clean request must cost: the copy of its
 // body, the request, and its slices (messages, tool calls, tools), the copy of a kept JSON
 // Schema, a temperature's pointer and an escaped string's unescaping. Paths, keys, values,
