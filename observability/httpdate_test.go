@@ -12,7 +12,8 @@ import (
 
 // TestDateHeader: every response through the chain, over a real connection, carries a Date
 // header as net/http writes it (http.TimeFormat, within the request's second or the next); a
-// handler's own Date wins; and one second's value is shared, a new second's formatted anew.
+// handler's own Date wins, and so does its nil Date (none sent); and one second's value is
+// shared, a new second's formatted anew.
 func TestDateHeader(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/json", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("{}")) })
@@ -23,6 +24,11 @@ func TestDateHeader(t *testing.T) {
 	})
 	mux.HandleFunc("/own", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Date", "Mon, 02 Jan 2006 15:04:05 GMT")
+		_, _ = w.Write([]byte("{}")) // through the chain's writer, which sets Date as it begins
+	})
+	mux.HandleFunc("/none", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header()["Date"] = nil // net/http's documented way to send no Date
+		_, _ = w.Write([]byte("{}"))
 	})
 	chain := Chain(mux, ChainConfig{
 		Logger: slog.New(slog.DiscardHandler), Tracer: noop.NewTracerProvider().Tracer(""), Propagator: Propagator(),
@@ -60,6 +66,14 @@ func TestDateHeader(t *testing.T) {
 	resp.Body.Close()
 	if got := resp.Header.Values("Date"); len(got) != 1 || got[0] != "Mon, 02 Jan 2006 15:04:05 GMT" {
 		t.Errorf("a handler's own Date: got %q", got)
+	}
+	resp, err = http.Get(srv.URL + "/none")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got := resp.Header.Values("Date"); len(got) != 0 {
+		t.Errorf("a handler that asks for no Date: got %q", got)
 	}
 
 	var dates dateHeader
