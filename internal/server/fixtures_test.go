@@ -232,3 +232,27 @@ func TestFixtureAttemptsPerScope(t *testing.T) {
 		t.Errorf("got %s, want %s", strings.Join(got, " "), want)
 	}
 }
+
+// TestDeleteScopeForgetsAttempts: a test that gave up before its attempts got through, then
+// dropped its scope, starts again at attempt 1 when it reruns in that scope; another scope's
+// count goes on.
+func TestDeleteScopeForgetsAttempts(t *testing.T) {
+	h := newHarness(t)
+	const fault = "rate_limit;attempts=2;retry_after=0s"
+	try := func(scope string) int {
+		return h.do("POST", chatPath, chatBody("mock-chat", ""), HeaderScope, scope, "X-Mock-Fault", fault, "X-Mock-Latency", "instant").Code
+	}
+	if a, b := try("rerun"), try("other"); a != 429 || b != 429 {
+		t.Fatalf("first attempts: %d %d, want 429", a, b)
+	}
+	rr := h.do("DELETE", "/_mock/scopes/rerun", "")
+	if rr.Code != 200 || !strings.Contains(rr.Body.String(), `"deleted":true`) {
+		t.Fatalf("DELETE: %d %s, want deleted: the scope held an attempt count", rr.Code, rr.Body)
+	}
+	if got := []int{try("rerun"), try("rerun"), try("rerun")}; fmt.Sprint(got) != "[429 429 200]" {
+		t.Errorf("rerun after the drop: %v, want [429 429 200] (attempts 1, 2, 3)", got)
+	}
+	if got := []int{try("other"), try("other")}; fmt.Sprint(got) != "[429 200]" {
+		t.Errorf("the other scope's attempts 2 and 3: %v, want [429 200] (its count kept)", got)
+	}
+}

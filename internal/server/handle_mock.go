@@ -9,6 +9,7 @@ import (
 	"mockgateway/internal/apierr"
 	"mockgateway/internal/fixtures"
 	"mockgateway/internal/journal"
+	"mockgateway/internal/simulation"
 	"mockgateway/observability"
 )
 
@@ -127,8 +128,8 @@ type scopeDeleted struct {
 }
 
 // handleDeleteScope serves DELETE /_mock/scopes/{scope}: the scope's runtime fixtures, reply
-// counters and journal go.
-func handleDeleteScope(store *fixtures.Store, j *journal.Journal) http.Handler {
+// counters, attempt counts and journal go.
+func handleDeleteScope(store *fixtures.Store, attempts *simulation.AttemptCounter, j *journal.Journal) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		scope := mux.Vars(r)["scope"]
 		if scope == "" || !journal.ValidScope(scope) {
@@ -136,6 +137,9 @@ func handleDeleteScope(store *fixtures.Store, j *journal.Journal) http.Handler {
 			return
 		}
 		deleted := store.DropScope(scope)
+		if attempts.DropScope(scope) {
+			deleted = true
+		}
 		if j != nil {
 			j.Drop(scope)
 		}

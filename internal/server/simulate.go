@@ -108,7 +108,8 @@ func (s simulator) attemptOf(r *http.Request, model *catalog.Model, fault *simul
 	key = bodyHash
 	// The scope too: parallel tests that send the same request in different scopes each count
 	// their own attempts.
-	for _, v := range [...]string{model.ID, r.Header.Get(simulation.HeaderFault), observability.RecordFrom(r.Context()).Scope} {
+	scope := observability.RecordFrom(r.Context()).Scope
+	for _, v := range [...]string{model.ID, r.Header.Get(simulation.HeaderFault), scope} {
 		key = fnv64aString(key^uint64(len(v)), v)
 	}
 	key |= 1 // never 0, which means "not counted"
@@ -117,7 +118,7 @@ func (s simulator) attemptOf(r *http.Request, model *catalog.Model, fault *simul
 		// forgets the first try the counter saw.
 		return attempt, key, nil
 	}
-	return s.attempts.Next(key), key, nil
+	return s.attempts.Next(key, scope), key, nil
 }
 
 func invalidHeader(name string, err error) *apierr.Error {

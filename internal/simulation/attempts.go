@@ -2,6 +2,7 @@ package simulation
 
 import (
 	"container/list"
+	"strings"
 	"sync"
 	"time"
 )
@@ -9,9 +10,9 @@ import (
 // AttemptCounter numbers the attempts of clients that send no attempt header (LangChain, the
 // Vercel AI SDK, LlamaIndex, go-openai, … retry on their own and say nothing), so that "fail the
 // first K attempts" recovers for them too. A retry resends the same request, so its key is a hash
-// of what identifies it — the body, the model and the fault header (and the scope, once scopes
-// exist) — computed by the caller; the counter never sees the request itself, and nothing it
-// keeps reaches telemetry.
+// of what identifies it — the body, the model, the fault header and the scope — computed by the
+// caller; the counter never sees the request itself, and nothing it keeps reaches telemetry. It
+// keeps each key's scope id beside it, so that dropping a scope (DropScope) forgets its counts.
 //
 // This is the one piece of simulation state that is not a pure function of the request, and it
 // is bounded three ways: a key is forgotten TTL after its last attempt, a key is forgotten once
@@ -30,6 +31,7 @@ type AttemptCounter struct {
 
 type attemptEntry struct {
 	key   uint64
+	scope string // the scope the key was counted in ("" unscoped)
 	count int
 	last  time.Time
 }
@@ -40,8 +42,9 @@ func NewAttemptCounter(max int, ttl time.Duration, now func() time.Time) *Attemp
 	return &AttemptCounter{max: max, ttl: ttl, now: now, keys: make(map[uint64]*list.Element)}
 }
 
-// Next records one attempt of the request with this key and returns its number, from 1.
-func (c *AttemptCounter) Next(key uint64) int {
+// Next records one attempt of the request with this key, in scope, and returns its number, from
+// 1. The key already covers the scope; scope is kept only for DropScope.
+func (c *AttemptCounter) Next(key uint64, scope string) int {
 	if c == nil || c.max < 1 {
 		return 1
 	}
@@ -65,8 +68,31 @@ func (c *AttemptCounter) Next(key uint64) int {
 		}
 		c.remove(back)
 	}
-	c.keys[key] = c.lru.PushFront(&attemptEntry{key: key, count: 1, last: now})
+	// The scope id is cut from a request header: a copy keeps no more of the request alive.
+	c.keys[key] = c.lru.PushFront(&attemptEntry{key: key, scope: strings.Clone(scope), count: 1, last: now})
 	return 1
+}
+
+// DropScope forgets every count kept in scope, as DELETE /_mock/scopes/{scope} drops the scope's
+// other state: a test that reruns in the same scope starts again at attempt 1 even if its last
+// run gave up before an attempt got through. It reports whether there were any. It walks every
+// key, at most max of them, and runs only when a test drops its scope.
+func (c *AttemptCounter) DropScope(scope string) bool {
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	dropped := false
+	for el := c.lru.Front(); el != nil; {
+		next := el.Next()
+		if el.Value.(*attemptEntry).scope == scope {
+			c.remove(el)
+			dropped = true
+		}
+		el = next
+	}
+	return dropped
 }
 
 // Done forgets the key: its attempt succeeded, and a later identical request is a new first try.

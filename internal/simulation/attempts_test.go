@@ -13,12 +13,12 @@ func TestAttemptCounterCountsRetriesOfOneRequest(t *testing.T) {
 	clock := &fakeClock{t: time.Unix(1_700_000_000, 0)}
 	c := NewAttemptCounter(10, time.Minute, clock.now)
 	for want := 1; want <= 3; want++ {
-		if got := c.Next(42); got != want {
+		if got := c.Next(42, ""); got != want {
 			t.Fatalf("attempt %d: got %d", want, got)
 		}
 		clock.t = clock.t.Add(time.Second)
 	}
-	if got := c.Next(7); got != 1 {
+	if got := c.Next(7, ""); got != 1 {
 		t.Errorf("another request is its own first attempt, got %d", got)
 	}
 }
@@ -26,18 +26,18 @@ func TestAttemptCounterCountsRetriesOfOneRequest(t *testing.T) {
 func TestAttemptCounterForgetsOnSuccessAndAfterTTL(t *testing.T) {
 	clock := &fakeClock{t: time.Unix(1_700_000_000, 0)}
 	c := NewAttemptCounter(10, time.Minute, clock.now)
-	c.Next(1)
-	c.Next(1)
+	c.Next(1, "")
+	c.Next(1, "")
 	c.Done(1)
-	if got := c.Next(1); got != 1 {
+	if got := c.Next(1, ""); got != 1 {
 		t.Errorf("after success the same request starts again: got %d", got)
 	}
 	clock.t = clock.t.Add(time.Minute + time.Second)
-	if got := c.Next(1); got != 1 {
+	if got := c.Next(1, ""); got != 1 {
 		t.Errorf("after the TTL the same request starts again: got %d", got)
 	}
 	clock.t = clock.t.Add(30 * time.Second)
-	if got := c.Next(1); got != 2 {
+	if got := c.Next(1, ""); got != 2 {
 		t.Errorf("within the TTL of the last attempt it counts on: got %d", got)
 	}
 }
@@ -48,19 +48,19 @@ func TestAttemptCounterIsBounded(t *testing.T) {
 	clock := &fakeClock{t: time.Unix(1_700_000_000, 0)}
 	const max = 100
 	c := NewAttemptCounter(max, time.Minute, clock.now)
-	c.Next(0)
+	c.Next(0, "")
 	for k := uint64(1); k < 100_000; k++ {
 		clock.t = clock.t.Add(time.Microsecond)
-		c.Next(k)
+		c.Next(k, "")
 		if k == 50 {
-			c.Next(0) // 0 is now more recent than 1..49
+			c.Next(0, "") // 0 is now more recent than 1..49
 		}
 		if n := c.Len(); n > max {
 			t.Fatalf("after %d keys the counter holds %d, more than %d", k, n, max)
 		}
 	}
 	// 0 was refreshed and then evicted in turn as 100,000 newer keys arrived; the newest stay.
-	if got := c.Next(99_999); got != 2 {
+	if got := c.Next(99_999, ""); got != 2 {
 		t.Errorf("the newest key was evicted: got attempt %d", got)
 	}
 }
@@ -68,13 +68,44 @@ func TestAttemptCounterIsBounded(t *testing.T) {
 func TestAttemptCounterOff(t *testing.T) {
 	c := NewAttemptCounter(0, time.Minute, time.Now)
 	for range 3 {
-		if got := c.Next(1); got != 1 {
+		if got := c.Next(1, ""); got != 1 {
 			t.Fatalf("counting off: got %d", got)
 		}
 	}
 	var nilCounter *AttemptCounter
-	if got := nilCounter.Next(1); got != 1 {
+	if got := nilCounter.Next(1, ""); got != 1 {
 		t.Fatalf("nil counter: got %d", got)
 	}
 	nilCounter.Done(1)
+	if nilCounter.DropScope("t") {
+		t.Fatal("a nil counter dropped a scope")
+	}
+}
+
+// TestAttemptCounterDropScope: dropping a scope forgets its counts and only its counts.
+func TestAttemptCounterDropScope(t *testing.T) {
+	c := NewAttemptCounter(100, time.Minute, time.Now)
+	c.Next(1, "t-1")
+	c.Next(1, "t-1")
+	c.Next(2, "t-1")
+	c.Next(3, "t-2")
+	c.Next(4, "")
+	if !c.DropScope("t-1") {
+		t.Fatal("DropScope(t-1) found nothing")
+	}
+	if c.DropScope("t-1") {
+		t.Error("DropScope(t-1) twice found counts the second time")
+	}
+	if got := c.Len(); got != 2 {
+		t.Errorf("%d keys left, want the other scopes' 2", got)
+	}
+	if got := c.Next(1, "t-1"); got != 1 {
+		t.Errorf("after the drop, key 1 is attempt %d, want 1", got)
+	}
+	if got := c.Next(3, "t-2"); got != 2 {
+		t.Errorf("another scope's key is attempt %d, want 2", got)
+	}
+	if got := c.Next(4, ""); got != 2 {
+		t.Errorf("the unscoped key is attempt %d, want 2", got)
+	}
 }
