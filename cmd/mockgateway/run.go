@@ -177,15 +177,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
-	return shutdown(srv, ln, conns, drain, cfg.DrainTimeout, logger, serveErr)
+	return shutdown(srv, ln, conns, drain, cfg.DrainTimeout, cfg.DrainQuiet, logger, serveErr)
 }
-
-// drainQuiet is how long the connections must have been idle, none of them starting a request,
-// before shutdown closes them: a client looping on a keep-alive connection sends its next
-// request well within it, gets its answer with Connection: close, and leaves. A quarter second
-// was not enough for a client on a loaded machine (TestDrainAnswersEverySentRequest lost one
-// request in a full make test run); a drain whose clients have all left does not wait for it.
-const drainQuiet = time.Second
 
 // shutdown drains the service so that every request a client has sent gets an answer:
 //
@@ -194,13 +187,17 @@ const drainQuiet = time.Second
 //     before the client sends anything).
 //   - Requests in flight finish; streams still open at the drain deadline end with a
 //     shutting_down error frame and [DONE].
-//   - Only when no connection is serving a request and none has started one for drainQuiet are
-//     the idle keep-alive connections closed (http.Server.Shutdown). Closing them earlier — as
-//     Shutdown alone, or SetKeepAlivesEnabled(false), does at once — resets a request that a
-//     client had just sent on one, which it cannot tell from a failure and SDKs do not retry.
+//   - Only when no connection is serving a request and none has started one for quiet
+//     (--drain-quiet, 1 s: a client looping on a keep-alive connection sends its next request
+//     well within it, gets its answer with Connection: close, and leaves; a quarter second was
+//     not enough for a client on a loaded machine) are the idle keep-alive connections closed
+//     (http.Server.Shutdown). Closing them earlier — as Shutdown alone, or
+//     SetKeepAlivesEnabled(false), does at once — resets a request that a client had just sent
+//     on one, which it cannot tell from a failure and SDKs do not retry. A drain whose clients
+//     have all left does not wait for it.
 //
 // Past the drain deadline, connections still serving get 10 seconds more, then are closed.
-func shutdown(srv *http.Server, ln net.Listener, conns *connWatch, drain *server.Drain, drainTimeout time.Duration, logger *slog.Logger, serveErr <-chan error) error {
+func shutdown(srv *http.Server, ln net.Listener, conns *connWatch, drain *server.Drain, drainTimeout, quiet time.Duration, logger *slog.Logger, serveErr <-chan error) error {
 	logger.Info("shutting down", slog.String("drain_timeout", drainTimeout.String()))
 	drain.Begin()
 	_ = ln.Close()
@@ -208,12 +205,12 @@ func shutdown(srv *http.Server, ln net.Listener, conns *connWatch, drain *server
 
 	abort := time.NewTimer(drainTimeout)
 	defer abort.Stop()
-	if !conns.waitQuiet(drainQuiet, abort.C) {
+	if !conns.waitQuiet(quiet, abort.C) {
 		logger.Info("drain deadline passed; ending open streams")
 		drain.AbortStreams()
 		giveUp := time.NewTimer(10 * time.Second)
 		defer giveUp.Stop()
-		if !conns.waitQuiet(drainQuiet, giveUp.C) {
+		if !conns.waitQuiet(quiet, giveUp.C) {
 			logger.Warn("connections still open after the drain; closing them")
 			return srv.Close()
 		}

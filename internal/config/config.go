@@ -58,6 +58,10 @@ type Config struct {
 	// DrainTimeout is how long shutdown lets open streams run before ending them with a
 	// shutting_down error frame.
 	DrainTimeout time.Duration
+	// DrainQuiet is how long, on shutdown, no connection may have started a request before the
+	// idle keep-alive connections are closed: closing one sooner could reset a request its
+	// client was just sending.
+	DrainQuiet time.Duration
 	// FixturesPath is a fixture file or directory (docs/fixtures.md); FixturesStrict answers a
 	// request no fixture matches with 400 no_fixture_match; FixturesReload is how often the
 	// files are checked for changes.
@@ -122,6 +126,7 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 		{flagenv.Setting{Name: "idle-timeout", Env: "MOCKGATEWAY_IDLE_TIMEOUT", Default: "120s", Usage: "keep-alive idle timeout"}, durationOf(&c.IdleTimeout)},
 		{flagenv.Setting{Name: "stream-timeout", Env: "MOCKGATEWAY_STREAM_TIMEOUT", Default: "5m", Usage: "a stream's total duration before it ends with stream_timeout"}, durationOf(&c.StreamTimeout)},
 		{flagenv.Setting{Name: "drain-timeout", Env: "MOCKGATEWAY_DRAIN_TIMEOUT", Default: "5s", Usage: "on shutdown, how long open streams may go on before they end with shutting_down"}, durationOf(&c.DrainTimeout)},
+		{flagenv.Setting{Name: "drain-quiet", Env: "MOCKGATEWAY_DRAIN_QUIET", Default: "1s", Usage: "on shutdown, how long no request may start before idle keep-alive connections are closed"}, durationOf(&c.DrainQuiet)},
 		{flagenv.Setting{Name: "fixtures", Env: "MOCKGATEWAY_FIXTURES", Usage: "fixture file or directory (YAML or JSON), reloaded when it changes"}, str(&c.FixturesPath)},
 		{flagenv.Setting{Name: "fixtures-strict", Env: "MOCKGATEWAY_FIXTURES_STRICT", Default: "false", Usage: "answer a request that no fixture matches with 400 no_fixture_match"}, boolOf(&c.FixturesStrict)},
 		{flagenv.Setting{Name: "fixtures-reload", Env: "MOCKGATEWAY_FIXTURES_RELOAD", Default: "1s", Usage: "how often the fixture files are checked for changes"}, durationOf(&c.FixturesReload)},
@@ -199,6 +204,7 @@ func (c Config) validate() error {
 		{c.IdleTimeout > 0, "idle-timeout: must be positive"},
 		{c.StreamTimeout > 0, "stream-timeout: must be positive"},
 		{c.DrainTimeout >= 0, "drain-timeout: must not be negative"},
+		{c.DrainQuiet >= 0, "drain-quiet: must not be negative"},
 		{c.TraceBuffer >= 1, "trace-buffer: must be at least 1"},
 		{c.GCFloorMB >= 0 && c.GCFloorMB <= 4096, "gc-floor-mb: must be from 0 to 4096"},
 	}
@@ -246,6 +252,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("idle_timeout", c.IdleTimeout.String()),
 		slog.String("stream_timeout", c.StreamTimeout.String()),
 		slog.String("drain_timeout", c.DrainTimeout.String()),
+		slog.String("drain_quiet", c.DrainQuiet.String()),
 		slog.Int("trace_buffer", c.TraceBuffer),
 		slog.Int("gc_floor_mb", c.GCFloorMB),
 	)
