@@ -13,13 +13,16 @@ import (
 // is accepted however little room it leaves: each choice then stops at the window (see
 // Input.ContextWindow), as a provider's model does.
 func CheckContext(promptTokens, budget, window int) *apierr.Error {
-	if window <= 0 || promptTokens+max(budget, 0) <= window {
+	// Compared as room left, not as a sum: a budget near the int's limit (an operator's
+	// --max-tokens lets it through) must not wrap around to fit.
+	if window <= 0 || promptTokens <= window && max(budget, 0) <= window-promptTokens {
 		return nil // before the message is built: nearly every request fits (BenchmarkCheckContext)
 	}
 	head := "This model's maximum context length is " + strconv.Itoa(window) + " tokens. However, "
 	if budget > 0 {
+		// Both are at most the int's limit, so their sum fits in a uint64.
 		return apierr.New(apierr.ContextLengthExceeded, "messages", head+"you requested "+
-			strconv.Itoa(promptTokens+budget)+" tokens ("+strconv.Itoa(promptTokens)+
+			strconv.FormatUint(uint64(promptTokens)+uint64(budget), 10)+" tokens ("+strconv.Itoa(promptTokens)+
 			" in the messages, "+strconv.Itoa(budget)+" in the completion). "+
 			"Please reduce the length of the messages or completion.")
 	}

@@ -3,6 +3,7 @@ package generate
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -253,6 +254,9 @@ func TestCheckContext(t *testing.T) {
 		{127000, 1000, 128000, ""},
 		{128001, 0, 128000, "This model's maximum context length is 128000 tokens. However, your messages resulted in 128001 tokens. Please reduce the length of the messages."},
 		{127001, 1000, 128000, "This model's maximum context length is 128000 tokens. However, you requested 128001 tokens (127001 in the messages, 1000 in the completion). Please reduce the length of the messages or completion."},
+		// A budget at the int's limit: the sum must not wrap around to fit.
+		{10, math.MaxInt, 128000, "This model's maximum context length is 128000 tokens. However, you requested 9223372036854775817 tokens (10 in the messages, 9223372036854775807 in the completion). Please reduce the length of the messages or completion."},
+		{math.MaxInt, math.MaxInt, 128000, "This model's maximum context length is 128000 tokens. However, you requested 18446744073709551614 tokens (9223372036854775807 in the messages, 9223372036854775807 in the completion). Please reduce the length of the messages or completion."},
 	}
 	for _, tt := range tests {
 		e := CheckContext(tt.prompt, tt.budget, tt.window)
