@@ -37,6 +37,12 @@ type variable struct {
 	Query      json.RawMessage `json:"query"`
 	Definition string          `json:"definition"`
 	Datasource *datasourceRef  `json:"datasource"`
+	IncludeAll bool            `json:"includeAll"`
+	Multi      bool            `json:"multi"`
+	AllValue   string          `json:"allValue"`
+	Current    struct {
+		Value json.RawMessage `json:"value"`
+	} `json:"current"`
 }
 
 type datasourceRef struct {
@@ -57,24 +63,43 @@ type panel struct {
 		Defaults struct {
 			Unit string `json:"unit"`
 		} `json:"defaults"`
+		Overrides []struct {
+			Matcher struct {
+				ID      string `json:"id"`
+				Options any    `json:"options"`
+			} `json:"matcher"`
+			Properties []struct {
+				ID    string `json:"id"`
+				Value any    `json:"value"`
+			} `json:"properties"`
+		} `json:"overrides"`
 	} `json:"fieldConfig"`
+	Options struct {
+		TextMode string `json:"textMode"`
+	} `json:"options"`
 	Targets []target `json:"targets"`
 	Panels  []panel  `json:"panels"` // collapsed rows hold their panels
 }
 
 type target struct {
-	RefID      string         `json:"refId"`
-	Expr       string         `json:"expr"`
-	Exemplar   bool           `json:"exemplar"`
-	Datasource *datasourceRef `json:"datasource"`
+	RefID        string         `json:"refId"`
+	Expr         string         `json:"expr"`
+	LegendFormat string         `json:"legendFormat"`
+	Exemplar     bool           `json:"exemplar"`
+	Datasource   *datasourceRef `json:"datasource"`
 }
 
 // dashboardExpr is one PromQL expression of a dashboard, with where it comes from.
 type dashboardExpr struct {
-	where    string // "overview.json: Latency by route (p50, p90, p99) / B"
-	expr     string
-	exemplar bool
-	panel    string // panel type; "variable" for template variable queries
+	where       string // "overview.json: Latency by route (p50, p90, p99) / B"
+	expr        string
+	exemplar    bool
+	panel       string // panel type; "variable" for template variable queries
+	owner       string // "overview.json: Latency by route (p50, p90, p99)", or "overview.json: variable route"
+	description string // the panel's description
+	// defaults are the dashboard's variables as a fresh dashboard sets them, formatted as in a
+	// regex matcher.
+	defaults map[string]string
 }
 
 func loadDashboards(t *testing.T) []dashboard {
@@ -116,21 +141,61 @@ func dashboardExprs(t *testing.T) []dashboardExpr {
 	labelValues := regexp.MustCompile(`^label_values\((.+),\s*\w+\)$`)
 	var out []dashboardExpr
 	for _, d := range loadDashboards(t) {
+		defaults := variableDefaults(t, d)
 		for _, p := range allPanels(d.Panels) {
+			owner := d.file + ": " + p.Title
 			for _, tg := range p.Targets {
-				out = append(out, dashboardExpr{where: d.file + ": " + p.Title + " / " + tg.RefID, expr: tg.Expr, exemplar: tg.Exemplar, panel: p.Type})
+				out = append(out, dashboardExpr{where: owner + " / " + tg.RefID, expr: tg.Expr, exemplar: tg.Exemplar,
+					panel: p.Type, owner: owner, description: p.Description, defaults: defaults})
 			}
 		}
 		for _, v := range d.Templating.List {
 			if v.Type != "query" {
 				continue
 			}
+			owner := d.file + ": variable " + v.Name
 			m := labelValues.FindStringSubmatch(v.Definition)
 			if m == nil {
-				t.Errorf("%s: variable %s: query %q is not label_values(metric, label)", d.file, v.Name, v.Definition)
+				t.Errorf("%s: query %q is not label_values(metric, label)", owner, v.Definition)
 				continue
 			}
-			out = append(out, dashboardExpr{where: d.file + ": variable " + v.Name, expr: m[1], panel: "variable"})
+			out = append(out, dashboardExpr{where: owner, expr: m[1], panel: "variable", owner: owner, defaults: defaults})
+		}
+	}
+	return out
+}
+
+// variableDefaults returns the value each query variable of d has when the dashboard opens, as
+// Grafana puts it in a regex matcher: All is the variable's allValue, several values (a|b).
+func variableDefaults(t *testing.T, d dashboard) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, v := range d.Templating.List {
+		if v.Type != "query" {
+			continue
+		}
+		var values []string
+		if err := json.Unmarshal(v.Current.Value, &values); err != nil {
+			var one string
+			if json.Unmarshal(v.Current.Value, &one) != nil {
+				t.Errorf("%s: variable %s: current value %s is neither a string nor a list", d.file, v.Name, v.Current.Value)
+			}
+			values = []string{one}
+		}
+		switch {
+		case len(values) == 1 && values[0] == "$__all" && v.AllValue != "":
+			out[v.Name] = v.AllValue
+		case len(values) == 0 || len(values) == 1 && values[0] == "$__all":
+			// All without an allValue lists every option, and no value the first: at most this.
+			out[v.Name] = ".*"
+		case len(values) == 1:
+			out[v.Name] = regexp.QuoteMeta(values[0])
+		default:
+			quoted := make([]string, len(values))
+			for i, x := range values {
+				quoted[i] = regexp.QuoteMeta(x)
+			}
+			out[v.Name] = "(" + strings.Join(quoted, "|") + ")"
 		}
 	}
 	return out
@@ -141,6 +206,16 @@ var grafanaVar = regexp.MustCompile(`\$\{?(\w+)(?::\w+)?\}?`)
 // substituteGrafanaVars turns a dashboard expression into plain PromQL: interval variables
 // become rateWindow, every other variable (a multi-value label matcher) matches anything.
 func substituteGrafanaVars(expr, rateWindow string) string {
+	return interpolate(expr, rateWindow, func(string, string) string { return ".*" })
+}
+
+// keepLabelVars is for interpolate: a label variable stays as written ("$job" in a matcher is a
+// valid regex to the parser), so a test can see which matchers use which variable.
+func keepLabelVars(_, raw string) string { return raw }
+
+// interpolate turns a dashboard expression into PromQL: interval variables become rateWindow,
+// $datasource nothing, and every other variable value(name, raw), raw being its text in expr.
+func interpolate(expr, rateWindow string, value func(name, raw string) string) string {
 	return grafanaVar.ReplaceAllStringFunc(expr, func(v string) string {
 		name := grafanaVar.FindStringSubmatch(v)[1]
 		switch name {
@@ -159,7 +234,7 @@ func substituteGrafanaVars(expr, rateWindow string) string {
 		case "datasource":
 			return ""
 		}
-		return ".*"
+		return value(name, v)
 	})
 }
 
