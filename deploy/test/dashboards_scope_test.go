@@ -2,6 +2,7 @@ package test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -224,6 +225,26 @@ func TestDashboardsLeaveOutScrapesAndProbes(t *testing.T) {
 	for p := range scrapePanels {
 		if !seen[p] {
 			t.Errorf("no panel %s", p)
+		}
+	}
+}
+
+// TestDashboardLinksKeepTheSelection: the links between the dashboards carry the time range and
+// the variables, so moving from one to another keeps the job (and datasource) chosen.
+func TestDashboardLinksKeepTheSelection(t *testing.T) {
+	for _, d := range loadDashboards(t) {
+		found := false
+		for _, l := range d.Links {
+			if l.Type != "dashboards" || !slices.Contains(l.Tags, "mockgateway") {
+				continue
+			}
+			found = true
+			if !l.IncludeVars || !l.KeepTime {
+				t.Errorf("%s: the link to the mockgateway dashboards drops the selection (includeVars %v, keepTime %v)", d.file, l.IncludeVars, l.KeepTime)
+			}
+		}
+		if !found {
+			t.Errorf("%s: no link to the other mockgateway dashboards", d.file)
 		}
 	}
 }

@@ -21,11 +21,17 @@ import (
 
 // Grafana dashboard JSON, the parts the tests read.
 type dashboard struct {
-	file       string
-	UID        string  `json:"uid"`
-	Title      string  `json:"title"`
-	ID         *int    `json:"id"`
-	Panels     []panel `json:"panels"`
+	file   string
+	UID    string  `json:"uid"`
+	Title  string  `json:"title"`
+	ID     *int    `json:"id"`
+	Panels []panel `json:"panels"`
+	Links  []struct {
+		Type        string   `json:"type"`
+		Tags        []string `json:"tags"`
+		IncludeVars bool     `json:"includeVars"`
+		KeepTime    bool     `json:"keepTime"`
+	} `json:"links"`
 	Templating struct {
 		List []variable `json:"list"`
 	} `json:"templating"`
