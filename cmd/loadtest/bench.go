@@ -234,7 +234,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	writeMarkdown(stdout, rep)
 	writeScaling(stdout, rep.Scaling, true)
 	if cfg.jsonOut != "" {
-		b, _ := json.MarshalIndent(rep, "", "  ")
+		b, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return fmt.Errorf("json-out: %w", err)
+		}
 		if err := os.WriteFile(cfg.jsonOut, append(b, '\n'), 0o644); err != nil {
 			return err
 		}

@@ -360,7 +360,10 @@ func runScalingCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 	res, runErr := runScaling(ctx, ws, cfg)
 	writeScaling(stdout, res, false)
 	if jsonOut != "" {
-		b, _ := json.MarshalIndent(res, "", "  ")
+		b, err := json.MarshalIndent(res, "", "  ")
+		if err != nil {
+			return fmt.Errorf("json-out: %w", err)
+		}
 		if err := os.WriteFile(jsonOut, append(b, '\n'), 0o644); err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package main
 // The scaling table's verdicts and its Markdown.
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -127,4 +128,35 @@ func writeScaling(w io.Writer, r *scalingResult, heading bool) {
 	for _, d := range r.Dims {
 		fmt.Fprintf(w, "- %s: %s\n", d.Name, d.Request)
 	}
+}
+
+// A figure not measured (the first point's marginal cost, a verdict not reached) is NaN, which
+// the tables show as "—" and JSON cannot hold: --json-out writes it as null. The outer fields
+// below take the place of the embedded ones of the same JSON name.
+
+func (f scaleFigure) MarshalJSON() ([]byte, error) {
+	type plain scaleFigure
+	return json.Marshal(struct {
+		plain
+		PerUnit  *float64 `json:"cpu_us_per_unit"`
+		Marginal *float64 `json:"marginal_cpu_us_per_unit"`
+	}{plain(f), finite(f.PerUnit), finite(f.Marginal)})
+}
+
+func (d scaleDimResult) MarshalJSON() ([]byte, error) {
+	type plain scaleDimResult
+	return json.Marshal(struct {
+		plain
+		Before  *float64 `json:"marginal_before_largest"`
+		Largest *float64 `json:"marginal_largest"`
+		Ratio   *float64 `json:"marginal_ratio_largest_vs_before"`
+	}{plain(d), finite(d.Before), finite(d.Largest), finite(d.Ratio)})
+}
+
+// finite is v, or nil (JSON null) when it is NaN or infinite.
+func finite(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
 }

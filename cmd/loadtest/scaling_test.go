@@ -233,3 +233,50 @@ func TestSig(t *testing.T) {
 		t.Error("NaN")
 	}
 }
+
+// TestScalingJSON: what the tables show as "—" (a figure not measured: NaN) is null in
+// --json-out, and every other figure keeps its name and value. A NaN made the whole marshal fail,
+// and the file came out empty.
+func TestScalingJSON(t *testing.T) {
+	d := &scaleDimResult{Key: "k", Points: figures([]float64{0, 100, 1000, 10000}, []float64{60, 60, 61, 90})}
+	judge(d)
+	d.Points[0].PerUnit = math.NaN() // as measured: CPU per zero units
+	res := &scalingResult{Dims: []*scaleDimResult{d, {Key: "flat", Points: figures([]float64{1, 8, 32}, []float64{50, 50, 50})}}}
+	judge(res.Dims[1])
+	rep := report{Scaling: res}
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatalf("marshal: %v", err)
+	}
+	var back struct {
+		Scaling struct {
+			Dims []map[string]any `json:"dimensions"`
+		} `json:"scaling"`
+	}
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatalf("unmarshal: %v\n%s", err, b)
+	}
+	first := back.Scaling.Dims[0]["points"].([]any)[0].(map[string]any)
+	if v, ok := first["marginal_cpu_us_per_unit"]; !ok || v != nil {
+		t.Errorf("first point's marginal: %v (present %v), want null", v, ok)
+	}
+	if v, ok := first["cpu_us_per_unit"]; !ok || v != nil {
+		t.Errorf("per unit of zero units: %v (present %v), want null", v, ok)
+	}
+	if first["server_cpu_us_per_request"] != 60.0 || first["units"] != 0.0 {
+		t.Errorf("first point: %v", first)
+	}
+	last := back.Scaling.Dims[0]["points"].([]any)[3].(map[string]any)
+	if got := last["marginal_cpu_us_per_unit"]; got != d.Points[3].Marginal {
+		t.Errorf("last point's marginal: %v, want %v", got, d.Points[3].Marginal)
+	}
+	if got := back.Scaling.Dims[0]["marginal_ratio_largest_vs_before"]; got != d.Ratio {
+		t.Errorf("ratio: %v, want %v", got, d.Ratio)
+	}
+	if v, ok := back.Scaling.Dims[1]["marginal_ratio_largest_vs_before"]; !ok || v != nil {
+		t.Errorf("a flat dimension's ratio: %v (present %v), want null", v, ok)
+	}
+	if back.Scaling.Dims[0]["key"] != "k" || back.Scaling.Dims[0]["verdict"] != d.Verdict {
+		t.Errorf("dimension fields: %v", back.Scaling.Dims[0])
+	}
+}
