@@ -254,26 +254,10 @@ func mutations(body string) []string {
 // accepts — except for knownGaps, which must still disagree as documented.
 func TestOpenAPIRequestSchemaAgreesWithDecoder(t *testing.T) {
 	request := compileSchema(t, "/components/schemas/ChatCompletionRequest")
-	// judge gives both verdicts; why (formatting the errors costs more than judging) is asked
-	// for only when they differ.
-	judge := func(body string) (decoder bool, schema bool, why func() string) {
+	judge := judgeWith(request, func(body string) *apierr.Error {
 		_, aerr := protocol.DecodeChatRequest([]byte(body), protocol.Limits{})
-		v, err := jsonschema.UnmarshalJSON(strings.NewReader(body))
-		if err != nil {
-			return aerr == nil, false, func() string { return "not JSON" }
-		}
-		verr := request.Validate(v)
-		return aerr == nil, verr == nil, func() string {
-			var why string
-			if aerr != nil {
-				why = fmt.Sprintf("decoder: %s %s", aerr.Code, aerr.Param)
-			}
-			if verr != nil {
-				why += fmt.Sprintf("; schema: %v", verr)
-			}
-			return why
-		}
-	}
+		return aerr
+	})
 	for _, g := range knownGaps {
 		d, s, why := judge(g.body)
 		if d != g.decoderAccepts || s == d {
@@ -388,4 +372,27 @@ func nullMembersDropped(body string, request *jsonschema.Schema) bool {
 	}
 	strip(v)
 	return dropped && request.Validate(v) == nil
+}
+
+// judgeWith judges bodies by a decoder and a schema: judge gives both verdicts, and why
+// (formatting the errors costs more than judging) is asked for only when they differ.
+func judgeWith(schema *jsonschema.Schema, decode func(body string) *apierr.Error) (judge func(body string) (decoder, valid bool, why func() string)) {
+	return func(body string) (bool, bool, func() string) {
+		aerr := decode(body)
+		v, err := jsonschema.UnmarshalJSON(strings.NewReader(body))
+		if err != nil {
+			return aerr == nil, false, func() string { return "not JSON" }
+		}
+		verr := schema.Validate(v)
+		return aerr == nil, verr == nil, func() string {
+			var why string
+			if aerr != nil {
+				why = fmt.Sprintf("decoder: %s %s", aerr.Code, aerr.Param)
+			}
+			if verr != nil {
+				why += fmt.Sprintf("; schema: %v", verr)
+			}
+			return why
+		}
+	}
 }

@@ -2,7 +2,6 @@ package openapi
 
 import (
 	"encoding/json"
-	"fmt"
 	"go/ast"
 	"go/constant"
 	"go/parser"
@@ -13,8 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"mockgateway/internal/apierr"
 	"mockgateway/internal/protocol"
@@ -392,24 +389,7 @@ func TestOpenAPIResponsesRequestSchemaAgreesWithDecoder(t *testing.T) {
 		_, _, aerr := protocol.DecodeResponsesRequest([]byte(body), protocol.Limits{})
 		return aerr
 	}
-	judge := func(body string) (decoder bool, schema bool, why func() string) {
-		aerr := decodeErr(body)
-		v, err := jsonschema.UnmarshalJSON(strings.NewReader(body))
-		if err != nil {
-			return aerr == nil, false, func() string { return "not JSON" }
-		}
-		verr := request.Validate(v)
-		return aerr == nil, verr == nil, func() string {
-			var why string
-			if aerr != nil {
-				why = fmt.Sprintf("decoder: %s %s", aerr.Code, aerr.Param)
-			}
-			if verr != nil {
-				why += fmt.Sprintf("; schema: %v", verr)
-			}
-			return why
-		}
-	}
+	judge := judgeWith(request, decodeErr)
 	for _, g := range responsesKnownGaps {
 		d, s, why := judge(g.body)
 		if d != g.decoderAccepts || s == d {
