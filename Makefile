@@ -17,7 +17,7 @@ test: deps check
 	$(GO) test -race -count=1 -timeout 12m ./...
 	# Stack sizes and allocation counts are only what production has without the race detector,
 	# which doubles stacks and changes what escapes (the !race files).
-	$(GO) test -count=1 -run '^TestParkedStreamStack$$' ./internal/server
+	$(GO) test -count=1 -run '^(TestParkedStreamStack|TestBlockedStreamStack)$$' ./internal/server
 	$(GO) test -count=1 -run '^TestResponsesDecodeStack$$' ./internal/protocol
 	$(GO) test -count=1 -run '^(TestShortAnswerAllocations|TestRequestAllocations)$$' ./internal/generate ./observability
 	cd deploy/test && $(GO) test -race -count=1 -timeout 10m ./...

@@ -125,3 +125,66 @@ func parkedStreamStackOn(t *testing.T, cat *catalog.Catalog, path, body string) 
 		t.Errorf("a parked stream holds %d KiB of stack, want at most %d KiB: a handler frame grew past 8 KB", perStream>>10, bound>>10)
 	}
 }
+
+// TestBlockedStreamStack measures the stack a stream holds while its write is blocked: an
+// instant stream (it never pauses) whose client does not read, so the handler waits in a write
+// for up to --write-timeout, as long as a slow reader keeps it there. Such a stream parks in
+// the write, deep in the chunk loop, so its stack must be as small as a paused stream's: a
+// change that wrote the response headers from inside the loop (net/http formats them in a frame
+// of almost 3 KB) doubled it, 10 → 18.5 KB a stream, with every other test passing.
+func TestBlockedStreamStack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("opens 200 streams per dialect")
+	}
+	for _, tc := range []struct{ name, path, body string }{
+		{"chat", chatPath, `{"model":"mock-long","stream":true,"messages":[{"role":"user","content":"hi"}]}`},
+		{"responses", "/v1/responses", `{"model":"mock-long","stream":true,"input":"hi"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const K = 200
+			const bound = 16 << 10 // as TestParkedStreamStack
+			h := newHarness(t, func(d *Deps) { d.Catalog = longProse(t, "instant") })
+			srv := httptest.NewUnstartedServer(h.handler)
+			srv.Listener = smallSendBuffers{srv.Listener} // a few KB fill them: the write blocks
+			srv.Start()
+			t.Cleanup(srv.Close)
+			request := "POST " + tc.path + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+				strconv.Itoa(len(tc.body)) + "\r\n\r\n" + tc.body
+			open := func(k int) {
+				for range k {
+					c, err := net.Dial("tcp", srv.Listener.Addr().String())
+					if err != nil {
+						t.Fatal(err)
+					}
+					_ = c.(*net.TCPConn).SetReadBuffer(4096)
+					t.Cleanup(func() { _ = c.Close() }) // before srv.Close: the writes fail, the streams end
+					if _, err := c.Write([]byte(request)); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			open(1)
+			time.Sleep(300 * time.Millisecond)
+			before := memStats()
+			open(K)
+			time.Sleep(time.Second) // every stream has filled the buffers and waits in a write
+			after := memStats()
+			perStream := (int64(after.StackInuse) - int64(before.StackInuse)) / K
+			t.Logf("goroutine stacks per stream blocked in a write: %d bytes", perStream)
+			if perStream > bound {
+				t.Errorf("a stream blocked in a write holds %d KiB of stack, want at most %d KiB", perStream>>10, bound>>10)
+			}
+		})
+	}
+}
+
+// smallSendBuffers gives every accepted connection a small send buffer.
+type smallSendBuffers struct{ net.Listener }
+
+func (l smallSendBuffers) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetWriteBuffer(4096)
+	}
+	return c, err
+}

@@ -264,14 +264,10 @@ func (e errStreamEnded) Error() string { return "stream ended: " + e.outcome }
 func streamChat(ctx context.Context, w http.ResponseWriter, c *chatCall) {
 	st := openStream(ctx, w, c)
 	w.WriteHeader(http.StatusOK)
-	// A stream that will wait goes on from here with its headers sent, from this short stack:
-	// net/http writes them from a frame of almost 3 KB, which from inside the chunk loop would
-	// double the stack a parked stream holds (TestParkedStreamStack). A stream that never waits
-	// never parks, and its first token follows at once: its headers go with that first write,
-	// one system call fewer (TestStreamWrites). A client already gone shows at the first write.
-	if !c.Timings.Instant() {
-		_ = st.writeHeld()
-	}
+	// The headers go now, from this short stack: net/http writes them from a frame of almost
+	// 3 KB, which from inside the chunk loop would double the stack a parked stream holds
+	// (TestParkedStreamStack). A client already gone shows at the first write.
+	_ = st.writeHeld()
 	var err error
 	if st.events {
 		err = st.runEvents(ctx, c) // the Responses API (stream_responses.go)

@@ -292,21 +292,17 @@ func TestStreamWrites(t *testing.T) {
 	h := newHarness(t)
 	for _, tc := range []struct {
 		name, path, body, latency string
-		want                      []int // frames per write; 0: the headers alone
+		want                      []int // frames per write; the first write is the headers alone
 	}{
 		{"chat, no latency", chatPath, `{"model":"mock-echo","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"a b c"}]}`, "instant",
-			// headers + role chunk + "echo:" (a stream that never waits sends its headers with its
-			// first token); " a"; " b"; " c"; finish + usage + [DONE]
-			[]int{2, 1, 1, 1, 3}},
-		{"chat, jitter only", chatPath, `{"model":"mock-echo","stream":true,"messages":[{"role":"user","content":"a"}]}`, "ttfc=0s;between=0s;jitter=1ms",
-			// jitter may make a wait: the headers go first, alone
-			[]int{0, 2, 1, 2}},
+			// headers; role chunk + "echo:"; " a"; " b"; " c"; finish + usage + [DONE]
+			[]int{0, 2, 1, 1, 1, 3}},
 		{"chat, with latency", chatPath, `{"model":"mock-echo","stream":true,"messages":[{"role":"user","content":"a b"}]}`, "ttfc=1ms;between=1ms",
 			// headers (before the first wait); role chunk (before the next); a token each; finish + [DONE]
 			[]int{0, 1, 1, 1, 1, 2}},
 		{"responses, no latency", "/v1/responses", `{"model":"mock-echo","stream":true,"input":"a b"}`, "instant",
-			// headers + created, in_progress, item added, part added + the first delta; a delta each; the four closing events
-			[]int{5, 1, 1, 4}},
+			// headers; created, in_progress, item added, part added + the first delta; a delta each; the four closing events
+			[]int{0, 5, 1, 1, 4}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req := httptest.NewRequest(http.MethodPost, tc.path, strings.NewReader(tc.body))
