@@ -196,7 +196,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 //     on one, which it cannot tell from a failure and SDKs do not retry. A drain whose clients
 //     have all left does not wait for it.
 //
-// Past the drain deadline, connections still serving get 10 seconds more, then are closed.
+// Past the drain deadline, connections still serving get 10 seconds (and the quiet) more, then
+// are closed.
 func shutdown(srv *http.Server, ln net.Listener, conns *connWatch, drain *server.Drain, drainTimeout, quiet time.Duration, logger *slog.Logger, serveErr <-chan error) error {
 	logger.Info("shutting down", slog.String("drain_timeout", drainTimeout.String()))
 	drain.Begin()
@@ -208,7 +209,9 @@ func shutdown(srv *http.Server, ln net.Listener, conns *connWatch, drain *server
 	if !conns.waitQuiet(quiet, abort.C) {
 		logger.Info("drain deadline passed; ending open streams")
 		drain.AbortStreams()
-		giveUp := time.NewTimer(10 * time.Second)
+		// Ten seconds more, and the quiet on top: a quiet longer than the wait could never be
+		// seen, and every drain with an idle client would end in closing connections at once.
+		giveUp := time.NewTimer(10*time.Second + quiet)
 		defer giveUp.Stop()
 		if !conns.waitQuiet(quiet, giveUp.C) {
 			logger.Warn("connections still open after the drain; closing them")

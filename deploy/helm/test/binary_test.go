@@ -30,6 +30,7 @@ const everyFlag = `config:
   allowSimulationHeaders: false
   attemptKeys: 500
   attemptTtl: 30s
+  drainQuiet: 2s
   maxBodyBytes: 2097152
   maxTokens: 2048
   maxChoices: 8
