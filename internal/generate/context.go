@@ -11,7 +11,7 @@ import (
 // prompt plus the requested budget (the request's max_completion_tokens or max_tokens) when one
 // was. A window of zero or less means the model has none. Without a budget a prompt that fits
 // is accepted however little room it leaves: each choice then stops at the window (see
-// Input.ContextWindow), as a provider's model does.
+// Input.ContextWindow), as a provider's model does. promptTokens is never negative (a count).
 func CheckContext(promptTokens, budget, window int) *apierr.Error {
 	// Compared as room left, not as a sum: a budget near the int's limit (an operator's
 	// --max-tokens lets it through) must not wrap around to fit.

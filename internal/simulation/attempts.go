@@ -75,20 +75,22 @@ func (c *AttemptCounter) Next(key uint64, scope string) int {
 
 // DropScope forgets every count kept in scope, as DELETE /_mock/scopes/{scope} drops the scope's
 // other state: a test that reruns in the same scope starts again at attempt 1 even if its last
-// run gave up before an attempt got through. It reports whether there were any. It walks every
-// key, at most max of them, and runs only when a test drops its scope.
+// run gave up before an attempt got through. It reports whether any was still counting (one
+// past --attempt-ttl is forgotten already, only not yet removed). It walks every key, at most
+// max of them, under the lock Next takes, and runs only when a test drops its scope.
 func (c *AttemptCounter) DropScope(scope string) bool {
 	if c == nil {
 		return false
 	}
+	now := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	dropped := false
 	for el := c.lru.Front(); el != nil; {
 		next := el.Next()
-		if el.Value.(*attemptEntry).scope == scope {
+		if e := el.Value.(*attemptEntry); e.scope == scope {
+			dropped = dropped || now.Sub(e.last) <= c.ttl
 			c.remove(el)
-			dropped = true
 		}
 		el = next
 	}

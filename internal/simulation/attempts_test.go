@@ -109,3 +109,18 @@ func TestAttemptCounterDropScope(t *testing.T) {
 		t.Errorf("the unscoped key is attempt %d, want 2", got)
 	}
 }
+
+// TestAttemptCounterDropScopeExpired: a count past its TTL is forgotten already, so dropping its
+// scope drops it but does not report it as something the scope still held.
+func TestAttemptCounterDropScopeExpired(t *testing.T) {
+	clock := &fakeClock{t: time.Unix(0, 0)}
+	c := NewAttemptCounter(100, time.Minute, clock.now)
+	c.Next(1, "old")
+	clock.t = clock.t.Add(2 * time.Minute)
+	if c.DropScope("old") {
+		t.Error("an expired count was reported as dropped")
+	}
+	if c.Len() != 0 {
+		t.Errorf("%d keys left, want 0: the expired key goes too", c.Len())
+	}
+}
