@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -46,8 +47,22 @@ func (f *fakeTarget) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 	io.WriteString(w, b.String())
 }
 
+// fakeGoService serves the /metrics of some other Go service: go_* and process_* (the names the
+// runtime dashboard reads), no mockgateway_build_info.
+type fakeGoService struct{ start float64 }
+
+func (f fakeGoService) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# TYPE process_start_time_seconds gauge\nprocess_start_time_seconds %.3f\n", f.start)
+	for _, g := range []string{"go_goroutines", "go_threads", "go_memstats_heap_inuse_bytes", "process_resident_memory_bytes", "process_open_fds"} {
+		fmt.Fprintf(&b, "# TYPE %s gauge\n%s 42\n", g, g)
+	}
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	io.WriteString(w, b.String())
+}
+
 // serveFake starts f on loopback and returns its host:port.
-func serveFake(t *testing.T, f *fakeTarget) string {
+func serveFake(t *testing.T, f http.Handler) string {
 	t.Helper()
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
@@ -56,11 +71,15 @@ func serveFake(t *testing.T, f *fakeTarget) string {
 
 // TestDashboardsInPrometheusWithAnotherJob runs every dashboard query in Prometheus v3 against
 // fake targets: three replicas of the job the dashboards are set to, started 3000, 2000 and
-// 1000 s ago, that have served nothing but scrapes and probes; and another job with the same
-// metric names, older than all of them, that served API traffic. Set to a job nothing has, every
-// query is empty (no selector reads the other job); set to the replicas' job, the Uptime panels
-// show the oldest replica and three replicas, the scrapes-and-probes panel has data and every
-// other query on the request series is empty.
+// 1000 s ago, that have served nothing but scrapes and probes; another job with the same
+// metric names, older than all of them, that served API traffic; and, older still, a job of
+// another Go service, with go_* and process_* but no mockgateway_build_info. Set to a job nothing
+// has, every query is empty (no selector reads the other jobs); set to the replicas' job, the
+// Uptime panels show the oldest replica and three replicas, the scrapes-and-probes panel has data
+// and every other query on the request series is empty. Set to All, as the dashboards open, the
+// job is what Grafana makes of All: the jobs the job variable lists, the two with
+// mockgateway_build_info; the Uptime panels show the older of them and four replicas, and no
+// query reads the other service.
 func TestDashboardsInPrometheusWithAnotherJob(t *testing.T) {
 	t.Parallel()
 	now := time.Now()
@@ -73,23 +92,27 @@ func TestDashboardsInPrometheusWithAnotherJob(t *testing.T) {
 		replicas = append(replicas, strconv.Quote(serveFake(t, &fakeTarget{start: startedAgo(age), routes: probes})))
 	}
 	oldest := startedAgo(3000 * time.Second)
-	other := serveFake(t, &fakeTarget{start: startedAgo(240 * time.Hour), routes: append(probes, api...)})
+	otherStart := startedAgo(240 * time.Hour)
+	other := serveFake(t, &fakeTarget{start: otherStart, routes: append(probes, api...)})
+	goService := serveFake(t, fakeGoService{start: startedAgo(480 * time.Hour)})
 	cfg := fmt.Sprintf(`global: {scrape_interval: 1s, scrape_timeout: 1s, evaluation_interval: 1s}
 scrape_configs:
   - job_name: mockgateway
     static_configs: [{targets: [%s]}]
   - job_name: other
     static_configs: [{targets: [%q]}]
-`, strings.Join(replicas, ", "), other)
+  - job_name: go-service
+    static_configs: [{targets: [%q]}]
+`, strings.Join(replicas, ", "), other, goService)
 	cfgPath := filepath.Join(t.TempDir(), "prometheus.yml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	prom := startPrometheus(t, cfgPath)
 	// Three scrapes of every target: rate() then has two samples to work with in every series.
-	waitFor(t, 30*time.Second, "three scrapes of each of the four fake targets", func() bool {
+	waitFor(t, 30*time.Second, "three scrapes of each of the five fake targets", func() bool {
 		s, err := prom.query(`count(count_over_time(up[1m]) >= 3)`)
-		return err == nil && len(s) == 1 && s[0].float() == 4
+		return err == nil && len(s) == 1 && s[0].float() == 5
 	})
 	at := time.Now()
 
@@ -108,17 +131,59 @@ scrape_configs:
 		return s, true
 	}
 
-	for _, e := range dashboardExprs(t) {
-		if e.panel == "variable" && strings.HasSuffix(e.owner, ": variable job") {
-			s, _ := run(e, ".*")
-			jobs := map[string]bool{}
-			for _, x := range s {
-				jobs[x.Metric["job"]] = true
-			}
-			if !jobs["mockgateway"] || !jobs["other"] {
-				t.Errorf("%s lists %v, want both jobs", e.where, jobs)
-			}
+	exprs := dashboardExprs(t)
+	// The jobs each dashboard's job variable lists, as Grafana asks for them.
+	jobOptions := map[string][]string{}
+	for _, e := range exprs {
+		if e.panel != "variable" || !strings.HasSuffix(e.owner, ": variable job") {
 			continue
+		}
+		s, _ := run(e, ".*")
+		var jobs []string
+		for _, x := range s {
+			if !slices.Contains(jobs, x.Metric["job"]) {
+				jobs = append(jobs, x.Metric["job"])
+			}
+		}
+		slices.Sort(jobs)
+		if !slices.Equal(jobs, []string{"mockgateway", "other"}) {
+			t.Errorf("%s lists %v, want the two jobs with mockgateway_build_info, mockgateway and other", e.where, jobs)
+		}
+		jobOptions[strings.TrimSuffix(e.owner, ": variable job")] = jobs
+	}
+	mockgatewayInstances := map[string]bool{other: true}
+	for _, r := range replicas {
+		mockgatewayInstances[strings.Trim(r, `"`)] = true
+	}
+
+	for _, e := range exprs {
+		if e.panel == "variable" && strings.HasSuffix(e.owner, ": variable job") {
+			continue
+		}
+
+		// All, as Grafana interpolates it: the job variable's allValue if it had one, else
+		// every job it lists, (mockgateway|other).
+		file, _, _ := strings.Cut(e.owner, ": ")
+		all := grafanaRegexValue(e.variables["job"], []string{"$__all"}, jobOptions[file])
+		if s, ok := run(e, all); ok {
+			for _, x := range s {
+				if j, ok := x.Metric["job"]; ok && j != "mockgateway" && j != "other" {
+					t.Errorf("%s: set to All (job=~%q), it reads job %s, which has no mockgateway_build_info\n%s", e.where, all, j, e.expr)
+				}
+				if i, ok := x.Metric["instance"]; ok && !mockgatewayInstances[i] {
+					t.Errorf("%s: set to All (job=~%q), it reads instance %s, which is no mockgateway\n%s", e.where, all, i, e.expr)
+				}
+			}
+			switch {
+			case strings.HasSuffix(e.where, ": Uptime / A"):
+				if want := float64(at.UnixMilli())/1000 - otherStart; len(s) != 1 || math.Abs(s[0].float()-want) > 0.01 {
+					t.Errorf("%s set to All (job=~%q) = %v, want the oldest mockgateway's uptime %.3f s, not another service's", e.where, all, s, want)
+				}
+			case strings.HasSuffix(e.where, ": Uptime / B"):
+				if len(s) != 1 || s[0].float() != 4 {
+					t.Errorf("%s set to All (job=~%q) = %v, want the 4 mockgateway replicas up, not every target", e.where, all, s)
+				}
+			}
 		}
 
 		if s, ok := run(e, "nobody"); ok && len(s) > 0 {

@@ -38,8 +38,12 @@ func TestDashboardsFilterOnJob(t *testing.T) {
 				continue
 			}
 			jobAt = i
-			if v.Type != "query" || v.Definition != jobVariable || !v.IncludeAll || !v.Multi || v.AllValue != ".*" {
-				t.Errorf("%s: variable job: want a multi-value query variable %s with All (.*), got %+v", d.file, jobVariable, v)
+			// No allValue: All is then every job the query lists, (job1|job2). An allValue of .*
+			// would make All, the default, match every job in the Prometheus: in a shared one,
+			// the replicas up would count every target, Uptime take another service's start time
+			// and the runtime panels mix in every Go service's go_* and process_*.
+			if v.Type != "query" || v.Definition != jobVariable || !v.IncludeAll || !v.Multi || v.AllValue != "" {
+				t.Errorf("%s: variable job: want a multi-value query variable %s with All and no allValue (All is then the jobs it lists), got type %q, query %q, multi %v, includeAll %v, allValue %q", d.file, jobVariable, v.Type, v.Definition, v.Multi, v.IncludeAll, v.AllValue)
 			}
 		}
 		if jobAt < 0 {

@@ -106,6 +106,8 @@ type dashboardExpr struct {
 	// defaults are the dashboard's variables as a fresh dashboard sets them, formatted as in a
 	// regex matcher.
 	defaults map[string]string
+	// variables are the dashboard's query variables by name.
+	variables map[string]variable
 }
 
 func loadDashboards(t *testing.T) []dashboard {
@@ -148,11 +150,17 @@ func dashboardExprs(t *testing.T) []dashboardExpr {
 	var out []dashboardExpr
 	for _, d := range loadDashboards(t) {
 		defaults := variableDefaults(t, d)
+		variables := map[string]variable{}
+		for _, v := range d.Templating.List {
+			if v.Type == "query" {
+				variables[v.Name] = v
+			}
+		}
 		for _, p := range allPanels(d.Panels) {
 			owner := d.file + ": " + p.Title
 			for _, tg := range p.Targets {
 				out = append(out, dashboardExpr{where: owner + " / " + tg.RefID, expr: tg.Expr, exemplar: tg.Exemplar,
-					panel: p.Type, owner: owner, description: p.Description, defaults: defaults})
+					panel: p.Type, owner: owner, description: p.Description, defaults: defaults, variables: variables})
 			}
 		}
 		for _, v := range d.Templating.List {
@@ -165,14 +173,15 @@ func dashboardExprs(t *testing.T) []dashboardExpr {
 				t.Errorf("%s: query %q is not label_values(metric, label)", owner, v.Definition)
 				continue
 			}
-			out = append(out, dashboardExpr{where: owner, expr: m[1], panel: "variable", owner: owner, defaults: defaults})
+			out = append(out, dashboardExpr{where: owner, expr: m[1], panel: "variable", owner: owner, defaults: defaults, variables: variables})
 		}
 	}
 	return out
 }
 
 // variableDefaults returns the value each query variable of d has when the dashboard opens, as
-// Grafana puts it in a regex matcher: All is the variable's allValue, several values (a|b).
+// Grafana puts it in a regex matcher (see grafanaRegexValue). All without an allValue is every
+// option of the variable, which only a Prometheus knows: here it is .*, at most what it matches.
 func variableDefaults(t *testing.T, d dashboard) map[string]string {
 	t.Helper()
 	out := map[string]string{}
@@ -180,31 +189,54 @@ func variableDefaults(t *testing.T, d dashboard) map[string]string {
 		if v.Type != "query" {
 			continue
 		}
-		var values []string
-		if err := json.Unmarshal(v.Current.Value, &values); err != nil {
-			var one string
-			if json.Unmarshal(v.Current.Value, &one) != nil {
-				t.Errorf("%s: variable %s: current value %s is neither a string nor a list", d.file, v.Name, v.Current.Value)
-			}
-			values = []string{one}
-		}
-		switch {
-		case len(values) == 1 && values[0] == "$__all" && v.AllValue != "":
-			out[v.Name] = v.AllValue
-		case len(values) == 0 || len(values) == 1 && values[0] == "$__all":
-			// All without an allValue lists every option, and no value the first: at most this.
+		values := currentValues(t, d.file, v)
+		if isAll(values) && v.AllValue == "" {
 			out[v.Name] = ".*"
-		case len(values) == 1:
-			out[v.Name] = regexp.QuoteMeta(values[0])
-		default:
-			quoted := make([]string, len(values))
-			for i, x := range values {
-				quoted[i] = regexp.QuoteMeta(x)
-			}
-			out[v.Name] = "(" + strings.Join(quoted, "|") + ")"
+			continue
 		}
+		out[v.Name] = grafanaRegexValue(v, values, nil)
 	}
 	return out
+}
+
+// currentValues returns the values v is set to as the dashboard opens: ["$__all"] for All.
+func currentValues(t *testing.T, file string, v variable) []string {
+	t.Helper()
+	var values []string
+	if err := json.Unmarshal(v.Current.Value, &values); err != nil {
+		var one string
+		if json.Unmarshal(v.Current.Value, &one) != nil {
+			t.Errorf("%s: variable %s: current value %s is neither a string nor a list", file, v.Name, v.Current.Value)
+		}
+		values = []string{one}
+	}
+	return values
+}
+
+// isAll reports whether values select All.
+func isAll(values []string) bool {
+	return len(values) == 0 || len(values) == 1 && values[0] == "$__all"
+}
+
+// grafanaRegexValue is what Grafana's Prometheus data source puts for a multi-value variable v
+// set to values in a regex matcher (job=~"$job"), options being the values its query returned.
+// All is v's allValue, as written, if it has one; without one, All is every option. The values
+// are regex-escaped, one as itself and several as the alternation (a|b).
+func grafanaRegexValue(v variable, values, options []string) string {
+	if isAll(values) {
+		if v.AllValue != "" {
+			return v.AllValue
+		}
+		values = options
+	}
+	quoted := make([]string, len(values))
+	for i, x := range values {
+		quoted[i] = regexp.QuoteMeta(x)
+	}
+	if len(quoted) == 1 {
+		return quoted[0]
+	}
+	return "(" + strings.Join(quoted, "|") + ")"
 }
 
 var grafanaVar = regexp.MustCompile(`\$\{?(\w+)(?::\w+)?\}?`)
@@ -519,6 +551,26 @@ func TestSubstituteGrafanaVars(t *testing.T) {
 		}
 		if _, err := promqlParser.ParseExpr(got); err != nil {
 			t.Errorf("substitute(%q) = %q, not PromQL: %v", in, got, err)
+		}
+	}
+}
+
+func TestGrafanaRegexValue(t *testing.T) {
+	job := variable{Name: "job", IncludeAll: true, Multi: true}
+	route := variable{Name: "route", IncludeAll: true, Multi: true, AllValue: ".*"}
+	for _, c := range []struct {
+		v               variable
+		values, options []string
+		want            string
+	}{
+		{job, []string{"$__all"}, []string{"mockgateway", "gw.eu"}, `(mockgateway|gw\.eu)`},
+		{job, []string{"$__all"}, []string{"mockgateway"}, `mockgateway`},
+		{job, []string{"a", "b"}, nil, `(a|b)`},
+		{job, []string{"a+b"}, nil, `a\+b`},
+		{route, []string{"$__all"}, []string{"/v1/models"}, `.*`},
+	} {
+		if got := grafanaRegexValue(c.v, c.values, c.options); got != c.want {
+			t.Errorf("%s = %v of %v: got %q, want %q", c.v.Name, c.values, c.options, got, c.want)
 		}
 	}
 }
