@@ -28,7 +28,8 @@ func FuzzSSEWriter(f *testing.F) {
 		}}
 		rr := httptest.NewRecorder()
 		s := newSSE(rr, &chatCall{ID: "chatcmpl-x", Model: model, IncludeUsage: usage})
-		for fr := range framesOf(res) {
+		fs := framesOf(res)
+		for fr, ok := fs.next(); ok; fr, ok = fs.next() {
 			if err := s.frame(fr); err != nil {
 				t.Fatal(err)
 			}

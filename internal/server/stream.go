@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"iter"
 	"net/http"
 	"os"
 	"time"
@@ -26,7 +25,7 @@ type frame struct {
 	token  bool // a content or argument delta: one completion token, preceded by between-chunk latency
 }
 
-// framesOf yields the stream's frames: each choice's in the contract's order — role chunk, one
+// frames yields the stream's frames: each choice's in the contract's order — role chunk, one
 // delta per token (tool calls: a header delta, then one per argument fragment), finish chunk —
 // with the choices interleaved round-robin, which keeps each choice's own deltas in order.
 //
@@ -34,26 +33,37 @@ type frame struct {
 // it: laid out in advance they were a slice of frames, and an allocation per content piece, kept
 // for the whole life of every open stream. A lazy choice (generate.Prepare) goes further: its
 // pieces are made here, one per frame, so an open stream holds each choice's position, not its
-// text.
-func framesOf(res generate.Result) iter.Seq[frame] {
-	return func(yield func(frame) bool) {
-		cursors := make([]frameCursor, len(res.Choices))
-		for i := range cursors {
-			cursors[i].ch, cursors[i].choice = &res.Choices[i], i
-		}
-		for more := true; more; {
-			more = false
-			for i := range cursors {
-				f, ok := cursors[i].next()
-				if !ok {
-					continue
-				}
-				more = true
-				if !yield(f) {
-					return
-				}
+// text. The chunk loop pulls them (next) rather than ranging over an iterator, whose closures
+// would add two frames below every write the loop makes.
+type frames struct {
+	cursors []frameCursor
+	i       int  // the cursor whose turn it is in this round
+	more    bool // a cursor has yielded a frame in this round
+}
+
+func framesOf(res generate.Result) *frames {
+	fs := &frames{cursors: make([]frameCursor, len(res.Choices))}
+	for i := range fs.cursors {
+		fs.cursors[i].ch, fs.cursors[i].choice = &res.Choices[i], i
+	}
+	return fs
+}
+
+// next is the stream's next frame; false once every choice has ended.
+func (fs *frames) next() (frame, bool) {
+	for {
+		for fs.i < len(fs.cursors) {
+			f, ok := fs.cursors[fs.i].next()
+			fs.i++
+			if ok {
+				fs.more = true
+				return f, true
 			}
 		}
+		if !fs.more {
+			return frame{}, false
+		}
+		fs.i, fs.more = 0, false
 	}
 }
 
@@ -201,13 +211,18 @@ func (s *sse) writeHeld() error {
 	return s.flush()
 }
 
+// frame holds a chunk, and writes it (with what is held) when it carries a token.
 func (s *sse) frame(f frame) error {
-	s.chunk.Choices[0] = protocol.ChunkChoice{Index: f.choice, Delta: f.delta, FinishReason: f.finish}
-	s.hold(s.chunk.AppendJSON)
+	s.holdFrame(f)
 	if f.token {
 		return s.writeHeld()
 	}
 	return nil
+}
+
+func (s *sse) holdFrame(f frame) {
+	s.chunk.Choices[0] = protocol.ChunkChoice{Index: f.choice, Delta: f.delta, FinishReason: f.finish}
+	s.hold(s.chunk.AppendJSON)
 }
 
 func (s *sse) usage(u protocol.Usage) {
@@ -264,14 +279,27 @@ func (e errStreamEnded) Error() string { return "stream ended: " + e.outcome }
 func streamChat(ctx context.Context, w http.ResponseWriter, c *chatCall) {
 	st := openStream(ctx, w, c)
 	w.WriteHeader(http.StatusOK)
-	// The headers go now, from this short stack: net/http writes them from a frame of almost
-	// 3 KB, which from inside the chunk loop would double the stack a parked stream holds
-	// (TestParkedStreamStack). A client already gone shows at the first write.
-	_ = st.writeHeld()
-	var err error
-	if st.events {
+	// The headers go from this short stack, before the chunk loop: net/http writes them from a
+	// frame of almost 3 KB, which from inside the loop would double the stack of every stream
+	// parked in a pause or in a write its client is slow to take (TestParkedStreamStack,
+	// TestBlockedStreamStack). They go before the first-chunk latency (wait writes them), and
+	// before the error frame of a stream that ends at once; a chat stream that never waits
+	// sends them with its frames up to its first token (lead): one write fewer
+	// (TestStreamWrites).
+	err, tokens := st.wait(c.Timings.First()), 0
+	if err == nil && !st.events && c.Timings.Instant() {
+		tokens, err = st.lead(ctx, c)
+	}
+	switch werr := st.writeHeld(); {
+	case err != nil: // ended already: end writes why
+	case werr != nil:
+		err = writeFailed(werr)
+	default:
+		st.sent += tokens
+	}
+	if err == nil && st.events {
 		err = st.runEvents(ctx, c) // the Responses API (stream_responses.go)
-	} else {
+	} else if err == nil {
 		err = st.run(ctx, c)
 	}
 	st.rec.CompletionTokens = st.sent
@@ -300,10 +328,11 @@ func settle(c *chatCall, rec *observability.Record) {
 // stream is one SSE response in progress.
 type stream struct {
 	*sse
-	rec   *observability.Record
-	life  *observability.StreamTelemetry
-	fired bool // the mid-stream fault has struck
-	sent  int  // completion tokens actually delivered, for the access log of a cut stream
+	frames *frames // a chat stream's, pulled by lead and run
+	rec    *observability.Record
+	life   *observability.StreamTelemetry
+	fired  bool // the mid-stream fault has struck
+	sent   int  // completion tokens actually delivered, for the access log of a cut stream
 }
 
 // openStream prepares the stream and its headers. streamChat sends them at once: net/http
@@ -321,6 +350,9 @@ func openStream(ctx context.Context, w http.ResponseWriter, c *chatCall) *stream
 	st.gone, st.abort = ctx.Done(), c.h.drain.Aborted()
 	st.timeout, st.until = c.h.writeTimeout, st.deadline
 	st.events = c.Echo != nil // a Responses API stream
+	if !st.events {
+		st.frames = framesOf(c.Result)
+	}
 
 	h := w.Header()
 	h["Content-Type"], h["Cache-Control"], h["X-Accel-Buffering"] = streamContentType, noCache, noBuffering
@@ -338,17 +370,8 @@ var (
 // run writes the chunks, the usage chunk and [DONE], pausing as the timings say. It returns nil
 // when the stream completed, or why it stopped.
 func (st *stream) run(ctx context.Context, c *chatCall) error {
-	if err := st.wait(c.Timings.First()); err != nil {
-		return err
-	}
-	first := true
-	for f := range framesOf(c.Result) {
-		if f.token && !first {
-			if err := st.wait(c.Timings.Next()); err != nil {
-				return err
-			}
-		}
-		if err := st.strike(ctx, c, false); err != nil {
+	for f, ok := st.frames.next(); ok; f, ok = st.frames.next() {
+		if err := st.before(ctx, c, f); err != nil {
 			return err
 		}
 		if err := st.frame(f); err != nil {
@@ -358,7 +381,6 @@ func (st *stream) run(ctx context.Context, c *chatCall) error {
 		if f.token {
 			st.sent++
 		}
-		first = false
 	}
 	if err := st.strike(ctx, c, true); err != nil { // a stream shorter than after= fails at its end
 		return err
@@ -372,6 +394,33 @@ func (st *stream) run(ctx context.Context, c *chatCall) error {
 		return writeFailed(err)
 	}
 	return nil
+}
+
+// lead holds the frames of a stream that never waits up to its first token, for streamChat to
+// write with the headers; it returns how many tokens it holds (0 or 1).
+func (st *stream) lead(ctx context.Context, c *chatCall) (int, error) {
+	for f, ok := st.frames.next(); ok; f, ok = st.frames.next() {
+		if err := st.before(ctx, c, f); err != nil {
+			return 0, err
+		}
+		st.holdFrame(f)
+		st.life.Chunk()
+		if f.token {
+			return 1, nil
+		}
+	}
+	return 0, nil
+}
+
+// before is what comes before a frame: the between-chunk latency before each token but a
+// first frame, and the simulated mid-stream fault when its chunk count is reached.
+func (st *stream) before(ctx context.Context, c *chatCall, f frame) error {
+	if f.token && st.life.Chunks() > 0 {
+		if err := st.wait(c.Timings.Next()); err != nil {
+			return err
+		}
+	}
+	return st.strike(ctx, c, false)
 }
 
 // wait waits a simulated delay. Before a real one, the frames held go out (and the headers, the

@@ -29,7 +29,8 @@ import (
 func streamBytes(t testing.TB, res generate.Result) []byte {
 	rr := httptest.NewRecorder()
 	s := newSSE(rr, &chatCall{ID: "chatcmpl-x", Created: 1, Model: &catalog.Model{ID: "mock-chat"}, IncludeUsage: true})
-	for f := range framesOf(res) {
+	fs := framesOf(res)
+	for f, ok := fs.next(); ok; f, ok = fs.next() {
 		if err := s.frame(f); err != nil {
 			t.Fatal(err)
 		}
@@ -292,16 +293,21 @@ func TestStreamWrites(t *testing.T) {
 	h := newHarness(t)
 	for _, tc := range []struct {
 		name, path, body, latency string
-		want                      []int // frames per write; the first write is the headers alone
+		want                      []int // frames per write; 0: the headers alone
 	}{
 		{"chat, no latency", chatPath, `{"model":"mock-echo","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"a b c"}]}`, "instant",
-			// headers; role chunk + "echo:"; " a"; " b"; " c"; finish + usage + [DONE]
-			[]int{0, 2, 1, 1, 1, 3}},
+			// headers + role chunk + "echo:" (a stream that never waits sends its headers with its
+			// first token); " a"; " b"; " c"; finish + usage + [DONE]
+			[]int{2, 1, 1, 1, 3}},
+		{"chat, jitter only", chatPath, `{"model":"mock-echo","stream":true,"messages":[{"role":"user","content":"a"}]}`, "ttfc=0s;between=0s;jitter=1ms",
+			// jitter may make a wait: the headers go first, alone
+			[]int{0, 2, 1, 2}},
 		{"chat, with latency", chatPath, `{"model":"mock-echo","stream":true,"messages":[{"role":"user","content":"a b"}]}`, "ttfc=1ms;between=1ms",
 			// headers (before the first wait); role chunk (before the next); a token each; finish + [DONE]
 			[]int{0, 1, 1, 1, 1, 2}},
 		{"responses, no latency", "/v1/responses", `{"model":"mock-echo","stream":true,"input":"a b"}`, "instant",
-			// headers; created, in_progress, item added, part added + the first delta; a delta each; the four closing events
+			// headers (a Responses stream sends them alone); created, in_progress, item added, part
+			// added + the first delta; a delta each; the four closing events
 			[]int{0, 5, 1, 1, 4}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -19,9 +19,6 @@ import (
 // runEvents writes the events: response.created and response.in_progress, the output items
 // with their parts and deltas, then response.completed or response.incomplete.
 func (st *stream) runEvents(ctx context.Context, c *chatCall) error {
-	if err := st.wait(c.Timings.First()); err != nil {
-		return err
-	}
 	resp := &protocol.Response{ID: c.ID, CreatedAt: c.Created, Status: "in_progress", Model: c.Model.ID, Echo: c.Echo}
 	if err := st.sendResponse(ctx, c, "response.created", resp); err != nil {
 		return err

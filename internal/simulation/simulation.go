@@ -254,6 +254,12 @@ func (t *Timings) jittered(base time.Duration) time.Duration {
 // First is the delay before the first chunk.
 func (t *Timings) First() time.Duration { return t.jittered(t.lat.FirstChunk) }
 
+// Instant reports whether the schedule never waits: no delay before the first token or between
+// tokens, and no jitter to make one.
+func (t *Timings) Instant() bool {
+	return t.lat.FirstChunk <= 0 && t.lat.BetweenChunks <= 0 && t.lat.Jitter <= 0
+}
+
 // Next is the delay before the next token.
 func (t *Timings) Next() time.Duration { return t.jittered(t.lat.BetweenChunks) }
 

@@ -149,3 +149,22 @@ func TestTimingsAreSeededByTheRequest(t *testing.T) {
 		t.Error("instant is not instant")
 	}
 }
+
+// TestTimingsInstant: a schedule is instant only when nothing can make it wait — no first-chunk
+// or between-chunk delay and no jitter, which alone can draw a wait.
+func TestTimingsInstant(t *testing.T) {
+	for _, tc := range []struct {
+		lat  Latency
+		want bool
+	}{
+		{Profiles()["instant"], true},
+		{Profiles()["fast"], false},
+		{Latency{FirstChunk: time.Millisecond}, false},
+		{Latency{BetweenChunks: time.Millisecond}, false},
+		{Latency{Jitter: time.Millisecond}, false},
+	} {
+		if got := NewTimings(tc.lat, 1).Instant(); got != tc.want {
+			t.Errorf("%+v: Instant %v, want %v", tc.lat, got, tc.want)
+		}
+	}
+}
