@@ -2,6 +2,8 @@ package server
 
 import (
 	"net/http"
+	"net/url"
+	"strings"
 
 	"github.com/gorilla/mux"
 
@@ -81,9 +83,57 @@ func addRoutes(r *mux.Router, d Deps, metricsOn bool) {
 // here asks for the current route (mux.CurrentRoute). The router has a not-found and a
 // method-not-allowed handler, so Match always names a handler, and it cleans no paths
 // (SkipClean). TestDispatchServesAsTheRouter holds it to the router's ServeHTTP.
-type dispatch struct{ router *mux.Router }
+//
+// A request for a route without variables (every busy one) is found by its path and method in
+// exact, instead of by the router trying each route's regexp in turn until one matches (and
+// allocating for the variables even of a route that has none): 1.4% of a JSON request's CPU
+// and two of its allocations, BenchmarkDispatch.
+type dispatch struct {
+	router *mux.Router
+	exact  map[string][]exactRoute // path → the methods the router answers there, and how
+}
+
+type exactRoute struct {
+	method  string
+	handler http.Handler
+}
+
+// newDispatch learns exact from the router's own answers: for each route whose path has no
+// variables, a request with that path and each of its methods is matched by the router, and
+// only where the router names that route is the pair kept. So a route that an earlier one
+// shadows is not kept, and anything else — another method, a path with variables or under a
+// prefix, no route at all — goes to the router. This holds because the routes match on method
+// and path alone (addRoutes: no host, header or query matchers).
+func newDispatch(router *mux.Router) dispatch {
+	d := dispatch{router: router, exact: map[string][]exactRoute{}}
+	_ = router.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
+		path, err := route.GetPathTemplate()
+		if err != nil || strings.ContainsAny(path, "{}") {
+			return nil
+		}
+		methods, err := route.GetMethods()
+		if err != nil {
+			return nil // no method matcher: left to the router
+		}
+		for _, m := range methods {
+			probe := &http.Request{Method: m, URL: &url.URL{Path: path}, Header: http.Header{}}
+			var match mux.RouteMatch
+			if router.Match(probe, &match) && match.Route == route && match.MatchErr == nil && len(match.Vars) == 0 {
+				d.exact[path] = append(d.exact[path], exactRoute{m, match.Handler})
+			}
+		}
+		return nil
+	})
+	return d
+}
 
 func (d dispatch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	for _, e := range d.exact[r.URL.Path] {
+		if e.method == r.Method {
+			e.handler.ServeHTTP(w, r)
+			return
+		}
+	}
 	var match mux.RouteMatch
 	if !d.router.Match(r, &match) || match.Handler == nil {
 		d.router.ServeHTTP(w, r) // no handler named: the router's own answer

@@ -5,6 +5,10 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/gorilla/mux"
+
+	"mockgateway/internal/catalog"
 )
 
 // TestDispatchServesAsTheRouter: dispatch answers every kind of request — each route, path
@@ -34,7 +38,7 @@ func TestDispatchServesAsTheRouter(t *testing.T) {
 			h.ServeHTTP(rr, req)
 			return rr
 		}
-		want, got := serve(r), serve(dispatch{r})
+		want, got := serve(r), serve(newDispatch(r))
 		name := c.method + " " + c.path
 		if got.Code != want.Code || got.Header().Get("Content-Type") != want.Header().Get("Content-Type") {
 			t.Errorf("%s: dispatch %d %q, router %d %q", name, got.Code, got.Header().Get("Content-Type"), want.Code, want.Header().Get("Content-Type"))
@@ -47,4 +51,66 @@ func TestDispatchServesAsTheRouter(t *testing.T) {
 			t.Errorf("%s: dispatch answered\n%v %s\nthe router\n%v %s", name, got.Header(), got.Body, want.Header(), want.Body)
 		}
 	}
+}
+
+// TestDispatchExact: the busy routes are found by path and method; a route with variables, a
+// prefix's paths, a route without a method matcher and a route an earlier one shadows are
+// left to the router.
+func TestDispatchExact(t *testing.T) {
+	d, metricsOn := newHarness(t).deps.withDefaults()
+	exact := newDispatch(newRouter(d, metricsOn)).exact
+	has := func(method, path string) bool {
+		for _, e := range exact[path] {
+			if e.method == method {
+				return true
+			}
+		}
+		return false
+	}
+	for _, c := range []struct {
+		method, path string
+		want         bool
+	}{
+		{"POST", chatPath, true}, {"POST", "/v1/responses", true}, {"GET", "/v1/models", true},
+		{"HEAD", "/v1/models", true}, {"GET", "/health", true}, {"GET", "/metrics", true},
+		{"GET", chatPath, false}, {"GET", "/v1/models/{model}", false}, {"GET", "/v1/models/mock-chat", false},
+		{"GET", "/v1/responses/resp_1", false}, {"POST", "/v1/embeddings", false}, {"GET", "/console/app.js", false},
+	} {
+		if got := has(c.method, c.path); got != c.want {
+			t.Errorf("%s %s in the exact table: %v, want %v", c.method, c.path, got, c.want)
+		}
+	}
+
+	r := mux.NewRouter()
+	r.PathPrefix("/a/").Handler(http.NotFoundHandler()).Methods(http.MethodGet)
+	r.Handle("/a/b", http.NotFoundHandler()).Methods(http.MethodGet, http.MethodPost)
+	shadowed := newDispatch(r).exact["/a/b"]
+	if len(shadowed) != 1 || shadowed[0].method != http.MethodPost {
+		t.Errorf("/a/b, shadowed for GET by the prefix before it: %v, want POST alone", shadowed)
+	}
+}
+
+// BenchmarkDispatch: finding the chat route, by the exact table and by the router's Match.
+func BenchmarkDispatch(b *testing.B) {
+	d, metricsOn := Deps{Config: testConfig(), Catalog: catalog.Builtin()}.withDefaults()
+	router := newRouter(d, metricsOn)
+	req := httptest.NewRequest(http.MethodPost, chatPath, nil)
+	b.Run("exact", func(b *testing.B) {
+		exact := newDispatch(router).exact
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, e := range exact[req.URL.Path] {
+				if e.method == req.Method {
+					break
+				}
+			}
+		}
+	})
+	b.Run("router", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var match mux.RouteMatch
+			router.Match(req, &match)
+		}
+	})
 }
