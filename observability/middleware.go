@@ -20,7 +20,9 @@ type ChainConfig struct {
 	WriteInternalError func(http.ResponseWriter, *http.Request)
 	// WriteTimeout bounds the writing of every response from its first byte (0: no bound). A
 	// stream extends it on each write itself. It starts at the first write rather than with the
-	// request, so that simulated latency is not counted as writing.
+	// request, so that simulated latency is not counted as writing. It must be the server's
+	// WriteTimeout too: net/http starts it as it reads the request, and a response that begins
+	// within a 32nd of it keeps that deadline.
 	WriteTimeout time.Duration
 	// Draining reports whether the service is shutting down (nil: never). Responses begun while
 	// it is carry Connection: close, so that clients leave their keep-alive connections for the

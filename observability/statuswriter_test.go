@@ -1,0 +1,64 @@
+package observability
+
+import (
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/trace/noop"
+)
+
+// deadlineWriter notes the write deadlines set through it, as a connection's response writer
+// takes them.
+type deadlineWriter struct {
+	discardWriter
+	set []time.Time
+}
+
+func (w *deadlineWriter) SetWriteDeadline(t time.Time) error {
+	w.set = append(w.set, t)
+	return nil
+}
+
+// TestWriteDeadlineRestarted: a response that begins at once keeps the write deadline net/http
+// set as it read the request; one that begins after the handler waited more than a 32nd of
+// --write-timeout has it set again, the whole timeout from when it begins.
+func TestWriteDeadlineRestarted(t *testing.T) {
+	const timeout = 320 * time.Millisecond
+	for _, tc := range []struct {
+		name    string
+		wait    time.Duration
+		restart bool
+	}{
+		{"at once", 0, false},
+		{"after simulated latency", 3 * timeout / 32, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := Chain(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				time.Sleep(tc.wait)
+				_, _ = w.Write([]byte("{}"))
+			}), ChainConfig{
+				Tracer: noop.NewTracerProvider().Tracer(""), Logger: slog.New(slog.DiscardHandler),
+				Propagator: Propagator(), WriteTimeout: timeout,
+				WriteInternalError: func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusInternalServerError) },
+			})
+			w := &deadlineWriter{discardWriter: discardWriter{h: http.Header{}}}
+			before := time.Now()
+			h.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/v1/chat/completions", nil))
+			if !tc.restart {
+				if len(w.set) != 0 {
+					t.Errorf("deadline set again %v for a response that began at once", w.set)
+				}
+				return
+			}
+			if len(w.set) != 1 {
+				t.Fatalf("deadlines set: %v, want one", w.set)
+			}
+			if earliest := before.Add(tc.wait + timeout); w.set[0].Before(earliest) {
+				t.Errorf("deadline %v, want the whole timeout from the response's start (after %v)", w.set[0], earliest)
+			}
+		})
+	}
+}
