@@ -235,9 +235,9 @@ type connWatch struct {
 	mu    sync.Mutex
 	state map[net.Conn]http.ConnState // open connections only
 	busy  int                         // connections new or serving a request
-	// changed is the last change of any connection's state, as time since epoch: each
-	// request changes its connection's state twice, and the monotonic clock alone is one
-	// clock reading where time.Now is two.
+	// changed is the last change of any connection's state that left none busy, as time since
+	// epoch: only then can the quiet begin, so only then is the clock read — not on each of the
+	// two changes every request makes while others are in flight.
 	epoch   time.Time
 	changed time.Duration
 }
@@ -247,9 +247,7 @@ func newConnWatch() *connWatch {
 }
 
 func (w *connWatch) track(c net.Conn, s http.ConnState) {
-	now := time.Since(w.epoch)
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	if prev, ok := w.state[c]; ok && (prev == http.StateNew || prev == http.StateActive) {
 		w.busy--
 	}
@@ -262,7 +260,10 @@ func (w *connWatch) track(c net.Conn, s http.ConnState) {
 	default: // closed or hijacked: no longer the server's
 		delete(w.state, c)
 	}
-	w.changed = now
+	if w.busy == 0 {
+		w.changed = time.Since(w.epoch)
+	}
+	w.mu.Unlock()
 }
 
 // quiet reports whether no connection is open, or none is busy and none has changed state for

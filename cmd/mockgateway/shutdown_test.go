@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httptrace"
@@ -300,4 +301,42 @@ func drainUnderKeepAliveLoops(t *testing.T) (lost, answeredDraining int) {
 		t.Error(p)
 	}
 	return int(lostN.Load()), int(draining.Load())
+}
+
+// TestConnWatchQuiet: the quiet is time since the last change that left no connection busy —
+// changes while another connection is busy do not restart it, and the clock is read only when
+// one leaves none busy — and no connection open is quiet at once.
+func TestConnWatchQuiet(t *testing.T) {
+	w := newConnWatch()
+	a, _ := net.Pipe()
+	b, _ := net.Pipe()
+	if !w.quiet(time.Hour) {
+		t.Fatal("no connection open, not quiet")
+	}
+	w.track(a, http.StateNew)
+	w.track(b, http.StateNew)
+	w.track(a, http.StateActive)
+	w.track(b, http.StateIdle)
+	if w.quiet(0) {
+		t.Fatal("a connection serving a request, quiet")
+	}
+	w.track(a, http.StateIdle) // none busy: the quiet starts
+	start := time.Now()
+	time.Sleep(20 * time.Millisecond)
+	if !w.quiet(time.Since(start)) {
+		t.Error("no change since none was busy, not quiet for that long")
+	}
+	if w.quiet(time.Hour) {
+		t.Error("quiet for an hour after 20 ms")
+	}
+	w.track(b, http.StateActive)
+	w.track(b, http.StateIdle)
+	if w.quiet(15 * time.Millisecond) {
+		t.Error("a request just served, still quiet from before it")
+	}
+	w.track(a, http.StateClosed)
+	w.track(b, http.StateClosed)
+	if !w.quiet(time.Hour) {
+		t.Error("every connection closed, not quiet")
+	}
 }
