@@ -199,7 +199,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 // Past the drain deadline, connections still serving get 10 seconds (and the quiet) more, then
 // are closed.
 func shutdown(srv *http.Server, ln net.Listener, conns *connWatch, drain *server.Drain, drainTimeout, quiet time.Duration, logger *slog.Logger, serveErr <-chan error) error {
-	logger.Info("shutting down", slog.String("drain_timeout", drainTimeout.String()))
+	logger.Info("shutting down", slog.String("drain_timeout", drainTimeout.String()), slog.String("drain_quiet", quiet.String()))
 	drain.Begin()
 	_ = ln.Close()
 	<-serveErr // Serve returns once the listener is closed; that is the point, not a failure
@@ -207,7 +207,8 @@ func shutdown(srv *http.Server, ln net.Listener, conns *connWatch, drain *server
 	abort := time.NewTimer(drainTimeout)
 	defer abort.Stop()
 	if !conns.waitQuiet(quiet, abort.C) {
-		logger.Info("drain deadline passed; ending open streams")
+		// Streams may still be open, or every connection idle but changed within the quiet.
+		logger.Info("drain deadline passed; ending open streams", slog.Int("busy_connections", conns.busyNow()))
 		drain.AbortStreams()
 		// Ten seconds more, and the quiet on top: a quiet longer than the wait could never be
 		// seen, and every drain with an idle client would end in closing connections at once.
@@ -272,6 +273,13 @@ func (w *connWatch) quiet(d time.Duration) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return len(w.state) == 0 || (w.busy == 0 && time.Since(w.epoch)-w.changed >= d)
+}
+
+// busyNow is how many connections are new or serving a request.
+func (w *connWatch) busyNow() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.busy
 }
 
 // waitQuiet waits until quiet(d), or returns false when stop fires first.

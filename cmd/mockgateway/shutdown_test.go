@@ -317,8 +317,8 @@ func TestConnWatchQuiet(t *testing.T) {
 	w.track(b, http.StateNew)
 	w.track(a, http.StateActive)
 	w.track(b, http.StateIdle)
-	if w.quiet(0) {
-		t.Fatal("a connection serving a request, quiet")
+	if w.quiet(0) || w.busyNow() != 1 {
+		t.Fatalf("a connection serving a request: quiet %v, %d busy", w.quiet(0), w.busyNow())
 	}
 	w.track(a, http.StateIdle) // none busy: the quiet starts
 	start := time.Now()
