@@ -12,7 +12,7 @@ import (
 // first K attempts" recovers for them too. A retry resends the same request, so its key is a hash
 // of what identifies it — the body, the model, the fault header and the scope — computed by the
 // caller; the counter never sees the request itself, and nothing it keeps reaches telemetry. It
-// keeps each key's scope id beside it, so that dropping a scope (DropScope) forgets its counts.
+// keeps each scope's keys together, so that dropping a scope (DropScope) forgets its counts.
 //
 // This is the one piece of simulation state that is not a pure function of the request, and it
 // is bounded three ways: a key is forgotten TTL after its last attempt, a key is forgotten once
@@ -21,17 +21,24 @@ import (
 // process: behind a load balancer, replicas count separately — clients that send an attempt
 // header (x-mock-attempt, x-stainless-retry-count) are counted statelessly instead.
 type AttemptCounter struct {
-	mu   sync.Mutex
-	max  int
-	ttl  time.Duration
-	now  func() time.Time
-	keys map[uint64]*list.Element // of *attemptEntry
-	lru  list.List                // most recently seen first: eviction takes from the back in O(1)
+	mu     sync.Mutex
+	max    int
+	ttl    time.Duration
+	now    func() time.Time
+	keys   map[uint64]*list.Element // of *attemptEntry
+	scopes map[string]*scopeKeys    // each scope that has a key kept ("" unscoped), with its keys
+	lru    list.List                // most recently seen first: eviction takes from the back in O(1)
+}
+
+// scopeKeys are the keys counted in one scope: DropScope visits these alone, not every key.
+type scopeKeys struct {
+	id   string // cloned once per scope: cut from a request header, a copy keeps no more of the request alive
+	keys map[uint64]*list.Element
 }
 
 type attemptEntry struct {
 	key   uint64
-	scope string // the scope the key was counted in ("" unscoped)
+	scope *scopeKeys // the scope the key was counted in
 	count int
 	last  time.Time
 }
@@ -39,7 +46,7 @@ type attemptEntry struct {
 // NewAttemptCounter keeps at most max keys, each for ttl after its last attempt. max < 1 turns
 // counting off: every request is attempt 1.
 func NewAttemptCounter(max int, ttl time.Duration, now func() time.Time) *AttemptCounter {
-	return &AttemptCounter{max: max, ttl: ttl, now: now, keys: make(map[uint64]*list.Element)}
+	return &AttemptCounter{max: max, ttl: ttl, now: now, keys: map[uint64]*list.Element{}, scopes: map[string]*scopeKeys{}}
 }
 
 // Next records one attempt of the request with this key, in scope, and returns its number, from
@@ -68,16 +75,21 @@ func (c *AttemptCounter) Next(key uint64, scope string) int {
 		}
 		c.remove(back)
 	}
-	// The scope id is cut from a request header: a copy keeps no more of the request alive.
-	c.keys[key] = c.lru.PushFront(&attemptEntry{key: key, scope: strings.Clone(scope), count: 1, last: now})
+	sk := c.scopes[scope]
+	if sk == nil {
+		sk = &scopeKeys{id: strings.Clone(scope), keys: map[uint64]*list.Element{}}
+		c.scopes[sk.id] = sk
+	}
+	el := c.lru.PushFront(&attemptEntry{key: key, scope: sk, count: 1, last: now})
+	c.keys[key], sk.keys[key] = el, el
 	return 1
 }
 
 // DropScope forgets every count kept in scope, as DELETE /_mock/scopes/{scope} drops the scope's
 // other state: a test that reruns in the same scope starts again at attempt 1 even if its last
 // run gave up before an attempt got through. It reports whether any was still counting (one
-// past --attempt-ttl is forgotten already, only not yet removed). It walks every key, at most
-// max of them, under the lock Next takes, and runs only when a test drops its scope.
+// past --attempt-ttl is forgotten already, only not yet removed). It visits the scope's own keys
+// only, under the lock Next takes (BenchmarkDropScope).
 func (c *AttemptCounter) DropScope(scope string) bool {
 	if c == nil {
 		return false
@@ -86,13 +98,11 @@ func (c *AttemptCounter) DropScope(scope string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	dropped := false
-	for el := c.lru.Front(); el != nil; {
-		next := el.Next()
-		if e := el.Value.(*attemptEntry); e.scope == scope {
-			dropped = dropped || now.Sub(e.last) <= c.ttl
-			c.remove(el)
+	if sk := c.scopes[scope]; sk != nil {
+		for _, el := range sk.keys {
+			dropped = dropped || now.Sub(el.Value.(*attemptEntry).last) <= c.ttl
+			c.remove(el) // deleting from the map being ranged over is allowed
 		}
-		el = next
 	}
 	return dropped
 }
@@ -110,7 +120,11 @@ func (c *AttemptCounter) Done(key uint64) {
 }
 
 func (c *AttemptCounter) remove(el *list.Element) {
-	delete(c.keys, el.Value.(*attemptEntry).key)
+	e := el.Value.(*attemptEntry)
+	delete(c.keys, e.key)
+	if delete(e.scope.keys, e.key); len(e.scope.keys) == 0 {
+		delete(c.scopes, e.scope.id)
+	}
 	c.lru.Remove(el)
 }
 

@@ -124,3 +124,43 @@ func TestAttemptCounterDropScopeExpired(t *testing.T) {
 		t.Errorf("%d keys left, want 0: the expired key goes too", c.Len())
 	}
 }
+
+// TestAttemptCounterScopesFollowKeys: a scope is kept while it has a key, once whatever the
+// number of its keys, and goes with its last key — done, evicted or dropped — so the scopes are
+// bounded by the keys.
+func TestAttemptCounterScopesFollowKeys(t *testing.T) {
+	c := NewAttemptCounter(3, time.Minute, time.Now)
+	c.Next(1, "a")
+	c.Next(2, "a")
+	c.Next(3, "b")
+	if len(c.scopes) != 2 || len(c.scopes["a"].keys) != 2 {
+		t.Fatalf("scopes %v, want a with 2 keys and b", c.scopes)
+	}
+	c.Done(3)
+	if _, ok := c.scopes["b"]; ok {
+		t.Error("scope b kept after its only key was done")
+	}
+	c.Next(4, "c")
+	c.Next(5, "c") // past the bound: key 1, the oldest, goes
+	if got := len(c.scopes["a"].keys); got != 1 {
+		t.Errorf("scope a has %d keys after one was evicted, want 1", got)
+	}
+	c.DropScope("a")
+	c.DropScope("c")
+	if len(c.scopes) != 0 || c.Len() != 0 {
+		t.Errorf("after dropping every scope: %d scopes, %d keys", len(c.scopes), c.Len())
+	}
+}
+
+// BenchmarkDropScope: dropping a test's scope, one key of its own, among --attempt-keys' default
+// 10,000 kept for other scopes — what every other request waits for on the counter's lock.
+func BenchmarkDropScope(b *testing.B) {
+	c := NewAttemptCounter(10_001, time.Hour, time.Now)
+	for k := range uint64(10_000) {
+		c.Next(k, "other-"+string(rune('a'+k%26)))
+	}
+	for b.Loop() {
+		c.Next(1<<40, "mine")
+		c.DropScope("mine")
+	}
+}
