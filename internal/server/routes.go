@@ -104,8 +104,8 @@ type exactRoute struct {
 // shadows is not kept, and anything else — another method, a path with variables or under a
 // prefix, no route at all — goes to the router. This holds because the routes match on method
 // and path alone (addRoutes: no host, header or query matchers).
-func newDispatch(router *mux.Router) dispatch {
-	d := dispatch{router: router, exact: map[string][]exactRoute{}}
+func newDispatch(router *mux.Router) *dispatch {
+	d := &dispatch{router: router, exact: map[string][]exactRoute{}}
 	_ = router.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
 		path, err := route.GetPathTemplate()
 		if err != nil || strings.ContainsAny(path, "{}") {
@@ -127,7 +127,7 @@ func newDispatch(router *mux.Router) dispatch {
 	return d
 }
 
-func (d dispatch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (d *dispatch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for _, e := range d.exact[r.URL.Path] {
 		if e.method == r.Method {
 			e.handler.ServeHTTP(w, r)
