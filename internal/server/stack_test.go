@@ -139,6 +139,9 @@ func TestBlockedStreamStack(t *testing.T) {
 	for _, tc := range []struct{ name, path, body string }{
 		{"chat", chatPath, `{"model":"mock-long","stream":true,"messages":[{"role":"user","content":"hi"}]}`},
 		{"responses", "/v1/responses", `{"model":"mock-long","stream":true,"input":"hi"}`},
+		// Eight role chunks and a token, more than net/http's 2 KB response buffer: its first
+		// write takes the longer path to the headers (response.Write, not Flush).
+		{"chat n=8", chatPath, `{"model":"mock-long","stream":true,"n":8,"messages":[{"role":"user","content":"hi"}]}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			const K = 200

@@ -188,6 +188,11 @@ func newSSE(w http.ResponseWriter, c *chatCall) *sse {
 // rather than one per frame: fewer system calls for the same bytes at the same moments
 // (make bench's stream figures; TestStreamWrites).
 
+// headersRideLimit is the most a stream's first write may carry with its headers: net/http's
+// response buffer (bufferBeforeChunkingSize), within which the write only fills the buffer and
+// the flush after it formats the headers.
+const headersRideLimit = 2048
+
 // hold appends one SSE data frame holding the JSON that encode appends.
 func (s *sse) hold(encode func([]byte) []byte) {
 	s.buf = append(s.buf, "data: "...)
@@ -202,6 +207,16 @@ func (s *sse) writeHeld() error {
 		return nil
 	}
 	s.arm(s.frameClock())
+	if !s.headersOut && s.held > headersRideLimit {
+		// The headers go alone first: net/http formats them at the first write that reaches the
+		// connection, and a write larger than its response buffer reaches it from Write, a path
+		// some 600 B deeper than Flush's, past the 8 KB a stream's stack is held to
+		// (TestBlockedStreamStack, chat n=8).
+		if err := s.flush(); err != nil {
+			return err
+		}
+		s.headersOut = true
+	}
 	if s.held > 0 {
 		if _, err := s.w.Write(s.buf[:s.held]); err != nil {
 			return err
