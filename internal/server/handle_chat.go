@@ -123,7 +123,7 @@ func (h *chatHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer span.End() // also on a panic: the span still reaches the buffer
 	w.Header()["Openai-Version"] = openAIVersion
 	reportPlan(ctx, w, span, h.metrics, model.ID, sim)
-	if plan := sim.plan; plan.Sleep && !h.wait(ctx, plan.Wait) {
+	if sim.plan.Sleep && !h.wait(ctx, sim.plan.Wait) {
 		return // the client left
 	}
 	if f := sim.plan.Fault; f != nil && f.BeforeOutput() {
@@ -228,7 +228,7 @@ func (h *chatHandler) resolve(req *protocol.ChatRequest, facts requestFacts, rec
 // the first chunk does not wait for the whole answer to be made.
 //
 //go:noinline
-func (h *chatHandler) generate(req *protocol.ChatRequest, sim simulated, facts requestFacts, span trace.Span, rec *observability.Record, hit *fixtures.Hit) *chatCall {
+func (h *chatHandler) generate(req *protocol.ChatRequest, sim *simulated, facts requestFacts, span trace.Span, rec *observability.Record, hit *fixtures.Hit) *chatCall {
 	served := sim.served
 	in := generate.Input{
 		Model: served.ID, Behavior: served.Behavior, DefaultTokens: served.DefaultTokens, Request: req,
