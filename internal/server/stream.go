@@ -188,11 +188,6 @@ func newSSE(w http.ResponseWriter, c *chatCall) *sse {
 // rather than one per frame: fewer system calls for the same bytes at the same moments
 // (make bench's stream figures; TestStreamWrites).
 
-// headersRideLimit is the most a stream's first write may carry with its headers: net/http's
-// response buffer (bufferBeforeChunkingSize), within which the write only fills the buffer and
-// the flush after it formats the headers.
-const headersRideLimit = 2048
-
 // hold appends one SSE data frame holding the JSON that encode appends.
 func (s *sse) hold(encode func([]byte) []byte) {
 	s.buf = append(s.buf, "data: "...)
@@ -207,16 +202,6 @@ func (s *sse) writeHeld() error {
 		return nil
 	}
 	s.arm(s.frameClock())
-	if !s.headersOut && s.held > headersRideLimit {
-		// The headers go alone first: net/http formats them at the first write that reaches the
-		// connection, and a write larger than its response buffer reaches it from Write, a path
-		// some 600 B deeper than Flush's, past the 8 KB a stream's stack is held to
-		// (TestBlockedStreamStack, chat n=8).
-		if err := s.flush(); err != nil {
-			return err
-		}
-		s.headersOut = true
-	}
 	if s.held > 0 {
 		if _, err := s.w.Write(s.buf[:s.held]); err != nil {
 			return err
@@ -298,12 +283,16 @@ func streamChat(ctx context.Context, w http.ResponseWriter, c *chatCall) {
 	// frame of almost 3 KB, which from inside the loop would double the stack of every stream
 	// parked in a pause or in a write its client is slow to take (TestParkedStreamStack,
 	// TestBlockedStreamStack). They go before the first-chunk latency (wait writes them), and
-	// before the error frame of a stream that ends at once; a chat stream that never waits
-	// sends them with its frames up to its first token (lead): one write fewer
+	// before the error frame of a stream that ends at once; a stream that never waits sends
+	// them with its frames (or events) up to its first token (lead): one write fewer
 	// (TestStreamWrites).
 	err, tokens := st.wait(c.Timings.First()), 0
-	if err == nil && !st.events && c.Timings.Instant() {
-		tokens, err = st.lead(ctx, c)
+	if err == nil && c.Timings.Instant() {
+		if st.events {
+			tokens, err = st.leadEvents(ctx)
+		} else {
+			tokens, err = st.lead(ctx, c)
+		}
 	}
 	switch werr := st.writeHeld(); {
 	case err != nil: // ended already: end writes why
@@ -343,11 +332,14 @@ func settle(c *chatCall, rec *observability.Record) {
 // stream is one SSE response in progress.
 type stream struct {
 	*sse
-	frames *frames // a chat stream's, pulled by lead and run
-	rec    *observability.Record
-	life   *observability.StreamTelemetry
-	fired  bool // the mid-stream fault has struck
-	sent   int  // completion tokens actually delivered, for the access log of a cut stream
+	frames *frames     // a chat stream's, pulled by lead and run
+	ev     *respEvents // a Responses stream's, pulled by leadEvents and runEvents
+	// leading: the stream is holding its events up to the first delta (leadEvents)
+	leading bool
+	rec     *observability.Record
+	life    *observability.StreamTelemetry
+	fired   bool // the mid-stream fault has struck
+	sent    int  // completion tokens actually delivered, for the access log of a cut stream
 }
 
 // openStream prepares the stream and its headers. streamChat sends them at once: net/http
@@ -365,7 +357,9 @@ func openStream(ctx context.Context, w http.ResponseWriter, c *chatCall) *stream
 	st.gone, st.abort = ctx.Done(), c.h.drain.Aborted()
 	st.timeout, st.until = c.h.writeTimeout, st.deadline
 	st.events = c.Echo != nil // a Responses API stream
-	if !st.events {
+	if st.events {
+		st.ev = newRespEvents(c)
+	} else {
 		st.frames = framesOf(c.Result)
 	}
 

@@ -306,9 +306,9 @@ func TestStreamWrites(t *testing.T) {
 			// headers (before the first wait); role chunk (before the next); a token each; finish + [DONE]
 			[]int{0, 1, 1, 1, 1, 2}},
 		{"responses, no latency", "/v1/responses", `{"model":"mock-echo","stream":true,"input":"a b"}`, "instant",
-			// headers (a Responses stream sends them alone); created, in_progress, item added, part
-			// added + the first delta; a delta each; the four closing events
-			[]int{0, 5, 1, 1, 4}},
+			// headers + created, in_progress, item added, part added + the first delta; a delta
+			// each; the four closing events
+			[]int{5, 1, 1, 4}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req := httptest.NewRequest(http.MethodPost, tc.path, strings.NewReader(tc.body))

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"iter"
 	"strconv"
 	"strings"
 
@@ -17,31 +16,30 @@ import (
 // spell the answer that a JSON call gets, one per output token.
 
 // runEvents writes the events: response.created and response.in_progress, the output items
-// with their parts and deltas, then response.completed or response.incomplete.
+// with their parts and deltas, then response.completed or response.incomplete. An instant
+// stream's leadEvents may have held those up to the first delta; runEvents goes on from there.
 func (st *stream) runEvents(ctx context.Context, c *chatCall) error {
-	resp := &protocol.Response{ID: c.ID, CreatedAt: c.Created, Status: "in_progress", Model: c.Model.ID, Echo: c.Echo}
-	if err := st.sendResponse(ctx, c, "response.created", resp); err != nil {
-		return err
-	}
-	if err := st.sendResponse(ctx, c, "response.in_progress", resp); err != nil {
-		return err
-	}
-	ch := &c.Result.Choices[0]
-	var err error
-	if len(ch.ToolCalls) > 0 {
-		resp.Output, err = st.sendCalls(ctx, c, ch)
-	} else {
-		resp.Output, err = st.sendMessage(ctx, c, ch)
-	}
-	if err != nil {
-		return err
+	ev := st.ev
+	for {
+		token, more, err := ev.send(ctx, st)
+		if err != nil {
+			return err
+		}
+		if !more {
+			break
+		}
+		if token {
+			st.sent++
+		}
 	}
 	if err := st.strike(ctx, c, true); err != nil { // a stream shorter than after= fails at its end
 		return err
 	}
 	c.Result.Settle() // every piece was read: this only sums the tokens
-	resp.Status, resp.Incomplete = responseStatus(ch.FinishReason)
+	resp := ev.resp
+	resp.Status, resp.Incomplete = responseStatus(ev.ch.FinishReason)
 	resp.Usage = &protocol.ResponseUsage{Input: c.Result.PromptTokens, Output: c.Result.CompletionTokens}
+	resp.Output = ev.items
 	last := "response.completed"
 	if resp.Incomplete != "" {
 		last = "response.incomplete"
@@ -57,96 +55,167 @@ func (st *stream) runEvents(ctx context.Context, c *chatCall) error {
 	return nil
 }
 
-// sendMessage streams the answer's message: the item, its one content part, a delta per piece.
-func (st *stream) sendMessage(ctx context.Context, c *chatCall, ch *generate.Choice) ([]protocol.OutputItem, error) {
+// leadEvents holds an instant Responses stream's events up to its first delta, as lead does a
+// chat stream's frames; it returns how many tokens it holds (0 or 1).
+func (st *stream) leadEvents(ctx context.Context) (int, error) {
+	st.leading = true
+	defer func() { st.leading = false }()
+	for {
+		token, more, err := st.ev.send(ctx, st)
+		if err != nil || !more {
+			return 0, err
+		}
+		if token {
+			return 1, nil
+		}
+	}
+}
+
+// respEvents is a Responses stream's answer as the events still to come, sent a step at a time
+// as the stream goes, as a chat stream's frames are made: the message's item, its one content
+// part and a delta per piece, or each function call's item and its argument deltas. The steps
+// are pulled rather than written by nested loops, so that leadEvents can stop at the first delta
+// and runEvents go on from there.
+type respEvents struct {
+	c     *chatCall
+	ch    *generate.Choice
+	resp  *protocol.Response
+	calls bool                  // the answer calls functions, an item each; else items[0] is its message
+	items []protocol.OutputItem // the output, as sent so far
+	step  int                   // what the next send sends (evCreated …)
+	k     int                   // the item being sent
+	j     int                   // its next piece: a listed message's, or the call's next argument fragment
+	text  strings.Builder       // the message's text so far: its .done events and the response carry it whole
+	// the message's text events: output_text's, or a refusal's
+	deltaType, doneType, key string
+}
+
+// The steps of a Responses stream: each sends one or more events, only evDelta a token's.
+const (
+	evCreated = iota // response.created, response.in_progress
+	evOpen           // the message's item and content part added, or a function call's item added
+	evDelta          // one delta: a piece of the message's text, or a fragment of the call's arguments
+	evClose          // the item's closing events
+	evDone           // every item sent
+)
+
+func newRespEvents(c *chatCall) *respEvents {
+	ch := &c.Result.Choices[0]
+	ev := &respEvents{c: c, ch: ch, resp: &protocol.Response{ID: c.ID, CreatedAt: c.Created, Status: "in_progress", Model: c.Model.ID, Echo: c.Echo}}
+	if len(ch.ToolCalls) > 0 {
+		ev.calls, ev.items = true, make([]protocol.OutputItem, len(ch.ToolCalls))
+		return ev
+	}
 	msg := protocol.OutputItem{ID: itemID(c.ID, "msg_", 0), Status: "in_progress", NoPart: true, Refusal: !ch.Refusal.IsNil()}
-	deltaType, doneType, key := "response.output_text.delta", "response.output_text.done", "text"
+	ev.deltaType, ev.doneType, ev.key = "response.output_text.delta", "response.output_text.done", "text"
 	if msg.Refusal {
-		deltaType, doneType, key = "response.refusal.delta", "response.refusal.done", "refusal"
+		ev.deltaType, ev.doneType, ev.key = "response.refusal.delta", "response.refusal.done", "refusal"
 	}
-	if err := st.sendItem(ctx, c, "response.output_item.added", 0, &msg); err != nil {
-		return nil, err
+	ev.items = []protocol.OutputItem{msg}
+	return ev
+}
+
+// send sends the next step: token reports a delta sent, more whether a step was left to send.
+func (ev *respEvents) send(ctx context.Context, st *stream) (token, more bool, err error) {
+	c := ev.c
+	switch ev.step {
+	case evCreated:
+		if err = st.sendResponse(ctx, c, "response.created", ev.resp); err == nil {
+			err = st.sendResponse(ctx, c, "response.in_progress", ev.resp)
+		}
+		ev.step = evOpen
+	case evOpen:
+		err, ev.step = ev.open(ctx, st), evDelta
+	case evDelta:
+		if token, err = ev.delta(ctx, st); !token && err == nil {
+			ev.step = evClose
+		}
+	case evClose:
+		err = ev.close(ctx, st)
+		if ev.k, ev.j, ev.step = ev.k+1, 0, evDone; ev.calls && ev.k < len(ev.items) {
+			ev.step = evOpen
+		}
+	default:
+		return false, false, nil
 	}
-	msg.NoPart = false
-	if err := st.sendPart(ctx, c, "response.content_part.added", &msg); err != nil {
-		return nil, err
+	return token && err == nil, true, err
+}
+
+func (ev *respEvents) open(ctx context.Context, st *stream) error {
+	c, it := ev.c, &ev.items[ev.k]
+	if ev.calls {
+		tc := &ev.ch.ToolCalls[ev.k]
+		*it = protocol.OutputItem{Function: true, ID: itemID(c.ID, "fc_", ev.k), Status: "in_progress", CallID: tc.ID, Name: tc.Name}
+		return st.sendItem(ctx, c, "response.output_item.added", ev.k, it)
 	}
-	var text strings.Builder // the .done events and the final response carry the whole text
-	for piece := range messagePieces(ch) {
+	if err := st.sendItem(ctx, c, "response.output_item.added", 0, it); err != nil {
+		return err
+	}
+	it.NoPart = false
+	return st.sendPart(ctx, c, "response.content_part.added", it)
+}
+
+// delta sends the item's next delta, after the between-chunk latency; false when it has none
+// left.
+func (ev *respEvents) delta(ctx context.Context, st *stream) (bool, error) {
+	c, it := ev.c, &ev.items[ev.k]
+	if ev.calls {
+		args := ev.ch.ToolCalls[ev.k].Arguments
+		if ev.j >= args.Len() {
+			return false, nil
+		}
 		if err := st.tick(c); err != nil {
-			return nil, err
+			return false, err
 		}
-		text.WriteString(piece)
-		if err := st.sendText(ctx, c, deltaType, &msg, "delta", piece); err != nil {
-			return nil, err
-		}
-		st.sent++
+		ev.j++
+		return true, st.sendArguments(ctx, c, "response.function_call_arguments.delta", ev.k, it, "delta", args.At(ev.j-1))
 	}
-	msg.Text = text.String()
-	if err := st.sendText(ctx, c, doneType, &msg, key, msg.Text); err != nil {
-		return nil, err
+	piece, ok := ev.nextPiece()
+	if !ok {
+		return false, nil
 	}
-	if err := st.sendPart(ctx, c, "response.content_part.done", &msg); err != nil {
-		return nil, err
+	if err := st.tick(c); err != nil {
+		return false, err
 	}
-	msg.Status, _ = responseStatus(ch.FinishReason) // settled: every piece was read
-	if err := st.sendItem(ctx, c, "response.output_item.done", 0, &msg); err != nil {
-		return nil, err
-	}
-	return []protocol.OutputItem{msg}, nil
+	ev.text.WriteString(piece)
+	return true, st.sendText(ctx, c, ev.deltaType, it, "delta", piece)
 }
 
-// messagePieces yields a choice's content (or refusal) pieces: made one at a time for a lazy
-// choice, read from the result otherwise.
-func messagePieces(ch *generate.Choice) iter.Seq[string] {
-	return func(yield func(string) bool) {
-		if ch.Lazy() {
-			for piece, ok := ch.Next(); ok; piece, ok = ch.Next() {
-				if !yield(piece) {
-					return
-				}
-			}
-			return
-		}
-		pieces := ch.Content
-		if !ch.Refusal.IsNil() {
-			pieces = ch.Refusal
-		}
-		for k := range pieces.Len() {
-			if !yield(pieces.At(k)) {
-				return
-			}
-		}
+// nextPiece is the message's next piece: made now for a lazy choice, read from the result
+// otherwise.
+func (ev *respEvents) nextPiece() (string, bool) {
+	if ev.ch.Lazy() {
+		return ev.ch.Next()
 	}
+	pieces := ev.ch.Content
+	if !ev.ch.Refusal.IsNil() {
+		pieces = ev.ch.Refusal
+	}
+	if ev.j >= pieces.Len() {
+		return "", false
+	}
+	ev.j++
+	return pieces.At(ev.j - 1), true
 }
 
-// sendCalls streams the answer's function calls, each an item with its argument deltas.
-func (st *stream) sendCalls(ctx context.Context, c *chatCall, ch *generate.Choice) ([]protocol.OutputItem, error) {
-	items := make([]protocol.OutputItem, len(ch.ToolCalls))
-	for k := range ch.ToolCalls {
-		tc, it := &ch.ToolCalls[k], &items[k]
-		*it = protocol.OutputItem{Function: true, ID: itemID(c.ID, "fc_", k), Status: "in_progress", CallID: tc.ID, Name: tc.Name}
-		if err := st.sendItem(ctx, c, "response.output_item.added", k, it); err != nil {
-			return nil, err
+func (ev *respEvents) close(ctx context.Context, st *stream) error {
+	c, it := ev.c, &ev.items[ev.k]
+	if ev.calls {
+		it.Arguments, it.Status = ev.ch.ToolCalls[ev.k].Arguments.Text(), "completed"
+		if err := st.sendArguments(ctx, c, "response.function_call_arguments.done", ev.k, it, "arguments", it.Arguments); err != nil {
+			return err
 		}
-		for j := range tc.Arguments.Len() {
-			if err := st.tick(c); err != nil {
-				return nil, err
-			}
-			if err := st.sendArguments(ctx, c, "response.function_call_arguments.delta", k, it, "delta", tc.Arguments.At(j)); err != nil {
-				return nil, err
-			}
-			st.sent++
-		}
-		it.Arguments, it.Status = tc.Arguments.Text(), "completed"
-		if err := st.sendArguments(ctx, c, "response.function_call_arguments.done", k, it, "arguments", it.Arguments); err != nil {
-			return nil, err
-		}
-		if err := st.sendItem(ctx, c, "response.output_item.done", k, it); err != nil {
-			return nil, err
-		}
+		return st.sendItem(ctx, c, "response.output_item.done", ev.k, it)
 	}
-	return items, nil
+	it.Text = ev.text.String()
+	if err := st.sendText(ctx, c, ev.doneType, it, ev.key, it.Text); err != nil {
+		return err
+	}
+	if err := st.sendPart(ctx, c, "response.content_part.done", it); err != nil {
+		return err
+	}
+	it.Status, _ = responseStatus(ev.ch.FinishReason) // settled: every piece was read
+	return st.sendItem(ctx, c, "response.output_item.done", 0, it)
 }
 
 // tick waits the between-chunk latency before a delta.
@@ -205,7 +274,8 @@ func (st *stream) sendArguments(ctx context.Context, c *chatCall, typ string, ou
 
 // emit ends the event appended to st.buf, unless the simulated mid-stream fault strikes first
 // (then the event is dropped, and the events held before it go out with the error event). A
-// delta is written at once, the lifecycle events around the deltas are held (see sse.hold).
+// delta is written at once (held while leadEvents leads), the lifecycle events around the
+// deltas are held (see sse.hold).
 func (st *stream) emit(ctx context.Context, c *chatCall, now bool) error {
 	if err := st.strike(ctx, c, false); err != nil {
 		st.buf = st.buf[:st.held] // the struck event is not sent
@@ -215,7 +285,7 @@ func (st *stream) emit(ctx context.Context, c *chatCall, now bool) error {
 	st.held = len(st.buf)
 	st.seq++
 	st.life.Chunk()
-	if now {
+	if now && !st.leading {
 		if err := st.writeHeld(); err != nil {
 			return writeFailed(err)
 		}
