@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"mime"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -331,84 +330,6 @@ func newCompletionID() string {
 	return string(out[:])
 }
 
-// respond writes the JSON answer after the model's simulated latency.
-func (h *chatHandler) respond(ctx context.Context, w http.ResponseWriter, r *http.Request, c *chatCall) {
-	rec := observability.RecordFrom(ctx)
-	if !h.wait(ctx, c.Timings.Total(c.Result.CompletionTokens)) {
-		return
-	}
-	if f := c.Fault; f != nil {
-		// A mid-stream fault on a request that does not stream: an error, or a cut body.
-		recordFault(ctx, c.Span, h.metrics, rec.Model, f.Kind)
-		if f.Kind == simulation.StreamError {
-			writeError(w, r, faultError(f))
-			return
-		}
-	}
-	body := c.answer()
-	setProcessingMS(w, rec)
-	if c.Fault != nil && c.Fault.Kind == simulation.StreamCut {
-		cutJSON(w, body)
-		return
-	}
-	buf, status := encodeBody(http.StatusOK, body)
-	defer putBuffer(buf)
-	// What is left to send is the bytes: a client that reads slowly holds them, not the
-	// generated text as well.
-	c.Result.DropText()
-	writeJSONBytes(w, status, buf.Bytes())
-}
-
-// answer is the call's JSON answer in its dialect.
-func (c *chatCall) answer() jsonAppender {
-	if c.Echo != nil {
-		body := responseBody(c)
-		return &body
-	}
-	body := completionBody(c)
-	return &body
-}
-
-// completionBody is the chat.completion of a call; its contents and arguments are the generated
-// text itself, not copies.
-func completionBody(c *chatCall) protocol.Completion {
-	body := protocol.Completion{
-		ID: c.ID, Object: "chat.completion", Created: c.Created, Model: c.Model.ID,
-		Choices:           make([]protocol.CompletionChoice, len(c.Result.Choices)),
-		Usage:             protocol.NewUsage(c.Result.PromptTokens, c.Result.CompletionTokens),
-		SystemFingerprint: protocol.SystemFingerprint, ServiceTier: protocol.ServiceTier,
-	}
-	for i, ch := range c.Result.Choices {
-		msg := protocol.AssistantMessage{Role: "assistant", Annotations: []struct{}{}}
-		if len(ch.ToolCalls) > 0 {
-			for _, tc := range ch.ToolCalls {
-				msg.ToolCalls = append(msg.ToolCalls, protocol.ToolCallJSON{
-					ID: tc.ID, Type: "function",
-					Function: protocol.FunctionCall{Name: tc.Name, Arguments: tc.Arguments.Text()},
-				})
-			}
-		} else if !ch.Refusal.IsNil() {
-			text := ch.Refusal.Text()
-			msg.Refusal = &text
-		} else {
-			text := ch.Text()
-			msg.Content = &text
-		}
-		body.Choices[i] = protocol.CompletionChoice{Index: ch.Index, Message: msg, FinishReason: ch.FinishReason}
-	}
-	return body
-}
-
-// cutJSON sends the headers and half of the body, then drops the connection.
-func cutJSON(w http.ResponseWriter, body jsonAppender) {
-	b := body.AppendJSON(nil) // the bytes an uncut response would have carried
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(b[:len(b)/2])
-	cutConnection(w)
-}
-
 // wait waits d unless the client leaves (false: nothing more can be written) or shutdown ends
 // the wait early (true: answer now rather than hold the drain). No wait is longer than a
 // stream may last.
@@ -427,77 +348,4 @@ func (h *chatHandler) wait(ctx context.Context, d time.Duration) bool {
 		observability.RecordFrom(ctx).Status = 499 // client closed the request
 		return false
 	}
-}
-
-func setErrorType(span trace.Span, rec *observability.Record) {
-	if rec.ErrorCode != "" {
-		span.SetAttributes(attribute.String("error.type", rec.ErrorCode))
-	}
-}
-
-func setProcessingMS(w http.ResponseWriter, rec *observability.Record) {
-	w.Header().Set("Openai-Processing-Ms", strconv.FormatInt(time.Since(rec.Start).Milliseconds(), 10))
-}
-
-// describeChatRequest gives the chat span the request's GenAI attributes.
-//
-//go:noinline
-func describeChatRequest(span trace.Span, m *catalog.Model, req *protocol.ChatRequest, hit *fixtures.Hit) {
-	if !span.IsRecording() {
-		return
-	}
-	scratch := observability.BorrowAttributes()
-	defer scratch.Release()
-	attrs := append(scratch.KeyValues(),
-		attribute.String("gen_ai.operation.name", "chat"),
-		attribute.String("gen_ai.provider.name", "mockgateway"),
-		attribute.String("gen_ai.request.model", m.ID),
-		attribute.Bool("gen_ai.request.stream", req.Stream),
-	)
-	if hit != nil {
-		attrs = append(attrs, attribute.String("mockgateway.fixture", hit.Name))
-	}
-	if req.MaxTokens > 0 {
-		attrs = append(attrs, attribute.Int("gen_ai.request.max_tokens", req.MaxTokens))
-	}
-	if req.Temperature != nil {
-		attrs = append(attrs, attribute.Float64("gen_ai.request.temperature", *req.Temperature))
-	}
-	if req.N != 1 {
-		attrs = append(attrs, attribute.Int("gen_ai.request.choice.count", req.N))
-	}
-	span.SetAttributes(attrs...)
-}
-
-//go:noinline
-func setChatResponseAttributes(span trace.Span, c *chatCall, rec *observability.Record) {
-	if !span.IsRecording() {
-		return
-	}
-	scratch := observability.BorrowAttributes()
-	defer scratch.Release()
-	span.SetAttributes(append(scratch.KeyValues(),
-		attribute.String("gen_ai.response.id", c.ID),
-		attribute.String("gen_ai.response.model", c.Model.ID),
-		c.h.finishReasons(c.Result.Choices),
-		attribute.Int("gen_ai.usage.input_tokens", rec.PromptTokens),
-		attribute.Int("gen_ai.usage.output_tokens", rec.CompletionTokens),
-	)...)
-	setErrorType(span, rec)
-}
-
-// finishReasons is gen_ai.response.finish_reasons. An answer with one choice gets one of the
-// handler's attributes made in advance (oneFinishReason): a string-slice attribute costs three
-// allocations to build (BenchmarkChatJSON).
-func (h *chatHandler) finishReasons(choices []generate.Choice) attribute.KeyValue {
-	if len(choices) == 1 {
-		if kv, ok := h.oneFinishReason[choices[0].FinishReason]; ok {
-			return kv
-		}
-	}
-	finish := make([]string, len(choices))
-	for i, ch := range choices {
-		finish[i] = ch.FinishReason
-	}
-	return attribute.StringSlice("gen_ai.response.finish_reasons", finish)
 }

@@ -1,0 +1,135 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+
+	"mockgateway/internal/apierr"
+	"mockgateway/internal/protocol"
+)
+
+var jsonNull = json.RawMessage("null")
+
+// sse writes Server-Sent Events frames: only "data: <json>\n\n", each flushed at once. Chunks
+// are encoded by appending into one buffer that the stream reuses (protocol.Chunk.AppendJSON), the
+// members every chunk repeats encoded once per stream (Chunk.FixHead).
+//
+// Every frame must go out within the write timeout, and none past the stream's deadline
+// (writeDeadline); before a token frame the stream pauses, and looks whether it must end
+// (pace). Both are in stream_pace.go, done at most once a frame.
+type sse struct {
+	writeDeadline
+	pace
+	w     http.ResponseWriter
+	flush func() error // the writer's own FlushError: one frame less than a ResponseController's
+	buf   []byte
+	chunk protocol.Chunk
+	// events: a Responses API stream (stream_responses.go), whose frames are named events
+	// numbered by seq, whose error is an error event, and which ends without [DONE].
+	events bool
+	seq    int
+	// held is how many bytes of buf are whole frames not yet written; headersOut, whether the
+	// response headers have gone out.
+	held       int
+	headersOut bool
+}
+
+func newSSE(w http.ResponseWriter, c *chatCall) *sse {
+	rc := http.NewResponseController(w)
+	s := &sse{w: w, writeDeadline: writeDeadline{conn: rc}, flush: rc.Flush}
+	if f, ok := w.(interface{ FlushError() error }); ok {
+		s.flush = f.FlushError
+	}
+	if c.Echo != nil {
+		return s // a Responses API stream: its events are not chunks (stream_responses.go)
+	}
+	s.chunk = protocol.Chunk{
+		ID: c.ID, Object: "chat.completion.chunk", Created: c.Created, Model: c.Model.ID,
+		SystemFingerprint: protocol.SystemFingerprint, ServiceTier: protocol.ServiceTier,
+		Choices: make([]protocol.ChunkChoice, 1),
+	}
+	s.chunk.FixHead() // the members every chunk repeats, encoded once
+	if c.IncludeUsage {
+		s.chunk.Usage = jsonNull
+	}
+	return s
+}
+
+// Frames are appended to s.buf and written by writeHeld. A frame that carries a token (a content
+// or arguments delta) is written at once; the frames around the tokens — a choice's role chunk
+// and finish chunk, the usage chunk, [DONE], and a Responses stream's lifecycle events — are
+// held and go out with the next write. Nothing is held across a wait:
+// before a simulated delay the stream writes what it holds (stream.wait). So a client sees
+// every token when it is made, and a stream makes one write per token plus one at each end
+// rather than one per frame: fewer system calls for the same bytes at the same moments
+// (make bench's stream figures; TestStreamWrites).
+
+// hold appends one SSE data frame holding the JSON that encode appends.
+func (s *sse) hold(encode func([]byte) []byte) {
+	s.buf = append(s.buf, "data: "...)
+	s.buf = encode(s.buf)
+	s.buf = append(s.buf, "\n\n"...)
+	s.held = len(s.buf)
+}
+
+// writeHeld writes and flushes what is held: frames, or at least the headers the first time.
+func (s *sse) writeHeld() error {
+	if s.held == 0 && s.headersOut {
+		return nil
+	}
+	s.arm(s.frameClock())
+	if s.held > 0 {
+		if _, err := s.w.Write(s.buf[:s.held]); err != nil {
+			return err
+		}
+	}
+	s.buf, s.held, s.headersOut = s.buf[:0], 0, true
+	return s.flush()
+}
+
+// frame holds a chunk, and writes it (with what is held) when it carries a token.
+func (s *sse) frame(f frame) error {
+	s.holdFrame(f)
+	if f.token {
+		return s.writeHeld()
+	}
+	return nil
+}
+
+func (s *sse) holdFrame(f frame) {
+	s.chunk.Choices[0] = protocol.ChunkChoice{Index: f.choice, Delta: f.delta, FinishReason: f.finish}
+	s.hold(s.chunk.AppendJSON)
+}
+
+func (s *sse) usage(u protocol.Usage) {
+	s.chunk.Choices = s.chunk.Choices[:0]
+	s.chunk.Usage = u.AppendJSON(nil)
+	s.hold(s.chunk.AppendJSON)
+}
+
+// errorFrame is rare (one per failed stream): encoding/json is fine for it, with HTML escaping
+// off like every other body. It goes after what is held; done writes them.
+func (s *sse) errorFrame(e *apierr.Error) error {
+	if s.events {
+		s.errorEvent(e)
+		return nil
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(envelopeOf(e)); err != nil {
+		return err
+	}
+	s.hold(func(buf []byte) []byte { return append(buf, bytes.TrimSuffix(b.Bytes(), []byte("\n"))...) })
+	return nil
+}
+
+// done ends the stream: [DONE] (a Responses stream ends with its last event), and what is held.
+func (s *sse) done() error {
+	if !s.events {
+		s.buf = append(s.buf, "data: [DONE]\n\n"...)
+		s.held = len(s.buf)
+	}
+	return s.writeHeld()
+}
