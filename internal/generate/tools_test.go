@@ -1,0 +1,167 @@
+package generate
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"mockgateway/internal/protocol"
+)
+
+func TestToolCalls(t *testing.T) {
+	user := []protocol.Message{{Role: "user", Content: "weather in Paris?"}}
+	afterTool := []protocol.Message{
+		{Role: "user", Content: "weather in Paris?"},
+		{Role: "assistant", ToolCalls: []protocol.ToolCall{{ID: "call_1", Name: "get_weather", Arguments: `{"city":"Paris"}`}}},
+		{Role: "tool", ToolCallID: "call_1", Content: `{"temp_c":21,"secret":"do-not-repeat"}`},
+	}
+	tests := []struct {
+		name      string
+		tools     []protocol.Tool
+		choice    protocol.ToolChoice
+		parallel  bool
+		msgs      []protocol.Message
+		wantCalls []string // nil: a text answer
+		wantLead  bool
+	}{
+		{"first tool", weatherTools(), protocol.ToolChoice{}, false, user, []string{"get_weather"}, false},
+		{"auto first tool", weatherTools(), protocol.ToolChoice{Mode: "auto"}, false, user, []string{"get_weather"}, false},
+		{"parallel at most three", weatherTools(), protocol.ToolChoice{}, true, user, []string{"get_weather", "get_time", "no_params"}, false},
+		{"parallel one tool", weatherTools()[:1], protocol.ToolChoice{}, true, user, []string{"get_weather"}, false},
+		{"named", weatherTools(), protocol.ToolChoice{Mode: "function", Function: "get_time"}, true, user, []string{"get_time"}, false},
+		{"required", weatherTools(), protocol.ToolChoice{Mode: "required"}, false, user, []string{"get_weather"}, false},
+		{"none", weatherTools(), protocol.ToolChoice{Mode: "none"}, true, user, nil, false},
+		{"no tools", nil, protocol.ToolChoice{}, true, user, nil, false},
+		{"after tool result", weatherTools(), protocol.ToolChoice{}, true, afterTool, nil, true},
+		{"required after tool result", weatherTools(), protocol.ToolChoice{Mode: "required"}, false, afterTool, []string{"get_weather"}, false},
+		{"named after tool result", weatherTools(), protocol.ToolChoice{Mode: "function", Function: "no_params"}, false, afterTool, []string{"no_params"}, false},
+		{"none after tool result", weatherTools(), protocol.ToolChoice{Mode: "none"}, false, afterTool, nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := &protocol.ChatRequest{N: 2, Messages: tt.msgs, Tools: tt.tools, ToolChoice: tt.choice, ParallelToolCalls: tt.parallel}
+			res := Generate(Input{Model: "mock-tools", Behavior: BehaviorTools, DefaultTokens: 12, Request: req})
+			ids := map[string]bool{}
+			for _, c := range res.Choices {
+				if tt.wantCalls == nil {
+					if c.ToolCalls != nil || c.FinishReason != "stop" || c.Content.Len() != 12 {
+						t.Fatalf("want a 12-piece text answer, got %+v", c)
+					}
+					if got := strings.HasPrefix(c.Text(), "Based on the tool result, "); got != tt.wantLead {
+						t.Errorf("lead present = %v, want %v: %q", got, tt.wantLead, c.Text())
+					}
+					if strings.Contains(c.Text(), "do-not-repeat") || strings.Contains(c.Text(), "21") {
+						t.Errorf("answer repeats the tool result: %q", c.Text())
+					}
+					continue
+				}
+				if !c.Content.IsNil() || c.FinishReason != "tool_calls" {
+					t.Fatalf("want tool calls, got %+v", c)
+				}
+				var names []string
+				for _, tc := range c.ToolCalls {
+					names = append(names, tc.Name)
+					if len(tc.ID) != 29 || !strings.HasPrefix(tc.ID, "call_") || strings.Trim(tc.ID[5:], "abcdefghijklmnopqrstuvwxyz0123456789") != "" {
+						t.Errorf("bad id %q", tc.ID)
+					}
+					if ids[tc.ID] {
+						t.Errorf("id %q repeated", tc.ID)
+					}
+					ids[tc.ID] = true
+					args := tc.Arguments.Text()
+					var v map[string]any
+					if err := json.Unmarshal([]byte(args), &v); err != nil {
+						t.Errorf("arguments %q are not a JSON object: %v", args, err)
+					}
+				}
+				if !slices.Equal(names, tt.wantCalls) {
+					t.Errorf("calls %v, want %v", names, tt.wantCalls)
+				}
+			}
+		})
+	}
+}
+
+func TestToolCallArgumentsMatchSchema(t *testing.T) {
+	tools := weatherTools()
+	req := &protocol.ChatRequest{N: 8, Messages: []protocol.Message{{Role: "user", Content: "go"}}, Tools: tools, ParallelToolCalls: true}
+	res := Generate(Input{Model: "mock-tools", Behavior: BehaviorTools, DefaultTokens: 12, Request: req})
+	for _, c := range res.Choices {
+		for k, tc := range c.ToolCalls {
+			schema := string(tools[k].Parameters)
+			if schema == "" {
+				if got := tc.Arguments.Text(); got != "{}" {
+					t.Errorf("%s without parameters: arguments %q, want {}", tc.Name, got)
+				}
+				continue
+			}
+			validateInstance(t, schema, tc.Arguments.Text())
+		}
+	}
+}
+
+func TestToolCallBudget(t *testing.T) {
+	req := &protocol.ChatRequest{N: 1, Messages: []protocol.Message{{Role: "user", Content: "go"}}, Tools: weatherTools(), ParallelToolCalls: true}
+	in := Input{Model: "mock-tools", Behavior: BehaviorTools, DefaultTokens: 12, Request: req}
+	full := Generate(in).Choices[0]
+	first := full.ToolCalls[0].Arguments.Len()
+	total := full.Tokens()
+
+	tests := []struct {
+		name       string
+		budget     int
+		wantCalls  int
+		wantFinish string
+	}{
+		{"no budget", 0, 3, "tool_calls"},
+		{"budget covers all", total, 3, "tool_calls"},
+		{"one fragment", 1, 1, "length"},
+		{"exactly the first call", first, 1, "length"},
+		{"into the second call", first + 1, 2, "length"},
+		{"one short", total - 1, 3, "length"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := *req
+			r.MaxTokens = tt.budget
+			res := Generate(Input{Model: in.Model, Behavior: in.Behavior, DefaultTokens: in.DefaultTokens, Request: &r})
+			c := res.Choices[0]
+			if len(c.ToolCalls) != tt.wantCalls || c.FinishReason != tt.wantFinish {
+				t.Fatalf("got %d calls, finish %s; want %d, %s", len(c.ToolCalls), c.FinishReason, tt.wantCalls, tt.wantFinish)
+			}
+			if tt.budget > 0 && c.Tokens() > tt.budget {
+				t.Errorf("%d tokens exceed the budget %d", c.Tokens(), tt.budget)
+			}
+			if res.CompletionTokens != c.Tokens() {
+				t.Errorf("CompletionTokens %d != Tokens %d", res.CompletionTokens, c.Tokens())
+			}
+			for k, tc := range c.ToolCalls { // a budget only cuts: ids, names and fragments stay
+				want := full.ToolCalls[k]
+				if tc.ID != want.ID || tc.Name != want.Name || !slices.Equal(tc.Arguments.Strings(), want.Arguments.Strings()[:tc.Arguments.Len()]) {
+					t.Errorf("call %d changed under a budget: %+v vs %+v", k, tc, want)
+				}
+			}
+		})
+	}
+}
+
+// TestToolCallNameIsItsOwn: a tool call's name is a copy, not the request's string — which the
+// decoder cuts from one copy of the whole body, that an open stream would otherwise keep alive.
+func TestToolCallNameIsItsOwn(t *testing.T) {
+	body := strings.Repeat("x", 1<<20) + "get_weather"
+	tools := weatherTools()
+	tools[0].Name = body[len(body)-len("get_weather"):]
+	req := &protocol.ChatRequest{N: 1, Messages: []protocol.Message{{Role: "user", Content: "weather?"}}, Tools: tools}
+	for _, res := range []Result{Generate(Input{Model: "mock-tools", Behavior: BehaviorTools, DefaultTokens: 12, Request: req}),
+		Prepare(Input{Model: "mock-tools", Behavior: BehaviorTools, DefaultTokens: 12, Request: req})} {
+		calls := res.Choices[0].ToolCalls
+		if len(calls) != 1 || calls[0].Name != "get_weather" {
+			t.Fatalf("calls %v, want one to get_weather", calls)
+		}
+		if unsafe.StringData(calls[0].Name) == unsafe.StringData(tools[0].Name) {
+			t.Error("the call's name is the request's string: it keeps the request's body alive")
+		}
+	}
+}
