@@ -58,7 +58,9 @@ func (w *statusWriter) failed(err error) {
 }
 
 func (w *statusWriter) WriteHeader(code int) {
-	if w.rec.Status == 0 {
+	// An informational answer (103 Early Hints, say) goes before the response's own status:
+	// net/http sends it at once and the handler answers after it, so it begins nothing.
+	if w.rec.Status == 0 && (code >= 200 || code == http.StatusSwitchingProtocols) {
 		w.begin(code)
 	}
 	w.ResponseWriter.WriteHeader(code)

@@ -62,3 +62,25 @@ func TestWriteDeadlineRestarted(t *testing.T) {
 		})
 	}
 }
+
+// TestInformationalStatusBeginsNothing: a 103 before the answer is not the answer's status —
+// the access log, metrics and span report the 200 that follows it.
+func TestInformationalStatusBeginsNothing(t *testing.T) {
+	var rec *Record
+	h := Chain(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec = RecordFrom(r.Context())
+		w.WriteHeader(http.StatusEarlyHints)
+		if rec.Status != 0 {
+			t.Errorf("after a 103 the record's status is %d, want none yet", rec.Status)
+		}
+		w.WriteHeader(http.StatusOK)
+	}), ChainConfig{
+		Tracer: noop.NewTracerProvider().Tracer(""), Logger: slog.New(slog.DiscardHandler), Propagator: Propagator(),
+		WriteInternalError: func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusInternalServerError) },
+	})
+	rr := httptest.NewRecorder()
+	h.ServeHTTP(rr, httptest.NewRequest(http.MethodGet, "/v1/models", nil))
+	if rec == nil || rec.Status != http.StatusOK {
+		t.Errorf("the record's status after 103 then 200: %v, want 200", rec)
+	}
+}
