@@ -77,10 +77,10 @@ func (t *bufferTracer) Start(ctx context.Context, name string, opts ...trace.Spa
 
 // startAfter is a span's start time: read from the start of its parent, when the parent is a
 // span of this tracer (its start is set before it is shared, and never changes), as a child's
-// end is read from its start (clockAfter).
+// end is read from its start (ClockAfter).
 func startAfter(parent trace.Span) time.Time {
 	if p, ok := parent.(*bufferSpan); ok && !p.start.IsZero() {
-		return clockAfter(p.start)
+		return ClockAfter(p.start)
 	}
 	return time.Now()
 }
@@ -241,7 +241,7 @@ func (s *bufferSpan) AddEvent(name string, opts ...trace.EventOption) {
 	cfg := trace.NewEventConfig(opts...)
 	at := cfg.Timestamp()
 	if at.IsZero() {
-		at = clockAfter(s.start)
+		at = ClockAfter(s.start)
 	}
 	if s.events == nil {
 		s.events = make([]sdktrace.Event, 0, 2) // what a parked stream has: started, first chunk
@@ -272,7 +272,7 @@ func (s *bufferSpan) End(opts ...trace.SpanEndOption) {
 	cfg := trace.NewSpanEndConfig(opts...)
 	end := cfg.Timestamp()
 	if end.IsZero() {
-		end = clockAfter(s.start)
+		end = ClockAfter(s.start)
 	}
 	s.endLocked(dedupeLastWins(s.attrs), end)
 }

@@ -39,7 +39,7 @@ func TestLogClock(t *testing.T) {
 			check(time.Date(y, 6, 1, 12, 0, 0, 5000, loc))
 		}
 	}
-	check(clockAfter(time.Now())) // with a monotonic reading
+	check(ClockAfter(time.Now())) // with a monotonic reading
 }
 
 // BenchmarkAccessLine is the access line of a chat request, written as the chain writes it.
@@ -52,6 +52,6 @@ func BenchmarkAccessLine(b *testing.B) {
 	buf := make([]byte, 0, 1024)
 	b.ReportAllocs()
 	for b.Loop() {
-		buf = a.line(buf[:0], ctx, clockAfter(start), 0, rec)
+		buf = a.line(buf[:0], ctx, ClockAfter(start), 0, rec)
 	}
 }

@@ -166,7 +166,7 @@ func (o *observer) recoverChain(w http.ResponseWriter, r *http.Request) {
 //go:noinline
 func (o *observer) finish(r *http.Request, q *request) {
 	// One clock reading for the line, the durations, the exemplar gates and the span's end.
-	end := clockAfter(q.rec.Start)
+	end := ClockAfter(q.rec.Start)
 	writeAccessLog(q, o.log, &q.rec, end)
 	o.c.Metrics.observeRequest(q, &q.rec, end)
 	endServerSpan(q.span, r, &q.rec, end)

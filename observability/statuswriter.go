@@ -27,7 +27,7 @@ const StatusClientClosed = 499
 func (w *statusWriter) begin(code int) {
 	w.rec.Status = code
 	c, h := &w.o.c, w.ResponseWriter.Header()
-	now := clockAfter(w.rec.Start)
+	now := ClockAfter(w.rec.Start)
 	if _, ok := h["Date"]; !ok {
 		h["Date"] = w.o.dates.at(now)
 	}

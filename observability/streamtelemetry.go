@@ -49,7 +49,7 @@ func (s *StreamTelemetry) Chunk() {
 	if s.chunks != 1 {
 		return
 	}
-	now := clockAfter(s.start)
+	now := ClockAfter(s.start)
 	s.rec.FirstChunk = now.Sub(s.start)
 	s.span.AddEvent("stream.first_chunk")
 	s.metrics.streamFirstChunk(s.ctx, s.model, s.start, now)
@@ -74,6 +74,6 @@ func (s *StreamTelemetry) End(outcome string) bool {
 	)
 	s.rec.StreamOutcome = outcome
 	s.rec.Chunks = s.chunks
-	s.metrics.streamEnded(s.ctx, s.model, outcome, s.chunks, s.start, clockAfter(s.start))
+	s.metrics.streamEnded(s.ctx, s.model, outcome, s.chunks, s.start, ClockAfter(s.start))
 	return true
 }

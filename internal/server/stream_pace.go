@@ -23,11 +23,10 @@ type pace struct {
 	timer    *time.Timer     // the pauses' timer, made by the first real delay and reset by the next
 }
 
-// clock is the time now, read as the deadline plus the (negative) time since it on the
-// monotonic clock: one clock reading where time.Now takes two, and readings are dear on the VMs
-// the service runs on (observability's clockAfter does the same from a start). Deadlines compare
-// on the monotonic clock either way.
-func (p *pace) clock() time.Time { return p.deadline.Add(time.Since(p.deadline)) }
+// clock is the time now, read from the deadline on the monotonic clock (observability.ClockAfter:
+// one clock reading where time.Now takes two). Deadlines compare on the monotonic clock either
+// way.
+func (p *pace) clock() time.Time { return observability.ClockAfter(p.deadline) }
 
 // frameClock is the reading for the write about to start: the one the pause before it took, if
 // it has not been used (only the frame's making, never a wait, lies between), or a fresh one.
