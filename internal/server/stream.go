@@ -42,20 +42,16 @@ func streamChat(ctx context.Context, w http.ResponseWriter, c *chatCall) {
 	// before the error frame of a stream that ends at once; a stream that never waits sends
 	// them with its frames (or events) up to its first token (lead): one write fewer
 	// (TestStreamWrites).
-	err, tokens := st.wait(c.Timings.First()), 0
+	err := st.wait(c.Timings.First())
 	if err == nil && c.Timings.Instant() {
 		if st.events {
-			tokens, err = st.leadEvents(ctx)
+			err = st.leadEvents(ctx)
 		} else {
-			tokens, err = st.lead(ctx, c)
+			err = st.lead(ctx, c)
 		}
 	}
-	switch werr := st.writeHeld(); {
-	case err != nil: // ended already: end writes why
-	case werr != nil:
+	if werr := st.writeHeld(); err == nil && werr != nil { // when err is set, end writes why
 		err = writeFailed(werr)
-	default:
-		st.sent += tokens
 	}
 	if err == nil && st.events {
 		err = st.runEvents(ctx, c) // the Responses API (stream_responses.go)
@@ -90,12 +86,9 @@ type stream struct {
 	*sse
 	frames *frames     // a chat stream's, pulled by lead and run
 	ev     *respEvents // a Responses stream's, pulled by leadEvents and runEvents
-	// leading: the stream is holding its events up to the first delta (leadEvents)
-	leading bool
-	rec     *observability.Record
-	life    *observability.StreamTelemetry
-	fired   bool // the mid-stream fault has struck
-	sent    int  // completion tokens actually delivered, for the access log of a cut stream
+	rec    *observability.Record
+	life   *observability.StreamTelemetry
+	fired  bool // the mid-stream fault has struck
 }
 
 // openStream prepares the stream and its headers. streamChat sends them at once: net/http
@@ -139,13 +132,8 @@ func (st *stream) run(ctx context.Context, c *chatCall) error {
 		if err := st.before(ctx, c, f); err != nil {
 			return err
 		}
-		if err := st.frame(f); err != nil {
-			return writeFailed(err)
-		}
+		st.holdFrame(f)
 		st.life.Chunk()
-		if f.token {
-			st.sent++
-		}
 	}
 	if err := st.strike(ctx, c, true); err != nil { // a stream shorter than after= fails at its end
 		return err
@@ -162,30 +150,43 @@ func (st *stream) run(ctx context.Context, c *chatCall) error {
 }
 
 // lead holds the frames of a stream that never waits up to its first token, for streamChat to
-// write with the headers; it returns how many tokens it holds (0 or 1).
-func (st *stream) lead(ctx context.Context, c *chatCall) (int, error) {
+// write with the headers.
+func (st *stream) lead(ctx context.Context, c *chatCall) error {
 	for f, ok := st.frames.next(); ok; f, ok = st.frames.next() {
 		if err := st.before(ctx, c, f); err != nil {
-			return 0, err
+			return err
 		}
 		st.holdFrame(f)
 		st.life.Chunk()
 		if f.token {
-			return 1, nil
+			return nil
 		}
 	}
-	return 0, nil
+	return nil
 }
 
-// before is what comes before a frame: the between-chunk latency before each token but a
-// first frame, and the simulated mid-stream fault when its chunk count is reached.
+// before is what comes before a frame: tick before each token but a first frame, and the
+// simulated mid-stream fault when its chunk count is reached.
 func (st *stream) before(ctx context.Context, c *chatCall, f frame) error {
 	if f.token && st.life.Chunks() > 0 {
-		if err := st.wait(c.Timings.Next()); err != nil {
+		if err := st.tick(c); err != nil {
 			return err
 		}
 	}
 	return st.strike(ctx, c, false)
+}
+
+// tick comes before a token: the token held goes out, and then the between-chunk latency. A
+// token is held only until the next is due, so none waits with a delay, and the last goes out
+// with the frames that end the stream (the finish and usage chunks, [DONE]; a Responses
+// stream's closing events) rather than a write before them (TestStreamWrites).
+func (st *stream) tick(c *chatCall) error {
+	if st.heldTokens > 0 {
+		if err := st.writeHeld(); err != nil {
+			return writeFailed(err)
+		}
+	}
+	return st.wait(c.Timings.Next())
 }
 
 // wait waits a simulated delay. Before a real one, the frames held go out (and the headers, the

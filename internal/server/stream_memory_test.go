@@ -31,9 +31,7 @@ func streamBytes(t testing.TB, res generate.Result) []byte {
 	s := newSSE(rr, &chatCall{ID: "chatcmpl-x", Created: 1, Model: &catalog.Model{ID: "mock-chat"}, IncludeUsage: true})
 	fs := framesOf(res)
 	for f, ok := fs.next(); ok; f, ok = fs.next() {
-		if err := s.frame(f); err != nil {
-			t.Fatal(err)
-		}
+		s.holdFrame(f)
 	}
 	res.Settle()
 	s.usage(protocol.NewUsage(res.PromptTokens, res.CompletionTokens))
@@ -287,8 +285,9 @@ func (f *flushCounter) Flush() { _ = f.FlushError() }
 
 func (f *flushCounter) SetWriteDeadline(time.Time) error { return nil }
 
-// TestStreamWrites: a stream writes each token when it is made and holds the frames around the
-// tokens for the next write, never across a wait — for chat and the Responses API alike.
+// TestStreamWrites: a stream holds each token until the next is due, and the frames around the
+// tokens with them, never across a wait: the last token goes with the frames that end the
+// stream — for chat and the Responses API alike.
 func TestStreamWrites(t *testing.T) {
 	h := newHarness(t)
 	for _, tc := range []struct {
@@ -297,18 +296,19 @@ func TestStreamWrites(t *testing.T) {
 	}{
 		{"chat, no latency", chatPath, `{"model":"mock-echo","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"a b c"}]}`, "instant",
 			// headers + role chunk + "echo:" (a stream that never waits sends its headers with its
-			// first token); " a"; " b"; " c"; finish + usage + [DONE]
-			[]int{2, 1, 1, 1, 3}},
+			// first token); " a"; " b"; " c" + finish + usage + [DONE]
+			[]int{2, 1, 1, 4}},
 		{"chat, jitter only", chatPath, `{"model":"mock-echo","stream":true,"messages":[{"role":"user","content":"a"}]}`, "ttfc=0s;between=0s;jitter=1ms",
-			// jitter may make a wait: the headers go first, alone
-			[]int{0, 2, 1, 2}},
+			// jitter may make a wait: the headers go first, alone; role chunk + "echo:"; " a" + finish + [DONE]
+			[]int{0, 2, 3}},
 		{"chat, with latency", chatPath, `{"model":"mock-echo","stream":true,"messages":[{"role":"user","content":"a b"}]}`, "ttfc=1ms;between=1ms",
-			// headers (before the first wait); role chunk (before the next); a token each; finish + [DONE]
-			[]int{0, 1, 1, 1, 1, 2}},
+			// headers (before the first wait); role chunk (before the next); "echo:" and " a" each
+			// before the wait for the next token; " b" + finish + [DONE]
+			[]int{0, 1, 1, 1, 3}},
 		{"responses, no latency", "/v1/responses", `{"model":"mock-echo","stream":true,"input":"a b"}`, "instant",
-			// headers + created, in_progress, item added, part added + the first delta; a delta
-			// each; the four closing events
-			[]int{5, 1, 1, 4}},
+			// headers + created, in_progress, item added, part added + the first delta; " a";
+			// " b" + the four closing events
+			[]int{5, 1, 5}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req := httptest.NewRequest(http.MethodPost, tc.path, strings.NewReader(tc.body))
@@ -320,5 +320,36 @@ func TestStreamWrites(t *testing.T) {
 				t.Errorf("frames per write %v, want %v\n%s", w.frames, tc.want, w.Body)
 			}
 		})
+	}
+}
+
+// failingFlush is a flushCounter whose flushes fail from the given one on: the client went away.
+type failingFlush struct {
+	flushCounter
+	failFrom int
+}
+
+func (f *failingFlush) FlushError() error {
+	if f.flushes+1 >= f.failFrom {
+		return errors.New("broken pipe")
+	}
+	return f.flushCounter.FlushError()
+}
+
+// TestSentCountsWrittenTokens: a token counts as sent (the completion tokens a stream cut short
+// reports) once the write that carries it has gone out, not when it is made and held.
+func TestSentCountsWrittenTokens(t *testing.T) {
+	w := &failingFlush{flushCounter: flushCounter{ResponseRecorder: httptest.NewRecorder()}, failFrom: 3}
+	s := newSSE(w, &chatCall{ID: "chatcmpl-x", Created: 1, Model: &catalog.Model{ID: "mock-chat"}})
+	piece := "x"
+	token := frame{delta: protocol.Delta{Content: &piece}, token: true}
+	for i, wantSent := range []int{1, 3, 3} { // one token, then two in one write, then a write that fails
+		for range i + 1 {
+			s.holdFrame(token)
+		}
+		err := s.writeHeld()
+		if (err != nil) != (i == 2) || s.sent != wantSent {
+			t.Fatalf("write %d: err %v, sent %d; want sent %d", i+1, err, s.sent, wantSent)
+		}
 	}
 }

@@ -21,15 +21,12 @@ import (
 func (st *stream) runEvents(ctx context.Context, c *chatCall) error {
 	ev := st.ev
 	for {
-		token, more, err := ev.send(ctx, st)
+		_, more, err := ev.send(ctx, st)
 		if err != nil {
 			return err
 		}
 		if !more {
 			break
-		}
-		if token {
-			st.sent++
 		}
 	}
 	if err := st.strike(ctx, c, true); err != nil { // a stream shorter than after= fails at its end
@@ -56,17 +53,12 @@ func (st *stream) runEvents(ctx context.Context, c *chatCall) error {
 }
 
 // leadEvents holds an instant Responses stream's events up to its first delta, as lead does a
-// chat stream's frames; it returns how many tokens it holds (0 or 1).
-func (st *stream) leadEvents(ctx context.Context) (int, error) {
-	st.leading = true
-	defer func() { st.leading = false }()
+// chat stream's frames.
+func (st *stream) leadEvents(ctx context.Context) error {
 	for {
 		token, more, err := st.ev.send(ctx, st)
-		if err != nil || !more {
-			return 0, err
-		}
-		if token {
-			return 1, nil
+		if err != nil || !more || token {
+			return err
 		}
 	}
 }
@@ -218,11 +210,6 @@ func (ev *respEvents) close(ctx context.Context, st *stream) error {
 	return st.sendItem(ctx, c, "response.output_item.done", 0, it)
 }
 
-// tick waits the between-chunk latency before a delta.
-func (st *stream) tick(c *chatCall) error {
-	return st.wait(c.Timings.Next())
-}
-
 func (st *stream) sendResponse(ctx context.Context, c *chatCall, typ string, r *protocol.Response) error {
 	b := protocol.AppendEventStart(st.buf, typ, st.seq)
 	b = append(b, `,"response":`...)
@@ -273,10 +260,9 @@ func (st *stream) sendArguments(ctx context.Context, c *chatCall, typ string, ou
 }
 
 // emit ends the event appended to st.buf, unless the simulated mid-stream fault strikes first
-// (then the event is dropped, and the events held before it go out with the error event). A
-// delta is written at once (held while leadEvents leads), the lifecycle events around the
-// deltas are held (see sse.hold).
-func (st *stream) emit(ctx context.Context, c *chatCall, now bool) error {
+// (then the event is dropped, and the events held before it go out with the error event). Every
+// event is held: a delta goes out when the next is due (stream.tick) or the stream ends.
+func (st *stream) emit(ctx context.Context, c *chatCall, token bool) error {
 	if err := st.strike(ctx, c, false); err != nil {
 		st.buf = st.buf[:st.held] // the struck event is not sent
 		return err
@@ -285,10 +271,8 @@ func (st *stream) emit(ctx context.Context, c *chatCall, now bool) error {
 	st.held = len(st.buf)
 	st.seq++
 	st.life.Chunk()
-	if now && !st.leading {
-		if err := st.writeHeld(); err != nil {
-			return writeFailed(err)
-		}
+	if token {
+		st.heldTokens++
 	}
 	return nil
 }

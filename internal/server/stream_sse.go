@@ -29,10 +29,12 @@ type sse struct {
 	// numbered by seq, whose error is an error event, and which ends without [DONE].
 	events bool
 	seq    int
-	// held is how many bytes of buf are whole frames not yet written; headersOut, whether the
-	// response headers have gone out.
+	// held is how many bytes of buf are whole frames not yet written, heldTokens how many of
+	// those frames carry a token; headersOut, whether the response headers have gone out.
 	held       int
+	heldTokens int
 	headersOut bool
+	sent       int // tokens written: the completion tokens a stream cut short reports
 }
 
 func newSSE(w http.ResponseWriter, c *chatCall) *sse {
@@ -84,22 +86,23 @@ func (s *sse) writeHeld() error {
 			return err
 		}
 	}
-	s.buf, s.held, s.headersOut = s.buf[:0], 0, true
-	return s.flush()
-}
-
-// frame holds a chunk, and writes it (with what is held) when it carries a token.
-func (s *sse) frame(f frame) error {
-	s.holdFrame(f)
-	if f.token {
-		return s.writeHeld()
+	tokens := s.heldTokens
+	s.buf, s.held, s.heldTokens, s.headersOut = s.buf[:0], 0, 0, true
+	if err := s.flush(); err != nil {
+		return err
 	}
+	s.sent += tokens
 	return nil
 }
 
+// holdFrame holds a chunk; stream.tick writes it, when it carries a token, before the next token
+// is due.
 func (s *sse) holdFrame(f frame) {
 	s.chunk.Choices[0] = protocol.ChunkChoice{Index: f.choice, Delta: f.delta, FinishReason: f.finish}
 	s.hold(s.chunk.AppendJSON)
+	if f.token {
+		s.heldTokens++
+	}
 }
 
 func (s *sse) usage(u protocol.Usage) {
