@@ -297,3 +297,32 @@ func TestCatalogSimulationSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestFaultedStreamCountsWhatItSent: a stream struck after its last token holds that token until
+// it ends, and still writes it — before the error frame, or before the cut — so its access line
+// counts every token the client got.
+func TestFaultedStreamCountsWhatItSent(t *testing.T) {
+	h := newHarness(t)
+	srv := httptest.NewServer(h.handler)
+	defer srv.Close()
+	// mock-echo answers "hello there" in three tokens: role chunk, 3 tokens, then the finish
+	// chunk, which after=4 strikes.
+	for _, fault := range []string{"stream_error;after=4", "stream_cut;after=4"} {
+		req, _ := http.NewRequest("POST", srv.URL+chatPath, strings.NewReader(chatBody("mock-echo", `"stream":true`)))
+		req.Header.Set("X-Mock-Fault", fault)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if got := strings.Count(string(body), `"content":"`) - 1; got != 3 { // less the role chunk's ""
+			t.Errorf("%s: the client got %d tokens, want 3:\n%s", fault, got, body)
+		}
+		kind, _, _ := strings.Cut(fault, ";")
+		rec := waitForLog(t, h.logs, func(m map[string]any) bool { return m["fault"] == kind })
+		if rec["completion_tokens"] != 3.0 {
+			t.Errorf("%s: access line completion_tokens %v, want the 3 sent", fault, rec["completion_tokens"])
+		}
+	}
+}

@@ -58,13 +58,19 @@ func streamChat(ctx context.Context, w http.ResponseWriter, c *chatCall) {
 	} else if err == nil {
 		err = st.run(ctx, c)
 	}
-	st.rec.CompletionTokens = st.sent
-	settle(c, st.rec)
-	if err == nil {
-		st.life.End(observability.OutcomeCompleted)
+	if err != nil {
+		st.end(w, c, err)
 		return
 	}
-	st.end(w, err)
+	st.account(c)
+	st.life.End(observability.OutcomeCompleted)
+}
+
+// account gives the record the tokens the stream sent and the answer's finish reason, once its
+// last write is done: a stream that ends early may still write the token it held (end).
+func (st *stream) account(c *chatCall) {
+	st.rec.CompletionTokens = st.sent
+	settle(c, st.rec)
 }
 
 // settle gives the record the answer's finish reason once every choice has one: a lazy choice
@@ -220,16 +226,18 @@ func (st *stream) strike(ctx context.Context, c *chatCall, force bool) error {
 // client is still there, a dropped connection for a simulated cut, and the terminal outcome.
 //
 //go:noinline
-func (st *stream) end(w http.ResponseWriter, err error) {
+func (st *stream) end(w http.ResponseWriter, c *chatCall, err error) {
 	var ended errStreamEnded
 	if !errors.As(err, &ended) {
+		st.account(c)
 		st.life.End(observability.OutcomeAborted)
 		return
 	}
 	switch {
 	case ended.cut:
-		_ = st.writeHeld() // the frames counted as sent go out before the cut
+		_ = st.writeHeld() // the frames counted as chunks go out before the cut
 		// Recorded first: cutting may end the handler (net/http's abort panic, over HTTP/2).
+		st.account(c)
 		st.life.End(ended.outcome)
 		cutConnection(w)
 		return
@@ -251,6 +259,7 @@ func (st *stream) end(w http.ResponseWriter, err error) {
 			_ = st.done()
 		}
 	}
+	st.account(c)
 	st.life.End(ended.outcome)
 }
 
