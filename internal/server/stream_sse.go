@@ -11,7 +11,8 @@ import (
 
 var jsonNull = json.RawMessage("null")
 
-// sse writes Server-Sent Events frames: only "data: <json>\n\n", each flushed at once. Chunks
+// sse writes Server-Sent Events frames: only "data: <json>\n\n", held and flushed together as
+// below. Chunks
 // are encoded by appending into one buffer that the stream reuses (protocol.Chunk.AppendJSON), the
 // members every chunk repeats encoded once per stream (Chunk.FixHead).
 //
@@ -59,13 +60,13 @@ func newSSE(w http.ResponseWriter, c *chatCall) *sse {
 }
 
 // Frames are appended to s.buf and written by writeHeld. A frame that carries a token (a content
-// or arguments delta) is written at once; the frames around the tokens — a choice's role chunk
-// and finish chunk, the usage chunk, [DONE], and a Responses stream's lifecycle events — are
-// held and go out with the next write. Nothing is held across a wait:
-// before a simulated delay the stream writes what it holds (stream.wait). So a client sees
-// every token when it is made, and a stream makes one write per token plus one at each end
-// rather than one per frame: fewer system calls for the same bytes at the same moments
-// (make bench's stream figures; TestStreamWrites).
+// or arguments delta) is held until the next token is due (stream.tick) or the stream ends; the
+// frames around the tokens — a choice's role chunk and finish chunk, the usage chunk, [DONE], and
+// a Responses stream's lifecycle events — go out with the next write. Nothing is held across a
+// wait: before a simulated delay the stream writes what it holds (stream.wait). So a client sees
+// every token before the next is waited for, and a stream makes one write per token, the first
+// carrying the headers when it never waits and the last carrying the frames that end it: fewer
+// system calls for the same bytes (make bench's stream figures; TestStreamWrites).
 
 // hold appends one SSE data frame holding the JSON that encode appends.
 func (s *sse) hold(encode func([]byte) []byte) {
