@@ -31,7 +31,7 @@ func (e errStreamEnded) Error() string { return "stream ended: " + e.outcome }
 // mid-stream fault struck).
 //
 // The goroutine parks here between chunks for as long as the stream lasts, so the work is split
-// into calls whose frames are gone while it waits: openStream, the chunk loop, endStream.
+// into calls whose frames are gone while it waits: openStream, lead, the chunk loop (run or runEvents), end.
 func streamChat(ctx context.Context, w http.ResponseWriter, c *chatCall) {
 	st := openStream(ctx, w, c)
 	w.WriteHeader(http.StatusOK)
