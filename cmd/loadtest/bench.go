@@ -1,20 +1,16 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"slices"
 	"strings"
 	"time"
-
-	"mockgateway/internal/chatclient"
 )
 
 type benchConfig struct {
@@ -40,57 +36,6 @@ type benchConfig struct {
 	keep, strict                      bool
 	skipGoBench, skipLoad, skipMemory bool
 	skipScaling                       bool
-}
-
-// loadFigures is one kind of request (JSON or stream) against one server, over all rounds.
-type loadFigures struct {
-	Rounds   []wrkResult `json:"rounds"`
-	RPS      float64     `json:"rps"`                            // median over rounds
-	P50ms    float64     `json:"p50_ms"`                         // median over rounds
-	P99ms    float64     `json:"p99_ms"`                         // median over rounds
-	ChunksPS float64     `json:"chunks_ps"`                      // streams: RPS × chunks per stream
-	CPUus    float64     `json:"server_cpu_us_per_request"`      // median over rounds
-	Preempt  float64     `json:"server_preemptions_per_request"` // median over rounds
-	Errors   int64       `json:"errors"`                         // summed over rounds
-	RespB    float64     `json:"bytes_per_response"`
-}
-
-func (f *loadFigures) finish(chunksPerStream int) {
-	var rps, p50, p99, cpu, pre []float64
-	var bytes, reqs int64
-	for _, r := range f.Rounds {
-		rps = append(rps, r.RPS())
-		p50 = append(p50, r.Latency.P50/1000)
-		p99 = append(p99, r.Latency.P99/1000)
-		cpu = append(cpu, r.CPUPerRequestUS())
-		pre = append(pre, r.PreemptionsPerRequest())
-		f.Errors += r.Errors.total()
-		bytes += r.Bytes
-		reqs += r.Requests
-	}
-	f.RPS, f.P50ms, f.P99ms, f.CPUus, f.Preempt = median(rps), median(p50), median(p99), median(cpu), median(pre)
-	f.ChunksPS = f.RPS * float64(chunksPerStream)
-	if reqs > 0 {
-		f.RespB = float64(bytes) / float64(reqs)
-	}
-}
-
-type loadResult struct {
-	Probe           map[string]probeResult  `json:"probe"` // by server
-	ChunksPerStream int                     `json:"chunks_per_stream"`
-	JSON            map[string]*loadFigures `json:"json"`   // "mockgateway", "baseline"
-	Stream          map[string]*loadFigures `json:"stream"` // "mockgateway", "baseline"
-	// The Responses API (POST /v1/responses) on mockgateway: the same answer as the chat
-	// requests, measured in the same rounds with the same wrk settings.
-	ResponsesProbe  *responsesProbeResult `json:"responses_probe,omitempty"`
-	ResponsesJSON   *loadFigures          `json:"responses_json,omitempty"`
-	ResponsesStream *loadFigures          `json:"responses_stream,omitempty"`
-	// JSON chat answered by a fixture: the 1,000th of the 1,000 loaded (the others never match).
-	FixtureJSON    *loadFigures `json:"fixture_json,omitempty"`
-	RSSAfterLoad   int64        `json:"mockgateway_rss_after_load_bytes"`
-	AccessLogLines int64        `json:"access_log_lines"`
-	SpansBuffered  int          `json:"spans_in_buffer"`
-	Notes          []string     `json:"notes,omitempty"`
 }
 
 // report is everything a bench run measured; the Markdown table and --json-out come from it.
@@ -162,9 +107,6 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchConfig, error) {
 	c.DurationS, c.WarmupS = c.Duration.String(), c.Warmup.String()
 	return c, nil
 }
-
-// loadKinds are the wrk runs of a round, in the order they run.
-var loadKinds = []string{"json", "fixture-json", "responses-json", "stream", "responses-stream"}
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg, err := parseBenchFlags(args, stderr)
@@ -261,182 +203,6 @@ func argString(args []string) string {
 		return ""
 	}
 	return " " + strings.Join(args, " ")
-}
-
-// runLoad starts both servers and runs wrk against each in alternating order, round after round:
-// each kind of chat request against mockgateway and the baseline, and the same answer through
-// the Responses API against mockgateway, next to its chat run.
-func runLoad(ctx context.Context, ws *workspace, w *wrkRunner, rounds int, kinds []string) (*loadResult, error) {
-	res := &loadResult{
-		Probe:  map[string]probeResult{},
-		JSON:   map[string]*loadFigures{"mockgateway": {}, "baseline": {}},
-		Stream: map[string]*loadFigures{"mockgateway": {}, "baseline": {}},
-	}
-	base, err := ws.startBaseline(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer base.stop()
-	// As the issue measures it: 1,000 file fixtures loaded, none of which the bench's requests
-	// match (they go to the generator), but for the fixture-json kind's, which the last matches.
-	fixtures, err := writeBenchFixtures(ws.dir)
-	if err != nil {
-		return nil, err
-	}
-	mg, err := ws.startMockgateway(ctx, "bench", "--fixtures", fixtures)
-	if err != nil {
-		return nil, err
-	}
-	defer mg.stop()
-	servers := []*server{mg, base}
-
-	for _, s := range servers {
-		p, err := probe(ctx, s)
-		res.Probe[s.name] = p
-		if err != nil {
-			return res, err
-		}
-	}
-	pm, pb := res.Probe["mockgateway"], res.Probe["baseline"]
-	if pm.Stream.Chunks != pb.Stream.Chunks {
-		return res, fmt.Errorf("streams differ: mockgateway sends %d chunks, the baseline %d", pm.Stream.Chunks, pb.Stream.Chunks)
-	}
-	res.ChunksPerStream = pm.Stream.Chunks
-	if pm.JSONBytes != pb.JSONBytes {
-		res.Notes = append(res.Notes, fmt.Sprintf("JSON bodies differ in size: mockgateway %d B, baseline %d B (update cmd/baseline)", pm.JSONBytes, pb.JSONBytes))
-	}
-	if pm.Stream.Bytes != pb.Stream.Bytes {
-		res.Notes = append(res.Notes, fmt.Sprintf("streams differ in size: mockgateway %d B, baseline %d B (update cmd/baseline)", pm.Stream.Bytes, pb.Stream.Bytes))
-	}
-
-	if slices.Contains(kinds, "fixture-json") {
-		if err := probeFixture(ctx, mg); err != nil {
-			return res, err
-		}
-	}
-	if slices.Contains(kinds, "responses-json") || slices.Contains(kinds, "responses-stream") {
-		rp, err := probeResponses(ctx, mg)
-		if err != nil {
-			return res, err
-		}
-		res.ResponsesProbe = &rp
-		if slices.Contains(kinds, "responses-json") {
-			res.ResponsesJSON = &loadFigures{}
-		}
-		if slices.Contains(kinds, "responses-stream") {
-			res.ResponsesStream = &loadFigures{}
-		}
-	}
-
-	// One run is one server, one route, one body; a round runs each group's runs in turn, and
-	// every other round in the opposite order. A Responses kind joins its chat kind's group, so
-	// the two alternate too.
-	type run struct {
-		s          *server
-		kind, path string
-		body       string
-		figs       *loadFigures
-		headers    map[string]string
-	}
-	var plan [][]run
-	group := map[string]int{} // chat kind → its index in plan
-	join := func(chat string, r run) {
-		if i, ok := group[chat]; ok {
-			plan[i] = append(plan[i], r)
-		} else {
-			plan = append(plan, []run{r})
-		}
-	}
-	for _, k := range kinds {
-		switch k {
-		case "json", "stream":
-			body, figs := jsonRequest, res.JSON
-			if k == "stream" {
-				body, figs = streamRequest, res.Stream
-			}
-			group[k] = len(plan)
-			plan = append(plan, []run{{mg, k, chatclient.ChatPath, body, figs[mg.name], nil}, {base, k, chatclient.ChatPath, body, figs[base.name], nil}})
-		case "responses-json":
-			join("json", run{mg, k, responsesPath, responsesJSONRequest, res.ResponsesJSON, nil})
-		case "responses-stream":
-			join("stream", run{mg, k, responsesPath, responsesStreamRequest, res.ResponsesStream, nil})
-		case "fixture-json":
-			res.FixtureJSON = &loadFigures{}
-			join("json", run{mg, k, chatclient.ChatPath, jsonRequest, res.FixtureJSON, map[string]string{benchFixtureHeader: benchFixtureMatch}})
-		}
-	}
-	for round := 0; round < rounds && ctx.Err() == nil; round++ {
-		for _, runs := range plan {
-			if round%2 == 1 {
-				runs = slices.Clone(runs)
-				slices.Reverse(runs)
-			}
-			for _, x := range runs {
-				r, err := w.run(ctx, x.s.name+"-"+x.kind, x.s.url(x.path), x.body, x.headers, x.s.pid())
-				if err != nil {
-					return res, fmt.Errorf("%s %s: %v", x.s.name, x.kind, err)
-				}
-				ws.logf("round %d %-16s %-11s %9.0f req/s  p50 %6.2f ms  p99 %6.2f ms  server CPU %6.1f µs/req  errors %d",
-					round+1, x.kind, x.s.name, r.RPS(), r.Latency.P50/1000, r.Latency.P99/1000, r.CPUPerRequestUS(), r.Errors.total())
-				x.figs.Rounds = append(x.figs.Rounds, r)
-			}
-		}
-	}
-	for _, f := range res.JSON {
-		f.finish(0)
-	}
-	for _, f := range res.Stream {
-		f.finish(res.ChunksPerStream)
-	}
-	if res.ResponsesJSON != nil {
-		res.ResponsesJSON.finish(0)
-	}
-	if res.FixtureJSON != nil {
-		res.FixtureJSON.finish(0)
-	}
-	if res.ResponsesStream != nil {
-		res.ResponsesStream.finish(res.ResponsesProbe.Stream.Events)
-	}
-	res.RSSAfterLoad, _ = rss(mg.pid())
-	res.SpansBuffered = spansBuffered(ctx, mg)
-	mg.stop() // flushes the access log
-	res.AccessLogLines = countLines(mg.log)
-	return res, nil
-}
-
-// spansBuffered asks /debug/traces how many spans the embedded buffer holds: proof that
-// tracing was on during the load.
-func spansBuffered(ctx context.Context, s *server) int {
-	client := &http.Client{Timeout: 10 * time.Second}
-	defer client.CloseIdleConnections()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.url("/debug/traces?limit=100000"), nil)
-	resp, err := client.Do(req)
-	if err != nil {
-		return -1
-	}
-	defer resp.Body.Close()
-	var v struct {
-		Count int `json:"count"`
-	}
-	if json.NewDecoder(resp.Body).Decode(&v) != nil {
-		return -1
-	}
-	return v.Count
-}
-
-func countLines(path string) int64 {
-	f, err := os.Open(path)
-	if err != nil {
-		return -1
-	}
-	defer f.Close()
-	var n int64
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		n++
-	}
-	return n
 }
 
 func runMemory(ctx context.Context, ws *workspace, streams, batch int) (*memResult, error) {
