@@ -129,11 +129,22 @@ func (s *sse) errorFrame(e *apierr.Error) error {
 	return nil
 }
 
-// done ends the stream: [DONE] (a Responses stream ends with its last event), and what is held.
+// done ends the stream: [DONE] (a Responses stream ends with its last event) after what is
+// held. They are handed to net/http unflushed: when the handler returns, net/http writes them
+// with the response's end (HTTP/1.1's last chunk) in one write, where a flush here would make
+// that end a write of its own (TestStreamWrites). The outcome is no less exact for it: a client
+// that went away is seen by the stream's pauses (its context), not by this write, which the
+// kernel takes even from a closed peer; and the write deadline armed here bounds net/http's.
 func (s *sse) done() error {
 	if !s.events {
 		s.buf = append(s.buf, "data: [DONE]\n\n"...)
 		s.held = len(s.buf)
 	}
-	return s.writeHeld()
+	s.arm(s.frameClock())
+	if _, err := s.w.Write(s.buf[:s.held]); err != nil {
+		return err
+	}
+	s.sent += s.heldTokens
+	s.buf, s.held, s.heldTokens = s.buf[:0], 0, 0
+	return nil
 }
