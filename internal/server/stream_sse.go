@@ -59,14 +59,15 @@ func newSSE(w http.ResponseWriter, c *chatCall) *sse {
 	return s
 }
 
-// Frames are appended to s.buf and written by writeHeld. A frame that carries a token (a content
+// Frames are appended to s.buf and written by writeHeld, the last of them by done. A frame that carries a token (a content
 // or arguments delta) is held until the next token is due (stream.tick) or the stream ends; the
 // frames around the tokens — a choice's role chunk and finish chunk, the usage chunk, [DONE], and
 // a Responses stream's lifecycle events — go out with the next write. Nothing is held across a
 // wait: before a simulated delay the stream writes what it holds (stream.wait). So a client sees
 // every token before the next is waited for, and a stream makes one write per token, the first
-// carrying the headers when it never waits and the last carrying the frames that end it: fewer
-// system calls for the same bytes (make bench's stream figures; TestStreamWrites).
+// carrying the headers when it never waits and the last carrying the frames that end it and the
+// response's end: fewer system calls for the same bytes (make bench's stream figures;
+// TestStreamWrites, TestStreamEndsInOneWrite).
 
 // hold appends one SSE data frame holding the JSON that encode appends.
 func (s *sse) hold(encode func([]byte) []byte) {
