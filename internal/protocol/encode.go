@@ -63,8 +63,14 @@ func (c *Chunk) AppendJSON(buf []byte) []byte {
 
 // FixHead encodes, once, the members every chunk of a stream repeats — id, object, created,
 // model, system_fingerprint, service_tier — for AppendJSON to copy instead of encoding them per
-// chunk (BenchmarkChunkAppendJSON). They must not change after it.
-func (c *Chunk) FixHead() { c.head = c.appendHead(nil) }
+// chunk (BenchmarkChunkAppendJSON). They must not change after it. The buffer is sized for
+// them at once, where growing it from nothing took five allocations (TestFixHeadAllocates).
+func (c *Chunk) FixHead() {
+	size := len(`{"id":,"object":,"created":,"model":,"system_fingerprint":,"service_tier":,"choices":`) +
+		len(c.ID) + len(c.Object) + len(c.Model) + len(c.SystemFingerprint) + len(c.ServiceTier) +
+		5*len(`""`) + 20 // the quotes, and the digits of created
+	c.head = c.appendHead(make([]byte, 0, size))
+}
 
 // appendHead appends the chunk's members up to and including the "choices" key.
 func (c *Chunk) appendHead(buf []byte) []byte {

@@ -114,3 +114,20 @@ func BenchmarkChunkAppendJSON(b *testing.B) {
 		})
 	}
 }
+
+// TestFixHeadAllocates: a stream's chunk head is encoded into a buffer sized for it, one
+// allocation, and is what encoding it from nothing gives.
+func TestFixHeadAllocates(t *testing.T) {
+	for _, c := range []Chunk{
+		{ID: "chatcmpl-0123456789abcdef01234567", Object: "chat.completion.chunk", Created: 1795370166,
+			Model: "mock-echo", SystemFingerprint: SystemFingerprint, ServiceTier: ServiceTier},
+		{ID: "x", Object: "chat.completion.chunk", Created: -9223372036854775808, Model: "m"},
+	} {
+		if n := testing.AllocsPerRun(20, func() { c.FixHead() }); n != 1 {
+			t.Errorf("%q: FixHead made %v allocations, want 1", c.ID, n)
+		}
+		if want := c.appendHead(nil); string(c.head) != string(want) {
+			t.Errorf("head %s, want %s", c.head, want)
+		}
+	}
+}
