@@ -59,9 +59,9 @@ func newSSE(w http.ResponseWriter, c *chatCall) *sse {
 	return s
 }
 
-// Frames are appended to s.buf and written by writeHeld, the last of them by done. A frame that carries a token (a content
-// or arguments delta) is held until the next token is due (stream.tick) or the stream ends; the
-// frames around the tokens — a choice's role chunk and finish chunk, the usage chunk, [DONE], and
+// Frames are appended to s.buf and written by writeHeld, the last of them by done. A frame that
+// carries a token (a content or arguments delta) is held until the next token is due
+// (stream.tick) or the stream ends; the frames around the tokens — a choice's role chunk and finish chunk, the usage chunk, [DONE], and
 // a Responses stream's lifecycle events — go out with the next write. Nothing is held across a
 // wait: before a simulated delay the stream writes what it holds (stream.wait). So a client sees
 // every token before the next is waited for, and a stream makes one write per token, the first
@@ -133,9 +133,11 @@ func (s *sse) errorFrame(e *apierr.Error) error {
 // done ends the stream: [DONE] (a Responses stream ends with its last event) after what is
 // held. They are handed to net/http unflushed: when the handler returns, net/http writes them
 // with the response's end (HTTP/1.1's last chunk) in one write, where a flush here would make
-// that end a write of its own (TestStreamWrites). The outcome is no less exact for it: a client
-// that went away is seen by the stream's pauses (its context), not by this write, which the
-// kernel takes even from a closed peer; and the write deadline armed here bounds net/http's.
+// that end a write of its own (TestStreamWrites). The outcome recorded before that write loses
+// little: a client that went away is seen by the stream's pauses (its context), not by this
+// write, which the kernel takes even from a closed peer; a client that stopped reading is cut
+// at the write that blocks, and only a stall within these last few KB is logged completed — the
+// write deadline armed here still cuts it (docs/performance.md).
 func (s *sse) done() error {
 	if !s.events {
 		s.buf = append(s.buf, "data: [DONE]\n\n"...)
