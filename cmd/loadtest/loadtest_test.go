@@ -243,3 +243,27 @@ func TestNum(t *testing.T) {
 		}
 	}
 }
+
+// TestRoundRatios: the ratio of the medians, then each round's own ratio, round against round.
+func TestRoundRatios(t *testing.T) {
+	figures := func(rps ...float64) *loadFigures {
+		f := &loadFigures{}
+		for _, r := range rps {
+			f.Rounds = append(f.Rounds, wrkResult{Requests: int64(r * 10), DurationUS: 10_000_000})
+		}
+		f.finish(18)
+		return f
+	}
+	for _, c := range []struct {
+		a, b *loadFigures
+		want string
+	}{
+		{figures(47357, 41593, 42937), figures(68869, 57577, 68113), "0.63× (rounds 0.69, 0.72, 0.63)"},
+		{figures(9000), figures(10000), "0.90×"},                     // one round: nothing to add
+		{figures(9000, 9400), figures(10000, 10000, 10000), "0.92×"}, // a round missing: not paired
+	} {
+		if got := roundRatios(c.a, c.b); got != c.want {
+			t.Errorf("roundRatios = %q, want %q", got, c.want)
+		}
+	}
+}

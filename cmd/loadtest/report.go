@@ -188,6 +188,21 @@ func ratio(a, b float64) string {
 	return fmt.Sprintf("%.2f×", a/b)
 }
 
+// roundRatios is ratio(a's median, b's median) followed by each round's own ratio of the two,
+// a's round i against b's round i (run beside it): the headline is the ratio of the medians,
+// and the rounds show how far the machine moved it.
+func roundRatios(a, b *loadFigures) string {
+	out := ratio(a.RPS, b.RPS)
+	if len(a.Rounds) < 2 || len(a.Rounds) != len(b.Rounds) {
+		return out
+	}
+	rounds := make([]string, len(a.Rounds))
+	for i := range a.Rounds {
+		rounds[i] = strings.TrimSuffix(ratio(a.Rounds[i].RPS(), b.Rounds[i].RPS()), "×")
+	}
+	return out + " (rounds " + strings.Join(rounds, ", ") + ")"
+}
+
 func yesNo(h *bool) string {
 	switch {
 	case h == nil:
@@ -235,10 +250,10 @@ func writeMarkdown(w io.Writer, r *report) {
 		sm, sb := l.Stream["mockgateway"], l.Stream["baseline"]
 		if jm != nil && jb != nil && len(jm.Rounds) > 0 {
 			want, ok := tgt("JSON chat req/s, full telemetry, 1,000 fixtures loaded, none matching")
-			row("**JSON chat requests/s** (1,000 fixtures loaded, none matching)", num(jm.RPS), num(jb.RPS), ratio(jm.RPS, jb.RPS), want, ok)
+			row("**JSON chat requests/s** (1,000 fixtures loaded, none matching)", num(jm.RPS), num(jb.RPS), roundRatios(jm, jb), want, ok)
 			if fj := l.FixtureJSON; fj != nil && len(fj.Rounds) > 0 {
 				want, ok := tgt("JSON chat req/s, full telemetry, answered by the 1,000th fixture")
-				row("**JSON chat requests/s answered by the 1,000th fixture**", num(fj.RPS), num(jb.RPS), ratio(fj.RPS, jb.RPS), want, ok)
+				row("**JSON chat requests/s answered by the 1,000th fixture**", num(fj.RPS), num(jb.RPS), roundRatios(fj, jb), want, ok)
 				row("server CPU per fixture-answered JSON request (µs, user+sys)", num(fj.CPUus), num(jb.CPUus), ratio(fj.CPUus, jb.CPUus), "", "")
 			}
 			row("server CPU per JSON request (µs, user+sys)", num(jm.CPUus), num(jb.CPUus), ratio(jm.CPUus, jb.CPUus), "", "")
@@ -250,7 +265,7 @@ func writeMarkdown(w io.Writer, r *report) {
 		if sm != nil && sb != nil && len(sm.Rounds) > 0 {
 			row("16-token stream requests/s", num(sm.RPS), num(sb.RPS), ratio(sm.RPS, sb.RPS), "", "")
 			want, ok := tgt("16-token stream chunks/s, full telemetry")
-			row(fmt.Sprintf("**16-token stream chunks/s** (%d chunks per stream)", l.ChunksPerStream), num(sm.ChunksPS), num(sb.ChunksPS), ratio(sm.ChunksPS, sb.ChunksPS), want, ok)
+			row(fmt.Sprintf("**16-token stream chunks/s** (%d chunks per stream)", l.ChunksPerStream), num(sm.ChunksPS), num(sb.ChunksPS), roundRatios(sm, sb), want, ok)
 			row("server CPU per stream (µs, user+sys)", num(sm.CPUus), num(sb.CPUus), ratio(sm.CPUus, sb.CPUus), "", "")
 			row("server preemptions per stream (involuntary context switches)", num(sm.Preempt), num(sb.Preempt), ratio(sm.Preempt, sb.Preempt), "", "")
 			row("stream latency p50 (ms, whole stream)", num(sm.P50ms), num(sb.P50ms), ratio(sm.P50ms, sb.P50ms), "", "")
