@@ -57,14 +57,17 @@ func (fs *frames) next() (frame, bool) {
 }
 
 // frameCursor walks one choice's frames: pos 0 is the role chunk, then the content pieces (or a
-// refusal's), then each tool call's header and argument fragments, then the finish chunk. A lazy choice's pieces
-// come from its Next, until it ends: then the finish chunk, and pos -1.
+// refusal's), then each tool call's header and argument fragments, then the finish chunk. A
+// lazy choice's pieces come from its Next, until it ends: then the finish chunk, and pos -1.
 type frameCursor struct {
 	ch     *generate.Choice
 	choice int
 	pos    int
 	empty  string // the role chunk's "content":"" points here
 	piece  string // the current content piece, which its content delta points to
+	// call is the current tool call delta, which its frame's delta points to: a frame is encoded
+	// before the next is made, so one per cursor serves them all, not an allocation a fragment.
+	call [1]protocol.ToolCallDelta
 }
 
 func (c *frameCursor) next() (frame, bool) {
@@ -104,14 +107,12 @@ func (c *frameCursor) next() (frame, bool) {
 	for k := range ch.ToolCalls {
 		tc := &ch.ToolCalls[k]
 		if pos == 0 {
-			return frame{choice: c.choice, delta: protocol.Delta{ToolCalls: []protocol.ToolCallDelta{{
-				Index: k, ID: tc.ID, Type: "function", Function: protocol.FunctionDelta{Name: tc.Name},
-			}}}}, true
+			c.call[0] = protocol.ToolCallDelta{Index: k, ID: tc.ID, Type: "function", Function: protocol.FunctionDelta{Name: tc.Name}}
+			return frame{choice: c.choice, delta: protocol.Delta{ToolCalls: c.call[:]}}, true
 		}
 		if pos--; pos < tc.Arguments.Len() {
-			return frame{choice: c.choice, delta: protocol.Delta{ToolCalls: []protocol.ToolCallDelta{{
-				Index: k, Function: protocol.FunctionDelta{Arguments: tc.Arguments.At(pos)},
-			}}}, token: true}, true
+			c.call[0] = protocol.ToolCallDelta{Index: k, Function: protocol.FunctionDelta{Arguments: tc.Arguments.At(pos)}}
+			return frame{choice: c.choice, delta: protocol.Delta{ToolCalls: c.call[:]}, token: true}, true
 		}
 		pos -= tc.Arguments.Len()
 	}

@@ -356,3 +356,31 @@ func TestSentCountsWrittenTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestToolCallFramesAllocateNothing: a tool call's frames — its header and each argument
+// fragment — are made and encoded without an allocation a frame, as content pieces are.
+func TestToolCallFramesAllocateNothing(t *testing.T) {
+	res := generate.Result{Choices: []generate.Choice{{FinishReason: "tool_calls", ToolCalls: []generate.ToolCall{
+		{ID: "call_1", Name: "get_weather", Arguments: generate.PiecesOf(`{"`, `city`, `":"`, `Paris`, `"}`)},
+		{ID: "call_2", Name: "get_time", Arguments: generate.PiecesOf(`{}`)},
+	}}}}
+	s := newSSE(httptest.NewRecorder(), &chatCall{ID: "chatcmpl-x", Created: 1, Model: &catalog.Model{ID: "mock-tools"}})
+	var frames int
+	walk := func() {
+		fs := framesOf(res)
+		frames = 0
+		for f, ok := fs.next(); ok; f, ok = fs.next() {
+			s.holdFrame(f)
+			s.buf, s.held = s.buf[:0], 0
+			frames++
+		}
+	}
+	walk() // the buffer grows once
+	// framesOf is one allocation for the stream (its cursors) and one for the frames' holder.
+	if n := testing.AllocsPerRun(20, walk); n > 2 {
+		t.Errorf("%v allocations for %d frames, want at most 2 (the stream's, none a frame)", n, frames)
+	}
+	if frames != 1+(1+5)+(1+1)+1 { // role, each call's header and fragments, finish
+		t.Errorf("%d frames", frames)
+	}
+}
