@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"mockgateway/internal/testutil"
 )
 
 // The sizes mockgateway answered with for the load test's request when the baseline was
@@ -200,7 +202,9 @@ func TestHeldStream(t *testing.T) {
 // handler (between=1h), each reached over a raw connection that has read its first frame, then
 // the heap and the goroutine stacks in use per stream (runtime.MemStats after collections; the
 // client side, a raw connection each, counts too). docs/performance.md compares it with
-// mockgateway's figure. Run: go test -run '^$' -bench HeldStreams ./cmd/baseline
+// mockgateway's figure (internal/server's BenchmarkHeldStreams). Run: go test -run '^$' -bench
+// HeldStreams ./cmd/baseline; with -memprofilerate 1 -v it also reports the heap the streams
+// added by the allocations themselves and logs it by allocating function, as mockgateway's does.
 func BenchmarkHeldStreams(b *testing.B) {
 	const k = 500
 	srv := httptest.NewServer(Handler())
@@ -209,8 +213,13 @@ func BenchmarkHeldStreams(b *testing.B) {
 	req := "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nX-Mock-Latency: ttfc=0s;between=1h\r\nContent-Length: " +
 		strconv.Itoa(len(body)) + "\r\n\r\n" + body
 	var heap, stack float64
-	for b.Loop() {
+	profile := testing.Verbose() && runtime.MemProfileRate == 1
+	for i := 0; b.Loop(); i++ {
 		before := memStats()
+		var sitesBefore map[string]int64
+		if profile && i == 0 {
+			sitesBefore = testutil.HeapBySite()
+		}
 		conns := make([]net.Conn, 0, k)
 		for range k {
 			c, err := net.Dial("tcp", srv.Listener.Addr().String())
@@ -233,6 +242,13 @@ func BenchmarkHeldStreams(b *testing.B) {
 		after := memStats()
 		heap = float64(int64(after.HeapInuse)-int64(before.HeapInuse)) / k
 		stack = float64(int64(after.StackInuse)-int64(before.StackInuse)) / k
+		if sitesBefore != nil {
+			sites, total := testutil.HeapAdded(sitesBefore, testutil.HeapBySite(), k)
+			for _, s := range sites {
+				b.Logf("%6d B/stream  %s", s.Bytes, s.Site)
+			}
+			b.ReportMetric(float64(total), "profiled-heap-B/stream")
+		}
 		for _, c := range conns {
 			_ = c.Close()
 		}

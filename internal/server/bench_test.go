@@ -1,10 +1,12 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
@@ -30,6 +32,12 @@ func benchHandler(b *testing.B, telemetry bool) *harness {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return benchChain(b, cat, telemetry)
+}
+
+// benchChain is benchHandler's chain serving cat's models.
+func benchChain(b *testing.B, cat *catalog.Catalog, telemetry bool) *harness {
+	b.Helper()
 	cfg := testConfig()
 	// The collector as the service runs it (run starts the same floor, unless GOGC is set), for
 	// both variants.
@@ -182,3 +190,44 @@ func BenchmarkErrorPath(b *testing.B) {
 	b.Run("telemetry=on", func(b *testing.B) { benchStatus(b, benchHandler(b, true), "POST", chatPath, body, 400) })
 	b.Run("telemetry=off", func(b *testing.B) { benchStatus(b, benchHandler(b, false), "POST", chatPath, body, 400) })
 }
+
+// BenchmarkChainOnly is the service's own work for a JSON chat request, every signal on: the
+// full chain on a request reused from op to op and a writer that keeps nothing, so neither
+// net/http nor httptest's recorder (a request parsed, a body buffer grown, headers cloned per op)
+// is counted. The load test's request: mock-echo, a 15-word message. With -cpuprofile it is
+// the account of docs/performance.md's "Where issue 16 stands".
+func BenchmarkChainOnly(b *testing.B) {
+	h := benchChain(b, catalog.Builtin(), true)
+	body := []byte(`{"model":"mock-echo","messages":[{"role":"user","content":"one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen"}]}`)
+	req := httptest.NewRequest("POST", chatPath, nil)
+	req.Header.Set("Content-Type", "application/json")
+	rd := bytes.NewReader(body)
+	w := &keepNothing{header: http.Header{}}
+	b.ReportAllocs()
+	start := cpuTime()
+	for b.Loop() {
+		rd.Reset(body)
+		r := *req
+		r.Body, r.ContentLength = io.NopCloser(rd), int64(len(body))
+		clear(w.header)
+		h.handler.ServeHTTP(w, &r)
+		if w.status != 200 {
+			b.Fatalf("status %d", w.status)
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+}
+
+// keepNothing is a ResponseWriter that keeps only the status, and takes deadlines and flushes
+// as a connection's writer does.
+type keepNothing struct {
+	header http.Header
+	status int
+}
+
+func (w *keepNothing) Header() http.Header              { return w.header }
+func (w *keepNothing) Write(p []byte) (int, error)      { return len(p), nil }
+func (w *keepNothing) WriteHeader(status int)           { w.status = status }
+func (w *keepNothing) FlushError() error                { return nil }
+func (w *keepNothing) SetReadDeadline(time.Time) error  { return nil }
+func (w *keepNothing) SetWriteDeadline(time.Time) error { return nil }
