@@ -6,10 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -199,68 +197,15 @@ func TestHeldStream(t *testing.T) {
 }
 
 // BenchmarkHeldStreams is net/http's own cost of an open stream: 500 streams held by this bare
-// handler (between=1h), each reached over a raw connection that has read its first frame, then
-// the heap and the goroutine stacks in use per stream (runtime.MemStats after collections; the
-// client side, a raw connection each, counts too). docs/performance.md compares it with
-// mockgateway's figure (internal/server's BenchmarkHeldStreams). Run: go test -run '^$' -bench
-// HeldStreams ./cmd/baseline; with -memprofilerate 1 -v it also reports the heap the streams
-// added by the allocations themselves and logs it by allocating function, as mockgateway's does.
+// handler (between=1h), measured by testutil.HoldStreams as internal/server's BenchmarkHeldStreams
+// measures mockgateway's; docs/performance.md compares the two. Run: go test -run '^$' -bench
+// HeldStreams ./cmd/baseline; with -memprofilerate 1 -v it also logs the held heap by
+// allocating function.
 func BenchmarkHeldStreams(b *testing.B) {
-	const k = 500
 	srv := httptest.NewServer(Handler())
 	defer srv.Close()
 	body := `{"stream":true}`
 	req := "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nX-Mock-Latency: ttfc=0s;between=1h\r\nContent-Length: " +
 		strconv.Itoa(len(body)) + "\r\n\r\n" + body
-	var heap, stack float64
-	profile := testing.Verbose() && runtime.MemProfileRate == 1
-	for i := 0; b.Loop(); i++ {
-		before := memStats()
-		var sitesBefore map[string]int64
-		if profile && i == 0 {
-			sitesBefore = testutil.HeapBySite()
-		}
-		conns := make([]net.Conn, 0, k)
-		for range k {
-			c, err := net.Dial("tcp", srv.Listener.Addr().String())
-			if err != nil {
-				b.Fatal(err)
-			}
-			conns = append(conns, c)
-			if _, err := c.Write([]byte(req)); err != nil {
-				b.Fatal(err)
-			}
-			// Read to the first frame's end a byte at a time: no buffered reader left behind.
-			var one [1]byte
-			for tail := ""; !strings.HasSuffix(tail, "}\n\n"); tail = tail[max(0, len(tail)-3):] + string(one[:]) {
-				if _, err := c.Read(one[:]); err != nil {
-					b.Fatal(err)
-				}
-			}
-		}
-		time.Sleep(50 * time.Millisecond) // every handler in its wait
-		after := memStats()
-		heap = float64(int64(after.HeapInuse)-int64(before.HeapInuse)) / k
-		stack = float64(int64(after.StackInuse)-int64(before.StackInuse)) / k
-		if sitesBefore != nil {
-			sites, total := testutil.HeapAdded(sitesBefore, testutil.HeapBySite(), k)
-			for _, s := range sites {
-				b.Logf("%6d B/stream  %s", s.Bytes, s.Site)
-			}
-			b.ReportMetric(float64(total), "profiled-heap-B/stream")
-		}
-		for _, c := range conns {
-			_ = c.Close()
-		}
-	}
-	b.ReportMetric(heap, "heap-B/stream")
-	b.ReportMetric(stack, "stack-B/stream")
-}
-
-func memStats() runtime.MemStats {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m
+	testutil.HoldStreams(b, srv.Listener.Addr().String(), []byte(req), 500)
 }
