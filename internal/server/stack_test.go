@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"mockgateway/internal/catalog"
+	"mockgateway/internal/testutil"
 )
 
 // TestParkedStreamStack measures the goroutine stack that one open stream holds while it waits
@@ -115,10 +116,10 @@ func parkedStreamStackOn(t *testing.T, cat *catalog.Catalog, path, body string) 
 		}
 	}
 	open(1) // warm: the server's first allocations
-	before := memStats()
+	before := testutil.MemStats()
 	open(K)
 	time.Sleep(50 * time.Millisecond) // let every stream reach its pause
-	after := memStats()
+	after := testutil.MemStats()
 	perStream := (int64(after.StackInuse) - int64(before.StackInuse)) / K
 	t.Logf("goroutine stacks per parked stream: %d bytes", perStream)
 	if perStream > bound {
@@ -168,10 +169,10 @@ func TestBlockedStreamStack(t *testing.T) {
 			}
 			open(1)
 			time.Sleep(300 * time.Millisecond)
-			before := memStats()
+			before := testutil.MemStats()
 			open(K)
 			time.Sleep(time.Second) // every stream has filled the buffers and waits in a write
-			after := memStats()
+			after := testutil.MemStats()
 			perStream := (int64(after.StackInuse) - int64(before.StackInuse)) / K
 			t.Logf("goroutine stacks per stream blocked in a write: %d bytes", perStream)
 			if perStream > bound {

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -22,6 +21,7 @@ import (
 	"mockgateway/internal/catalog"
 	"mockgateway/internal/generate"
 	"mockgateway/internal/protocol"
+	"mockgateway/internal/testutil"
 	"mockgateway/observability"
 )
 
@@ -192,24 +192,16 @@ func TestOpenStreamMemory(t *testing.T) {
 	}
 	open(1) // warm: the connection pools, the handler's first allocations
 	time.Sleep(50 * time.Millisecond)
-	before := memStats()
+	before := testutil.MemStats()
 	open(K)
 	time.Sleep(50 * time.Millisecond) // let every stream reach its pause
-	after := memStats()
+	after := testutil.MemStats()
 	heap := (int64(after.HeapInuse) - int64(before.HeapInuse)) / K
 	stack := (int64(after.StackInuse) - int64(before.StackInuse)) / K
 	t.Logf("per open stream (n=128 × 4096 tokens, client side included): heap %d KiB, stacks %d KiB", heap>>10, stack>>10)
 	if heap+stack > bound {
 		t.Errorf("an open stream holds %d KiB, want under %d KiB", (heap+stack)>>10, bound>>10)
 	}
-}
-
-func memStats() runtime.MemStats {
-	runtime.GC()
-	runtime.GC() // the first may leave finalizers' memory behind
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m
 }
 
 // firstChunkWriter records when the first frame is written and fails every write after it, so

@@ -23,7 +23,7 @@ func HoldStreams(b *testing.B, addr string, request []byte, k int) {
 	var heap, stack float64
 	profile := testing.Verbose() && runtime.MemProfileRate == 1
 	for i := 0; b.Loop(); i++ {
-		before := memStats()
+		before := MemStats()
 		var sitesBefore map[string]int64
 		if profile && i == 0 {
 			sitesBefore = HeapBySite()
@@ -47,7 +47,7 @@ func HoldStreams(b *testing.B, addr string, request []byte, k int) {
 			}
 		}
 		time.Sleep(50 * time.Millisecond) // every stream in its pause
-		after := memStats()
+		after := MemStats()
 		heap = float64(int64(after.HeapInuse)-int64(before.HeapInuse)) / float64(k)
 		stack = float64(int64(after.StackInuse)-int64(before.StackInuse)) / float64(k)
 		if sitesBefore != nil {
@@ -65,7 +65,9 @@ func HoldStreams(b *testing.B, addr string, request []byte, k int) {
 	b.ReportMetric(stack, "stack-B/stream")
 }
 
-func memStats() runtime.MemStats {
+// MemStats reads the memory statistics after two collections (the first may leave
+// finalizers' memory behind): what the memory tests compare before and after they open streams.
+func MemStats() runtime.MemStats {
 	runtime.GC()
 	runtime.GC()
 	var m runtime.MemStats
