@@ -182,9 +182,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 
 // shutdown drains the service so that every request a client has sent gets an answer:
 //
-//   - At once: /health answers 503 draining, /v1 503 shutting_down, every response begun from
-//     now on carries Connection: close, and the listener closes (a new connection is refused
-//     before the client sends anything).
+//   - At once: the listener closes (a new connection is refused before the client sends
+//     anything), then /health answers 503 draining, /v1 503 shutting_down, and every response
+//     begun from now on carries Connection: close.
 //   - Requests in flight finish; streams still open at the drain deadline end with a
 //     shutting_down error frame and [DONE].
 //   - Only when no connection is serving a request and none has started one for quiet
@@ -200,8 +200,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 // are closed.
 func shutdown(srv *http.Server, ln net.Listener, conns *connWatch, drain *server.Drain, drainTimeout, quiet time.Duration, logger *slog.Logger, serveErr <-chan error) error {
 	logger.Info("shutting down", slog.String("drain_timeout", drainTimeout.String()), slog.String("drain_quiet", quiet.String()))
-	drain.Begin()
+	// The listener closes before the drain begins: a client told Connection: close dials again,
+	// and a connection the kernel had queued but Serve not yet accepted when the listener closed
+	// is reset — after the client wrote its request on it.
 	_ = ln.Close()
+	drain.Begin()
 	<-serveErr // Serve returns once the listener is closed; that is the point, not a failure
 
 	abort := time.NewTimer(drainTimeout)

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +17,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"mockgateway/internal/server"
 )
 
 // gauge reads one unlabelled gauge from /metrics.
@@ -339,4 +342,46 @@ func TestConnWatchQuiet(t *testing.T) {
 	if !w.quiet(time.Hour) {
 		t.Error("every connection closed, not quiet")
 	}
+}
+
+// TestShutdownClosesListenerFirst: the listener closes before the drain begins. In the other
+// order a client answered Connection: close in between dials again, and a connection the kernel
+// has queued but Serve not yet accepted is reset when the listener closes — after the client
+// wrote its request on it (a CI run lost four that way in TestDrainAnswersEverySentRequest, and
+// a 50 ms pause between the two lost requests in every try).
+func TestShutdownClosesListenerFirst(t *testing.T) {
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	drain := server.NewDrain()
+	ln := &closeNoter{Listener: raw, drain: drain}
+	srv := &http.Server{}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+
+	logger := slog.New(slog.DiscardHandler)
+	if err := shutdown(srv, ln, newConnWatch(), drain, time.Second, time.Second, logger, serveErr); err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+	if !ln.closed || ln.drainingAtClose {
+		t.Errorf("listener closed: %v; the drain had begun when it closed: %v", ln.closed, ln.drainingAtClose)
+	}
+	if !drain.Draining() {
+		t.Error("the drain never began")
+	}
+}
+
+// closeNoter notes whether the drain had begun when the listener closed.
+type closeNoter struct {
+	net.Listener
+	drain           *server.Drain
+	once            sync.Once
+	closed          bool
+	drainingAtClose bool
+}
+
+func (c *closeNoter) Close() error {
+	c.once.Do(func() { c.closed, c.drainingAtClose = true, c.drain.Draining() })
+	return c.Listener.Close()
 }
