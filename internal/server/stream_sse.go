@@ -12,9 +12,9 @@ import (
 var jsonNull = json.RawMessage("null")
 
 // sse writes Server-Sent Events frames: only "data: <json>\n\n", held and flushed together as
-// below. Chunks
-// are encoded by appending into one buffer that the stream reuses (protocol.Chunk.AppendJSON), the
-// members every chunk repeats encoded once per stream (Chunk.FixHead).
+// below. Chunks are encoded by appending into one buffer that the stream reuses
+// (protocol.Chunk.AppendJSON), the members every chunk repeats encoded once per stream
+// (Chunk.FixHead).
 //
 // Every frame must go out within the write timeout, and none past the stream's deadline
 // (writeDeadline); before a token frame the stream pauses, and looks whether it must end
@@ -60,14 +60,14 @@ func newSSE(w http.ResponseWriter, c *chatCall) *sse {
 }
 
 // Frames are appended to s.buf and written by writeHeld, the last of them by done. A frame that
-// carries a token (a content or arguments delta) is held until the next token is due
-// (stream.tick) or the stream ends; the frames around the tokens — a choice's role chunk and finish chunk, the usage chunk, [DONE], and
-// a Responses stream's lifecycle events — go out with the next write. Nothing is held across a
-// wait: before a simulated delay the stream writes what it holds (stream.wait). So a client sees
-// every token before the next is waited for, and a stream makes one write per token, the first
-// carrying the headers when it never waits and the last carrying the frames that end it and the
-// response's end: fewer system calls for the same bytes (make bench's stream figures;
-// TestStreamWrites, TestStreamEndsInOneWrite).
+// carries a token (a content or arguments delta) is held until the next token is due (stream.tick)
+// or the stream ends; the frames around the tokens — a choice's role chunk and finish chunk, the
+// usage chunk, [DONE], and a Responses stream's lifecycle events — go out with the next write.
+// Nothing is held across a wait: before a simulated delay the stream writes what it holds
+// (stream.wait). So a client sees every token before the next is waited for, and a stream makes one
+// write per token, the first carrying the headers when it never waits and the last carrying the
+// frames that end it and the response's end: fewer system calls for the same bytes (make bench's
+// stream figures; TestStreamWrites, TestStreamEndsInOneWrite).
 
 // hold appends one SSE data frame holding the JSON that encode appends.
 func (s *sse) hold(encode func([]byte) []byte) {
@@ -78,7 +78,11 @@ func (s *sse) hold(encode func([]byte) []byte) {
 }
 
 // writeHeld writes and flushes what is held: frames, or at least the headers the first time.
-func (s *sse) writeHeld() error {
+func (s *sse) writeHeld() error { return s.writeOut(true) }
+
+// writeOut writes what is held, and flushes it to the client when asked; the tokens it carries
+// count as sent once they are out.
+func (s *sse) writeOut(flush bool) error {
 	if s.held == 0 && s.headersOut {
 		return nil
 	}
@@ -90,8 +94,10 @@ func (s *sse) writeHeld() error {
 	}
 	tokens := s.heldTokens
 	s.buf, s.held, s.heldTokens, s.headersOut = s.buf[:0], 0, 0, true
-	if err := s.flush(); err != nil {
-		return err
+	if flush {
+		if err := s.flush(); err != nil {
+			return err
+		}
 	}
 	s.sent += tokens
 	return nil
@@ -143,11 +149,5 @@ func (s *sse) done() error {
 		s.buf = append(s.buf, "data: [DONE]\n\n"...)
 		s.held = len(s.buf)
 	}
-	s.arm(s.frameClock())
-	if _, err := s.w.Write(s.buf[:s.held]); err != nil {
-		return err
-	}
-	s.sent += s.heldTokens
-	s.buf, s.held, s.heldTokens = s.buf[:0], 0, 0
-	return nil
+	return s.writeOut(false)
 }
