@@ -191,6 +191,9 @@ func BenchmarkErrorPath(b *testing.B) {
 	b.Run("telemetry=off", func(b *testing.B) { benchStatus(b, benchHandler(b, false), "POST", chatPath, body, 400) })
 }
 
+// loadTestMessage is the load test's user message (cmd/loadtest), 15 words.
+const loadTestMessage = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen"
+
 // BenchmarkChainOnly is the service's own work for a JSON chat request, every signal on: the
 // full chain on a request reused from op to op and a writer that keeps nothing, so neither
 // net/http nor httptest's recorder (a request parsed, a body buffer grown, headers cloned per op)
@@ -198,7 +201,7 @@ func BenchmarkErrorPath(b *testing.B) {
 // the account of docs/performance.md's "Where issue 16 stands".
 func BenchmarkChainOnly(b *testing.B) {
 	h := benchChain(b, catalog.Builtin(), true)
-	body := []byte(`{"model":"mock-echo","messages":[{"role":"user","content":"one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen"}]}`)
+	body := []byte(`{"model":"mock-echo","messages":[{"role":"user","content":"` + loadTestMessage + `"}]}`)
 	req := httptest.NewRequest("POST", chatPath, nil)
 	req.Header.Set("Content-Type", "application/json")
 	rd := bytes.NewReader(body)
