@@ -13,6 +13,9 @@ FUZZ_COUNT ?= 20000x
 
 .PHONY: test check deps fuzz run build bench soak hostile
 
+# The end-to-end tests (Node clients, coding agents' CLIs, Chromium, Prometheus, Redis) run only
+# with this switch, and under it a missing tool fails them (internal/testutil.EndToEnd).
+test: export MOCKGATEWAY_E2E = 1
 test: deps check
 	$(GO) test -race -count=1 -timeout 12m ./...
 	# Stack sizes and allocation counts are only what production has without the race detector,
