@@ -45,7 +45,7 @@ func OpenLog(s LogSettings, stderr io.Writer) (*Log, error) {
 	out, echo := stderr, io.Writer(nil)
 	if s.File != "" {
 		if s.FileMaxBytes < 1 {
-			return nil, fmt.Errorf("log-file: a rotation size of %d bytes", s.FileMaxBytes)
+			return nil, fmt.Errorf("log-max-size-mb: must be at least 1")
 		}
 		if l.file, err = newRotatingFile(s.File, s.FileMaxBytes, s.FileBackups); err != nil {
 			return nil, fmt.Errorf("log-file: %w", err)
