@@ -24,9 +24,17 @@ type Config struct {
 	APIKey      string // a local key for /v1/*, never a provider credential; never printed
 	LogLevel    string
 	LogFormat   string
-	// LogFile, when set, receives a copy of the log: a container's stderr is out of reach of a
-	// sidecar such as the redaction audit, a shared file is not.
-	LogFile string
+	// LogFile, when set, is the log's sink, rotated at LogMaxSizeMB with LogMaxBackups kept: a
+	// container's stderr is out of reach of a sidecar such as the redaction audit, a shared file
+	// is not. stderr keeps the lines that are not access lines, and with LogStderr those too.
+	LogFile       string
+	LogStderr     bool
+	LogMaxSizeMB  int
+	LogMaxBackups int
+	// AccessLog keeps every access line ("all"), only those of failures ("errors"), or those
+	// and one success in AccessLogSample ("sample"): a load test need not fill a disk.
+	AccessLog       string
+	AccessLogSample int
 	// AllowSimulationHeaders lets requests choose simulated faults and latency with x-mock-*
 	// headers; off, only the catalog decides.
 	AllowSimulationHeaders bool
@@ -111,7 +119,12 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 		{flagenv.Setting{Name: "api-key", Env: "MOCKGATEWAY_API_KEY", Usage: "local key required as 'Authorization: Bearer <key>' on /v1/* (empty: no key)"}, str(&c.APIKey)},
 		{flagenv.Setting{Name: "log-level", Env: "MOCKGATEWAY_LOG_LEVEL", Default: "info", Usage: "debug, info, warn or error"}, str(&c.LogLevel)},
 		{flagenv.Setting{Name: "log-format", Env: "MOCKGATEWAY_LOG_FORMAT", Default: "json", Usage: "json or text"}, str(&c.LogFormat)},
-		{flagenv.Setting{Name: "log-file", Env: "MOCKGATEWAY_LOG_FILE", Usage: "also append the log to this file"}, str(&c.LogFile)},
+		{flagenv.Setting{Name: "log-file", Env: "MOCKGATEWAY_LOG_FILE", Usage: "append the log to this file (rotated by size) instead of stderr, which keeps the lines other than access lines"}, str(&c.LogFile)},
+		{flagenv.Setting{Name: "log-stderr", Env: "MOCKGATEWAY_LOG_STDERR", Default: "false", Usage: "with --log-file, write the access lines to stderr too"}, boolOf(&c.LogStderr)},
+		{flagenv.Setting{Name: "log-max-size-mb", Env: "MOCKGATEWAY_LOG_MAX_SIZE_MB", Default: "100", Usage: "size in MiB at which --log-file is rotated"}, intOf(&c.LogMaxSizeMB)},
+		{flagenv.Setting{Name: "log-max-backups", Env: "MOCKGATEWAY_LOG_MAX_BACKUPS", Default: "3", Usage: "rotated log files kept (FILE.1 the newest; 0: none)"}, intOf(&c.LogMaxBackups)},
+		{flagenv.Setting{Name: "access-log", Env: "MOCKGATEWAY_ACCESS_LOG", Default: "all", Usage: "access lines kept: all, errors (4xx, 5xx, streams not completed) or sample (errors and 1 success in --access-log-sample)"}, str(&c.AccessLog)},
+		{flagenv.Setting{Name: "access-log-sample", Env: "MOCKGATEWAY_ACCESS_LOG_SAMPLE", Default: "100", Usage: "with --access-log sample, keep the line of 1 successful request in this many"}, intOf(&c.AccessLogSample)},
 		{flagenv.Setting{Name: "allow-simulation-headers", Env: "MOCKGATEWAY_ALLOW_SIMULATION_HEADERS", Default: "true", Usage: "let x-mock-* request headers choose simulated faults and latency"}, boolOf(&c.AllowSimulationHeaders)},
 		{flagenv.Setting{Name: "attempt-keys", Env: "MOCKGATEWAY_ATTEMPT_KEYS", Default: "10000", Usage: "requests remembered to count the attempts of clients that retry without an attempt header (0: off)"}, intOf(&c.AttemptKeys)},
 		{flagenv.Setting{Name: "attempt-ttl", Env: "MOCKGATEWAY_ATTEMPT_TTL", Default: "60s", Usage: "how long such a request is remembered after its last attempt"}, durationOf(&c.AttemptTTL)},
@@ -181,10 +194,18 @@ func (c Config) validate() error {
 	default:
 		return fmt.Errorf("log-format: must be json or text")
 	}
+	switch c.AccessLog {
+	case "all", "errors", "sample":
+	default:
+		return fmt.Errorf("access-log: must be all, errors or sample")
+	}
 	checks := []struct {
 		ok   bool
 		what string
 	}{
+		{c.AccessLogSample >= 1, "access-log-sample: must be at least 1"},
+		{c.LogMaxSizeMB >= 1 && c.LogMaxSizeMB <= 1<<20, "log-max-size-mb: must be from 1 to 1048576 (1 TiB)"},
+		{c.LogMaxBackups >= 0 && c.LogMaxBackups <= 1000, "log-max-backups: must be from 0 to 1000"},
 		{c.MaxBodyBytes >= 1024, "max-body-bytes: must be at least 1024"},
 		{c.MaxTokens >= 1, "max-tokens: must be at least 1"},
 		{c.MaxChoices >= 1 && c.MaxChoices <= 128, "max-choices: must be from 1 to 128"},
@@ -229,6 +250,11 @@ func (c Config) LogValue() slog.Value {
 		slog.String("log_level", c.LogLevel),
 		slog.String("log_format", c.LogFormat),
 		slog.String("log_file", c.LogFile),
+		slog.Bool("log_stderr", c.LogStderr),
+		slog.Int("log_max_size_mb", c.LogMaxSizeMB),
+		slog.Int("log_max_backups", c.LogMaxBackups),
+		slog.String("access_log", c.AccessLog),
+		slog.Int("access_log_sample", c.AccessLogSample),
 		slog.Bool("allow_simulation_headers", c.AllowSimulationHeaders),
 		slog.String("fixtures", c.FixturesPath),
 		slog.Bool("fixtures_strict", c.FixturesStrict),
