@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"mockgateway/internal/fixtures"
 )
 
 // TestDeleteUnscopedFixtures is the CSRF residue of issue 30: a fixture added without a scope
@@ -92,4 +94,29 @@ func TestDeleteScopedFixtures(t *testing.T) {
 			t.Errorf("%v: %d %s", r, rr.Code, rr.Body)
 		}
 	}
+}
+
+// TestScopeFloodThroughTheServer is the scope-table attack of issue 30 as a client makes it:
+// 1,100 chat calls, each in a new x-mock-scope, answered by a file fixture with replies. A later
+// test's sequence still starts at its first reply, and a new scope still takes fixtures.
+func TestScopeFloodThroughTheServer(t *testing.T) {
+	set, err := fixtures.Parse(fixtures.OriginFile, "seq.yaml", []byte("fixtures:\n- name: seq\n  match: {model: mock-chat}\n  replies: [{content: first}, {content: second}, {content: third}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, func(d *Deps) {
+		d.Fixtures = NewFixtureStore(d.Config)
+		d.Fixtures.SetFiles(set)
+	})
+	call := func(scope string) string {
+		rr := h.do("POST", chatPath, chatBody("mock-chat", ""), HeaderScope, scope, "X-Mock-Latency", "instant")
+		return *decodeCompletion(t, rr.Body.Bytes()).Choices[0].Message.Content
+	}
+	for i := range 1100 {
+		call(fmt.Sprintf("flood-%d", i))
+	}
+	if got := strings.Join([]string{call("later"), call("later"), call("later")}, " "); got != "first second third" {
+		t.Errorf("a later test's sequence: %s", got)
+	}
+	addFixtures(t, h, "new-scope", `{"fixtures":[{"name":"mine","reply":{"content":"x"}}]}`)
 }
