@@ -22,13 +22,13 @@ func loadFixtures(ctx context.Context, cfg config.Config, logger *slog.Logger, m
 	if cfg.FixturesPath == "" {
 		return store, nil
 	}
-	set, err := fixtures.Load(cfg.FixturesPath)
+	set, err := fixtures.LoadMax(cfg.FixturesPath, cfg.MaxFixtureFileBytes)
 	if err != nil {
 		return nil, err
 	}
 	store.SetFiles(set)
 	logger.Info("fixtures loaded", slog.String("fixtures", cfg.FixturesPath), slog.Int("loaded", set.Len()))
-	go fixtures.Watch(ctx, cfg.FixturesPath, cfg.FixturesReload,
+	go fixtures.Watch(ctx, cfg.FixturesPath, cfg.MaxFixtureFileBytes, cfg.FixturesReload,
 		func(set *fixtures.Set) {
 			store.SetFiles(set)
 			metrics.ObserveFixtureReload("ok")

@@ -76,13 +76,17 @@ type Config struct {
 	FixturesPath   string
 	FixturesStrict bool
 	FixturesReload time.Duration
+	// MaxFixtureFileBytes caps one fixture file: a larger one is refused unread.
+	MaxFixtureFileBytes int64
 	// MaxScopes bounds the scopes that hold runtime fixtures and reply counters, and the
 	// journal's scopes; MaxScopeFixtures the runtime fixtures of one scope; JournalEntries the
 	// calls the journal keeps per scope.
 	MaxScopes        int
 	MaxScopeFixtures int
 	MaxFixtureBytes  int // the bodies of the runtime fixtures held in all scopes together
-	JournalEntries   int
+	// ScopeTTL is how long a scope that only counts replies is kept after its last call.
+	ScopeTTL       time.Duration
+	JournalEntries int
 	// JournalScopes bounds the scopes the journal keeps (the least recently used goes first),
 	// apart from the unscoped journal: with JournalEntries, what bounds its memory.
 	JournalScopes int
@@ -143,9 +147,11 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 		{flagenv.Setting{Name: "fixtures", Env: "MOCKGATEWAY_FIXTURES", Usage: "fixture file or directory (YAML or JSON), reloaded when it changes"}, str(&c.FixturesPath)},
 		{flagenv.Setting{Name: "fixtures-strict", Env: "MOCKGATEWAY_FIXTURES_STRICT", Default: "false", Usage: "answer a request that no fixture matches with 400 no_fixture_match"}, boolOf(&c.FixturesStrict)},
 		{flagenv.Setting{Name: "fixtures-reload", Env: "MOCKGATEWAY_FIXTURES_RELOAD", Default: "1s", Usage: "how often the fixture files are checked for changes"}, durationOf(&c.FixturesReload)},
-		{flagenv.Setting{Name: "max-scopes", Env: "MOCKGATEWAY_MAX_SCOPES", Default: "1024", Usage: "scopes (x-mock-scope) holding runtime fixtures, reply counters and journal entries"}, intOf(&c.MaxScopes)},
+		{flagenv.Setting{Name: "max-fixture-file-bytes", Env: "MOCKGATEWAY_MAX_FIXTURE_FILE_BYTES", Default: "16777216", Usage: "largest fixture file read; a larger one is refused without being read"}, int64Of(&c.MaxFixtureFileBytes)},
+		{flagenv.Setting{Name: "max-scopes", Env: "MOCKGATEWAY_MAX_SCOPES", Default: "1024", Usage: "scopes (x-mock-scope) holding runtime fixtures or reply counters"}, intOf(&c.MaxScopes)},
 		{flagenv.Setting{Name: "max-scope-fixtures", Env: "MOCKGATEWAY_MAX_SCOPE_FIXTURES", Default: "256", Usage: "runtime fixtures in one scope"}, intOf(&c.MaxScopeFixtures)},
 		{flagenv.Setting{Name: "max-fixture-bytes", Env: "MOCKGATEWAY_MAX_FIXTURE_BYTES", Default: "67108864", Usage: "bytes of runtime fixtures (their request bodies) held in all scopes together"}, intOf(&c.MaxFixtureBytes)},
+		{flagenv.Setting{Name: "scope-ttl", Env: "MOCKGATEWAY_SCOPE_TTL", Default: "10m", Usage: "how long a scope without runtime fixtures keeps its reply counters after its last call"}, durationOf(&c.ScopeTTL)},
 		{flagenv.Setting{Name: "journal-scopes", Env: "MOCKGATEWAY_JOURNAL_SCOPES", Default: "64", Usage: "scopes the journal keeps besides the unscoped one; beyond, the least recently used scope's calls go"}, intOf(&c.JournalScopes)},
 		{flagenv.Setting{Name: "journal-entries", Env: "MOCKGATEWAY_JOURNAL_ENTRIES", Default: "1000", Usage: "calls the journal keeps per scope (0: no journal)"}, intOf(&c.JournalEntries)},
 		{flagenv.Setting{Name: "trace-probes", Env: "MOCKGATEWAY_TRACE_PROBES", Default: "false", Usage: "trace /health and /metrics requests too (they are always measured and logged)"}, boolOf(&c.TraceProbes)},
@@ -215,6 +221,8 @@ func (c Config) validate() error {
 		{c.MaxScopes >= 1, "max-scopes: must be at least 1"},
 		{c.MaxScopeFixtures >= 1, "max-scope-fixtures: must be at least 1"},
 		{c.MaxFixtureBytes >= 1024, "max-fixture-bytes: must be at least 1024"},
+		{c.MaxFixtureFileBytes >= 1024, "max-fixture-file-bytes: must be at least 1024"},
+		{c.ScopeTTL > 0, "scope-ttl: must be positive"},
 		{c.JournalEntries >= 0, "journal-entries: must not be negative"},
 		{c.JournalScopes >= 1, "journal-scopes: must be at least 1"},
 		{c.AttemptTTL > 0, "attempt-ttl: must be positive"},
@@ -262,6 +270,8 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("max_scopes", c.MaxScopes),
 		slog.Int("max_scope_fixtures", c.MaxScopeFixtures),
 		slog.Int("max_fixture_bytes", c.MaxFixtureBytes),
+		slog.Int64("max_fixture_file_bytes", c.MaxFixtureFileBytes),
+		slog.String("scope_ttl", c.ScopeTTL.String()),
 		slog.Int("journal_entries", c.JournalEntries),
 		slog.Int("journal_scopes", c.JournalScopes),
 		slog.Bool("trace_probes", c.TraceProbes),

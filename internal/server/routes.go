@@ -48,6 +48,7 @@ func addRoutes(r *mux.Router, d Deps, metricsOn bool) {
 	mock := func(h http.Handler) http.Handler { return &mockGuard{key: d.Config.APIKey, next: h} }
 	handle("/_mock/fixtures", mock(handleAddFixtures(d.Fixtures, d.Config.MaxBodyBytes))).Methods(http.MethodPost)
 	handle("/_mock/fixtures", mock(handleListFixtures(d.Fixtures))).Methods(get...)
+	handle("/_mock/fixtures", mock(handleDeleteFixtures(d.Fixtures, d.Attempts))).Methods(http.MethodDelete)
 	handle("/_mock/scopes/{scope}", mock(handleDeleteScope(d.Fixtures, d.Attempts, d.Journal))).Methods(http.MethodDelete)
 	handle("/_mock/journal", mock(handleJournal(d.Journal))).Methods(get...)
 

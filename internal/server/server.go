@@ -126,7 +126,8 @@ func (d *Drain) Aborted() <-chan struct{} { return d.abort }
 // NewFixtureStore is the fixture store the configuration asks for, without file fixtures (run
 // loads them and keeps them fresh).
 func NewFixtureStore(cfg config.Config) *fixtures.Store {
-	return fixtures.NewStore(fixtures.StoreConfig{MaxScopes: cfg.MaxScopes, MaxFixturesPerScope: cfg.MaxScopeFixtures, MaxBytes: cfg.MaxFixtureBytes, Strict: cfg.FixturesStrict})
+	return fixtures.NewStore(fixtures.StoreConfig{MaxScopes: cfg.MaxScopes, MaxFixturesPerScope: cfg.MaxScopeFixtures, MaxBytes: cfg.MaxFixtureBytes,
+		ScopeTTL: cfg.ScopeTTL, Strict: cfg.FixturesStrict})
 }
 
 // NewJournal is the journal the configuration asks for; nil when --journal-entries is 0.
