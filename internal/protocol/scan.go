@@ -103,8 +103,9 @@ func appendMembers[T text](o members[T], v T, keys string) (_ members[T], ok boo
 // tool, a tool call have two to five), declared by a caller of appendMembers on its own stack.
 type stackMembers [8]member[string]
 
-// stackTopMembers is room for the top-level members of all but the most elaborate requests.
-type stackTopMembers [topMembers]member[string]
+// stackRequestMembers is room for a request's top-level members (all but the most elaborate
+// requests'), declared by the decoder's entry on its own stack.
+type stackRequestMembers [topMembers]member[string]
 
 const topMembers = 16
 
