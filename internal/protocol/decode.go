@@ -1,6 +1,9 @@
 package protocol
 
-import "mockgateway/internal/apierr"
+import (
+	"mockgateway/internal/apierr"
+	"mockgateway/internal/jsonscan"
+)
 
 // How a request is decoded: the rooms of the decoder, in the order a body goes through them.
 //
@@ -105,8 +108,8 @@ func DecodeChatRequest(body []byte, lim Limits) (*ChatRequest, *apierr.Error) {
 // validObjectBody reports whether body is one valid JSON value that is an object: what
 // DecodeChatRequest and DecodeResponsesRequest check before any member.
 func validObjectBody(body []byte) bool {
-	i := skipSpace(body, 0)
-	return i < len(body) && body[i] == '{' && validJSON(body)
+	i := jsonscan.SkipSpace(body, 0)
+	return i < len(body) && body[i] == '{' && jsonscan.Valid(body)
 }
 
 // decodeChat decodes the valid JSON object doc, naming paths from root (decode_path.go).
