@@ -131,8 +131,8 @@ func parkedStreamStackOn(t *testing.T, cat *catalog.Catalog, path, body string) 
 // instant stream (it never pauses) whose client does not read, so the handler waits in a write
 // for up to --write-timeout, as long as a slow reader keeps it there. Such a stream parks in
 // the write, deep in the chunk loop, so its stack must be as small as a paused stream's: a
-// change that wrote the response headers from inside the loop (net/http formats them in a frame
-// of almost 3 KB) doubled it, 10 → 18.5 KB a stream, with every other test passing.
+// change that wrote the response headers from inside the loop (net/http formats them in a deep
+// frame) doubled it, with every other test passing (docs/performance-history.md).
 func TestBlockedStreamStack(t *testing.T) {
 	if testing.Short() {
 		t.Skip("opens 200 streams per dialect")

@@ -137,7 +137,8 @@ const longStreamBody = `{"model":"mock-long","n":128,"max_tokens":4096,"stream":
 // chunks) for an hour. The issue asks 200 of them to stay under 256 MiB of RSS; with the
 // collector's headroom (the heap grows to about twice what is live) that leaves 256 MiB / 2 /
 // 200 ≈ 640 KiB per stream, of which this asks at most 256 KiB (stack included) — the client's
-// side of each connection counts here too. Materialized, one stream held 11.7 MiB.
+// side of each connection counts here too. Made up front, one stream held far more
+// (docs/performance.md, the invariants: long prose made as it is sent).
 func TestOpenStreamMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("opens 20 large streams")
