@@ -36,7 +36,7 @@ func TestParkedStreamStack(t *testing.T) {
 		parkedStreamStack(t, "/v1/responses", `{"model":"mock-long","stream":true,"input":"hi"}`)
 	})
 	// Content parts and a tool's round trip, as SDKs send them: the deepest decoding of each
-	// dialect (a Responses stream with a content part once held 20 KB).
+	// dialect (a Responses stream with a content part once held a doubled stack).
 	t.Run("chat parts and tool round trip", func(t *testing.T) {
 		parkedStreamStack(t, chatPath, `{"model":"mock-long","stream":true,"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]},`+
 			`{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},`+

@@ -27,8 +27,9 @@ import (
 // streamChat is called once per request, after decoding and generation (c.Result may be lazy:
 // generate.Prepare). It writes the status, the headers and every frame itself; the handler
 // must not touch w afterwards. It returns only when the stream is over, having recorded exactly
-// one terminal outcome (telemetry.End) and the completion tokens the client was sent. It never
-// waits longer than --stream-timeout, and no write waits longer than --write-timeout.
+// one terminal outcome (telemetry.End) and the completion tokens the client was sent. No pause
+// goes past --stream-timeout and no write waits longer than --write-timeout (the error frame
+// that ends a stream early has endGrace of its own).
 //
 // Code in these files may rely on, and must keep:
 //
