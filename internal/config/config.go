@@ -90,6 +90,11 @@ type Config struct {
 	// JournalScopes bounds the scopes the journal keeps (the least recently used goes first),
 	// apart from the unscoped journal: with JournalEntries, what bounds its memory.
 	JournalScopes int
+	// StateStore is where runtime state lives: "" in this process, or a redis:// or rediss://
+	// URL shared by replicas (internal/state). It may hold a password: LogValue masks it.
+	// StateTTL is how long a scope's shared state is kept after its last write.
+	StateStore string
+	StateTTL   time.Duration
 	// TraceProbes traces /health and /metrics too. Off, they are still measured and logged, but
 	// a probe every few seconds and a scrape every fifteen do not fill the trace buffer and
 	// Jaeger with spans nobody reads.
@@ -154,6 +159,8 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 		{flagenv.Setting{Name: "scope-ttl", Env: "MOCKGATEWAY_SCOPE_TTL", Default: "10m", Usage: "how long a scope without runtime fixtures keeps its reply counters after its last call"}, durationOf(&c.ScopeTTL)},
 		{flagenv.Setting{Name: "journal-scopes", Env: "MOCKGATEWAY_JOURNAL_SCOPES", Default: "64", Usage: "scopes the journal keeps besides the unscoped one; beyond, the least recently used scope's calls go"}, intOf(&c.JournalScopes)},
 		{flagenv.Setting{Name: "journal-entries", Env: "MOCKGATEWAY_JOURNAL_ENTRIES", Default: "1000", Usage: "calls the journal keeps per scope (0: no journal)"}, intOf(&c.JournalEntries)},
+		{flagenv.Setting{Name: "state-store", Env: "MOCKGATEWAY_STATE_STORE", Usage: "redis:// or rediss:// URL of a Redis or Valkey the replicas share runtime fixtures, reply positions, attempts and the journal in (empty: this process)"}, str(&c.StateStore)},
+		{flagenv.Setting{Name: "state-ttl", Env: "MOCKGATEWAY_STATE_TTL", Default: "1h", Usage: "how long the state store keeps a scope's state after its last write"}, durationOf(&c.StateTTL)},
 		{flagenv.Setting{Name: "trace-probes", Env: "MOCKGATEWAY_TRACE_PROBES", Default: "false", Usage: "trace /health and /metrics requests too (they are always measured and logged)"}, boolOf(&c.TraceProbes)},
 		{flagenv.Setting{Name: "trace-buffer", Env: "MOCKGATEWAY_TRACE_BUFFER", Default: "4096", Usage: "spans kept in memory for /debug/traces"}, intOf(&c.TraceBuffer)},
 		{flagenv.Setting{Name: "gc-floor-mb", Env: "MOCKGATEWAY_GC_FLOOR_MB", Default: "32", Usage: "floor under the garbage collector's heap target, MiB (0: Go's default; GOGC, when set, wins)"}, intOf(&c.GCFloorMB)},
@@ -226,6 +233,8 @@ func (c Config) validate() error {
 		{c.JournalEntries >= 0, "journal-entries: must not be negative"},
 		{c.JournalScopes >= 1, "journal-scopes: must be at least 1"},
 		{c.AttemptTTL > 0, "attempt-ttl: must be positive"},
+		{c.StateTTL > 0, "state-ttl: must be positive"},
+		{validStateStore(c.StateStore), "state-store: must be empty or a redis:// or rediss:// URL"},
 		{c.MaxConcurrent >= 1, "max-concurrent: must be at least 1"},
 		{c.ReadHeaderTimeout > 0, "read-header-timeout: must be positive"},
 		{c.ReadTimeout >= c.ReadHeaderTimeout, "read-timeout: must be at least read-header-timeout"},
@@ -274,6 +283,8 @@ func (c Config) LogValue() slog.Value {
 		slog.String("scope_ttl", c.ScopeTTL.String()),
 		slog.Int("journal_entries", c.JournalEntries),
 		slog.Int("journal_scopes", c.JournalScopes),
+		slog.String("state_store", maskURL(c.StateStore)),
+		slog.String("state_ttl", c.StateTTL.String()),
 		slog.Bool("trace_probes", c.TraceProbes),
 		slog.Int("attempt_keys", c.AttemptKeys),
 		slog.String("attempt_ttl", c.AttemptTTL.String()),

@@ -1,12 +1,14 @@
 package server
 
 import (
+	"errors"
 	"net/http"
 
 	"mockgateway/internal/apierr"
 	"mockgateway/internal/fixtures"
 	"mockgateway/internal/generate"
 	"mockgateway/internal/protocol"
+	"mockgateway/internal/state"
 	"mockgateway/observability"
 )
 
@@ -17,7 +19,10 @@ import (
 //
 //go:noinline
 func (h *chatHandler) script(r *http.Request, req *protocol.ChatRequest, rec *observability.Record) (*fixtures.Hit, error) {
-	hit, ok, miss := h.fixtures.Match(fixtures.Query{Request: req, Header: r.Header, Scope: rec.Scope})
+	hit, ok, miss, err := h.state.Match(r.Context(), fixtures.Query{Request: req, Header: r.Header, Scope: rec.Scope})
+	if err != nil {
+		return nil, stateError(err)
+	}
 	if miss != nil {
 		return nil, fixtureError(miss.AsError())
 	}
@@ -30,6 +35,18 @@ func (h *chatHandler) script(r *http.Request, req *protocol.ChatRequest, rec *ob
 	rec.Fixture = hit.Name
 	h.metrics.ObserveFixture(hit.Label)
 	return &hit, nil
+}
+
+// stateError is an error of the state store in the envelope: a refused Add (its message names
+// fixtures, fields and limits, never the body's text), or 503 state_unavailable.
+func stateError(err error) *apierr.Error {
+	if e, ok := err.(*fixtures.Error); ok {
+		return fixtureError(e)
+	}
+	if errors.Is(err, state.ErrUnavailable) {
+		return apierr.New(apierr.StateUnavailable, "", "The shared state store (--state-store) is not answering: requests that need a scope, runtime fixtures, a reply position, an attempt count or the journal's list fail until it returns; other requests are served.")
+	}
+	return apierr.New(apierr.InvalidValue, "", "The fixtures could not be added.")
 }
 
 // fixtureError is a fixtures error in the contract's envelope. Its message names fixtures,

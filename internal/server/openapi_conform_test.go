@@ -183,6 +183,7 @@ func TestOpenAPIResponsesConform(t *testing.T) {
 
 	// Fixtures, scopes and the journal: the control surface and the chat answers it scripts.
 	conformMockControl(t, d, do)
+	conformStateUnavailable(t, d)
 	// POST /v1/responses and the stored-response routes.
 	conformResponses(t, d, do)
 	do(draining, "POST", "/v1/responses", `{"model":"mock-echo","input":"hi"}`)
