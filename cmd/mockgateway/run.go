@@ -123,6 +123,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	var runtime state.Store // nil: in memory
 	if shared != nil {
 		runtime = shared
+		state.RouteClientLogs(logger)
 	}
 	defer func() {
 		stopState()

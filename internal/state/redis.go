@@ -83,7 +83,7 @@ func NewRedis(ctx context.Context, cfg RedisConfig) (*Redis, error) {
 	// Short timeouts and no retries: a request that needs the store waits little before its
 	// 503, and the ping loop, not the request, finds out when the store is back.
 	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = time.Second, time.Second, time.Second
-	opt.PoolTimeout, opt.MaxRetries = time.Second, -1
+	opt.PoolTimeout, opt.MaxRetries, opt.DialerRetries = time.Second, -1, 1
 	opt.DisableIdentity = true
 	opt.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 	if cfg.Refresh <= 0 {
@@ -104,6 +104,18 @@ func NewRedis(ctx context.Context, cfg RedisConfig) (*Redis, error) {
 	go func() { defer wg.Done(); r.writeCalls(ctx) }()
 	go func() { wg.Wait(); _ = r.client.Close(); close(r.done) }()
 	return r, nil
+}
+
+// RouteClientLogs sends the Redis client's own log lines (a pool that cannot dial, …) to
+// logger, as warnings, instead of its default: unstructured lines on stderr. The client has one
+// logger for the whole process, so run calls this once, when --state-store is set. Its lines
+// name addresses and commands, never the URL's password.
+func RouteClientLogs(logger *slog.Logger) { redis.SetLogger(clientLog{logger}) }
+
+type clientLog struct{ log *slog.Logger }
+
+func (c clientLog) Printf(_ context.Context, format string, v ...any) {
+	c.log.Warn("state store client", slog.String("message", strings.TrimSpace(fmt.Sprintf(format, v...))))
 }
 
 // Wait returns once the background work has ended (after its context) and the client closed.

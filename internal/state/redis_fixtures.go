@@ -192,7 +192,7 @@ func (r *Redis) fetch(ctx context.Context, scope string) (*compiled, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(res) == 1 && have != nil {
+	if have != nil && toString(res[0]) == gen {
 		return have, nil
 	}
 	c := &compiled{gen: toString(res[0])}
