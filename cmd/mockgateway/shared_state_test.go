@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"mockgateway/internal/testutil"
 )
 
 // send sends one request and returns its status, body and headers.
@@ -97,7 +99,7 @@ func chatIn(model, text string) string {
 // while unscoped generated ones are still served, and all recovers when it returns. The store
 // then holds no prompt or completion text, and no log the password.
 func TestSharedStateReplicas(t *testing.T) {
-	rs := startRedis(t)
+	rs := testutil.StartRedis(t)
 	var urls []string
 	var replicas []*instance
 	for range 3 {
@@ -194,7 +196,7 @@ func TestSharedStateReplicas(t *testing.T) {
 
 	// The store holds what fixture authors wrote and the journal's shapes: no prompt, no
 	// completion (mock-chat's generated text does not echo; the prompt canary is the test).
-	if dump := rs.dump(t); strings.Contains(dump, promptCanary) || strings.Contains(dump, rs.password) {
+	if dump := rs.Dump(t); strings.Contains(dump, promptCanary) || strings.Contains(dump, rs.Password) {
 		t.Errorf("the store holds request text or the password:\n%s", dump)
 	} else if !strings.Contains(dump, `"r00"`) || !strings.Contains(dump, `"request_id"`) {
 		t.Errorf("the dump does not read the store (no fixture, no journal entry):\n%s", dump)
@@ -202,7 +204,7 @@ func TestSharedStateReplicas(t *testing.T) {
 
 	// Redis stops: what needs shared state is 503 state_unavailable, the rest is served, and
 	// /health stays 200 saying the store is unavailable.
-	rs.stop()
+	rs.Stop()
 	for _, u := range urls {
 		code, body, h := send(t, "POST", u+"/v1/chat/completions", chatIn("mock-chat", "hello"), scope...)
 		if code != http.StatusServiceUnavailable || !strings.Contains(body, `"code":"state_unavailable"`) || h.Get("X-Request-Id") == "" {
@@ -218,7 +220,7 @@ func TestSharedStateReplicas(t *testing.T) {
 	}
 
 	// Redis returns (empty: it kept nothing): every replica recovers by itself.
-	rs.start()
+	rs.Start()
 	for _, u := range urls {
 		eventually(t, u+" serving scoped requests again", func() bool {
 			code, _, _ := send(t, "POST", u+"/v1/chat/completions", chatIn("mock-chat", "hello"), scope...)
@@ -244,7 +246,7 @@ func TestSharedStateReplicas(t *testing.T) {
 			logs := strings.Join(in.Logs.Lines(), "\n")
 			return strings.Contains(logs, "state store unavailable") && strings.Contains(logs, "state store available again")
 		})
-		if strings.Contains(strings.Join(in.Logs.Lines(), "\n"), rs.password) {
+		if strings.Contains(strings.Join(in.Logs.Lines(), "\n"), rs.Password) {
 			t.Errorf("the store's password reached a log")
 		}
 	}

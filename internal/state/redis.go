@@ -93,7 +93,7 @@ func NewRedis(ctx context.Context, cfg RedisConfig) (*Redis, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	r := &Redis{cfg: cfg, client: redis.NewClient(opt), log: cfg.Logger, compiled: map[string]*compiled{},
-		calls: make(chan journal.Entry, max(cfg.JournalEntries, 1)), done: make(chan struct{})}
+		calls: make(chan journal.Entry, journalQueue), done: make(chan struct{})}
 	r.unscoped.Store(&compiled{gen: "0"})
 	r.metrics(cfg.Registerer)
 	r.up.Store(true) // until the first ping says otherwise

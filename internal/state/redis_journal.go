@@ -13,7 +13,7 @@ import (
 // most JournalEntries), expiring TTL after the scope's last call; and mockgateway:js, the named
 // scopes by last call, at most JournalScopes (beyond, the least recently used goes, as in
 // memory). A request only queues its entry (RecordCall never waits on the network); one
-// goroutine writes what is queued in one script per batch. The queue holds JournalEntries
+// goroutine writes what is queued in one script per batch. The queue holds journalQueue
 // entries: when it is full, or the store does not answer, entries are dropped and counted
 // (mockgateway_journal_dropped_total).
 var journalScript = newScript(luaNow + `
@@ -35,6 +35,9 @@ end
 redis.call('PEXPIRE', P .. 'js', ttl)
 return 0
 `)
+
+// journalQueue bounds the entries waiting to be written (docs/fixtures.md gives its memory).
+const journalQueue = 4096
 
 // maxBatch bounds one journal write: the script runs atomically, and other commands wait for it.
 const maxBatch = 128

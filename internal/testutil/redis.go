@@ -1,4 +1,4 @@
-package main
+package testutil
 
 import (
 	"context"
@@ -11,25 +11,23 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"mockgateway/internal/testutil"
 )
 
-// redisServer is a redis-server the test started: on a free port, in a temporary directory,
+// RedisServer is a redis-server the test started: on a free port, in a temporary directory,
 // without persistence, with a password (so that the tests can look for it where it must not be).
-type redisServer struct {
-	t        *testing.T
-	port     int
+type RedisServer struct {
+	t        testing.TB
+	Port     int
 	dir      string
-	password string
+	Password string
 	cmd      *exec.Cmd
 }
 
-// startRedis starts Debian's redis-server; the test fails when there is none (make deps
-// installs it).
-func startRedis(t *testing.T) *redisServer {
+// StartRedis starts Debian's redis-server for an end-to-end test (it calls EndToEnd); the test
+// fails when there is none (make deps installs it). It stops when the test ends.
+func StartRedis(t testing.TB) *RedisServer {
 	t.Helper()
-	testutil.EndToEnd(t)
+	EndToEnd(t)
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Fatal("redis-server is missing: make deps installs Debian's redis-server")
 	}
@@ -39,20 +37,21 @@ func startRedis(t *testing.T) *redisServer {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	_ = l.Close()
-	s := &redisServer{t: t, port: port, dir: t.TempDir(), password: "redis-pw-canary-7f3a"}
-	s.start()
-	t.Cleanup(s.stop)
+	s := &RedisServer{t: t, Port: port, dir: t.TempDir(), Password: "redis-pw-canary-7f3a"}
+	s.Start()
+	t.Cleanup(s.Stop)
 	return s
 }
 
-func (s *redisServer) start() {
+// Start starts the server again after Stop, on the same port, empty.
+func (s *RedisServer) Start() {
 	s.t.Helper()
-	s.cmd = exec.Command("redis-server", "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
-		"--dir", s.dir, "--save", "", "--appendonly", "no", "--requirepass", s.password, "--loglevel", "warning")
+	s.cmd = exec.Command("redis-server", "--port", strconv.Itoa(s.Port), "--bind", "127.0.0.1",
+		"--dir", s.dir, "--save", "", "--appendonly", "no", "--requirepass", s.Password, "--loglevel", "warning")
 	if err := s.cmd.Start(); err != nil {
 		s.t.Fatalf("redis-server: %v", err)
 	}
-	c := s.client()
+	c := s.Client()
 	defer c.Close()
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		if c.Ping(context.Background()).Err() == nil {
@@ -65,8 +64,8 @@ func (s *redisServer) start() {
 	}
 }
 
-// stop ends the server (SIGTERM; without persistence it keeps nothing).
-func (s *redisServer) stop() {
+// Stop ends the server (SIGINT; without persistence it keeps nothing).
+func (s *RedisServer) Stop() {
 	if s.cmd == nil || s.cmd.Process == nil {
 		return
 	}
@@ -76,19 +75,20 @@ func (s *redisServer) stop() {
 }
 
 // URL is the --state-store URL, password included.
-func (s *redisServer) URL() string {
-	return fmt.Sprintf("redis://:%s@127.0.0.1:%d/0", s.password, s.port)
+func (s *RedisServer) URL() string {
+	return fmt.Sprintf("redis://:%s@127.0.0.1:%d/0", s.Password, s.Port)
 }
 
-func (s *redisServer) client() *redis.Client {
-	return redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(s.port), Password: s.password, MaxRetries: -1})
+// Client is a client of the server, for a test to read what the store holds.
+func (s *RedisServer) Client() *redis.Client {
+	return redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(s.Port), Password: s.Password, MaxRetries: -1})
 }
 
-// dump reads every key of the store and every value in it, as text: what a canary search reads.
-func (s *redisServer) dump(t *testing.T) string {
+// Dump reads every key of the store and every value in it, as text: what a canary search reads.
+func (s *RedisServer) Dump(t testing.TB) string {
 	t.Helper()
 	ctx := context.Background()
-	c := s.client()
+	c := s.Client()
 	defer c.Close()
 	keys, err := c.Keys(ctx, "*").Result()
 	if err != nil {
@@ -119,4 +119,3 @@ func (s *redisServer) dump(t *testing.T) string {
 	}
 	return out
 }
-
