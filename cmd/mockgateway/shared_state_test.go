@@ -194,6 +194,31 @@ func TestSharedStateReplicas(t *testing.T) {
 		}
 	}
 
+	// Unscoped runtime fixtures reach the other replicas within their refresh (a second), and
+	// so does their removal; the replica that added them has them at once.
+	if code, body, _ := send(t, "POST", urls[0]+"/_mock/fixtures", `{"fixtures":[{"name":"everyone","match":{"last_user":{"contains":"unscoped-check"}},"reply":{"content":"U"}}]}`); code != http.StatusOK {
+		t.Fatalf("unscoped add: %d %s", code, body)
+	}
+	unscopedAnswer := func(u string) string {
+		code, body, _ := send(t, "POST", u+"/v1/chat/completions", chatIn("mock-chat", "unscoped-check"))
+		if code != http.StatusOK {
+			t.Fatalf("unscoped request: %d %s", code, body)
+		}
+		return content(t, body)
+	}
+	if got := unscopedAnswer(urls[0]); got != "U" {
+		t.Errorf("the replica that added an unscoped fixture answers %q", got)
+	}
+	for _, u := range urls[1:] {
+		eventually(t, "the unscoped fixture on "+u, func() bool { return unscopedAnswer(u) == "U" })
+	}
+	if code, body, _ := send(t, "DELETE", urls[2]+"/_mock/fixtures", ""); code != http.StatusOK || !strings.Contains(body, `"deleted":true`) {
+		t.Fatalf("unscoped delete: %d %s", code, body)
+	}
+	for _, u := range urls {
+		eventually(t, "the unscoped fixture gone from "+u, func() bool { return unscopedAnswer(u) != "U" })
+	}
+
 	// The store holds what fixture authors wrote and the journal's shapes: no prompt, no
 	// completion (mock-chat's generated text does not echo; the prompt canary is the test).
 	if dump := rs.Dump(t); strings.Contains(dump, promptCanary) || strings.Contains(dump, rs.Password) {
