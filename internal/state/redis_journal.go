@@ -39,6 +39,9 @@ return 0
 // journalQueue bounds the entries waiting to be written (docs/fixtures.md gives its memory).
 const journalQueue = 4096
 
+// journalLinger is how long the writer waits for more entries before a write.
+const journalLinger = 5 * time.Millisecond
+
 // maxBatch bounds one journal write: the script runs atomically, and other commands wait for it.
 const maxBatch = 128
 
@@ -67,15 +70,21 @@ func (r *Redis) writeCalls(ctx context.Context) {
 		case e := <-r.calls:
 			batch = append(batch[:0], e)
 		}
+		// Entries that come within journalLinger join the batch: under load one round trip
+		// carries many, and an entry waits that long at most before it is written.
+		linger := time.NewTimer(journalLinger)
 	fill:
 		for len(batch) < maxBatch {
 			select {
 			case e := <-r.calls:
 				batch = append(batch, e)
-			default:
+			case <-linger.C:
+				break fill
+			case <-ctx.Done():
 				break fill
 			}
 		}
+		linger.Stop()
 		args = append(args[:0], prefix, r.cfg.JournalEntries, r.cfg.JournalScopes, ms(r.cfg.TTL))
 		for i := range batch {
 			b, err := json.Marshal(batch[i])
