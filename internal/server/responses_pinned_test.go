@@ -42,6 +42,8 @@ var responsesAnswerDigests = map[string]string{
 	"request/unanswered output":                                   "e3ee901040b68187b908b43a",
 	"request/unknown member":                                      "7153b7cb00ea0ef481ecf9e2",
 	"request/invalid JSON":                                        "9fbd8db1b196a958f56fed3d",
+	"client/codex-cli/tool_round_trip.json":                       "9c98ac0d94cfd60859cf76eb",
+	"client/codex-cli/tools.json":                                 "dd741cd4668e63776eea122c",
 	"client/langchain-js/multi_turn.json":                         "03c3cd72d3fa0e93351f29b8",
 	"client/langchain-js/stream.json":                             "0550a19c597d0b50b8c8d2dc",
 	"client/langchain-js/tool_round_trip.json":                    "314d0e38c8c0a94e2edf2ea6",
