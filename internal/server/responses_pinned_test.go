@@ -48,6 +48,7 @@ var responsesAnswerDigests = map[string]string{
 	"client/langchain-js/stream.json":                             "0550a19c597d0b50b8c8d2dc",
 	"client/langchain-js/tool_round_trip.json":                    "314d0e38c8c0a94e2edf2ea6",
 	"client/langchain-js/tools.json":                              "d24d6aa292566248dcf4de5a",
+	"client/openai-agents-js/handoff.json":                        "b926077865bcab50f733a7db",
 	"client/openai-agents-js/model_settings.json":                 "68b2c525a901a29b08ec440c",
 	"client/openai-agents-js/multi_turn.json":                     "ce5c27cea36e6ee28e060a80",
 	"client/openai-agents-js/output_type.json":                    "be2f16d5edc80cf3cff64145",
