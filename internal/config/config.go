@@ -73,8 +73,13 @@ type Config struct {
 	// calls the journal keeps per scope.
 	MaxScopes        int
 	MaxScopeFixtures int
-	MaxFixtureBytes  int // the bodies of the runtime fixtures held in all scopes together
-	JournalEntries   int
+	MaxFixtureBytes  int // runtime fixtures held in all scopes together: bodies and compiled regexes
+	// MaxRegexProgram bounds one regex's compiled program (a fixture condition, a schema
+	// pattern), in instructions; RegexBudget one request's regex work, in steps
+	// (docs/fixtures.md, "What a regex may cost").
+	MaxRegexProgram int
+	RegexBudget     int
+	JournalEntries  int
 	// JournalScopes bounds the scopes the journal keeps (the least recently used goes first),
 	// apart from the unscoped journal: with JournalEntries, what bounds its memory.
 	JournalScopes int
@@ -132,7 +137,9 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 		{flagenv.Setting{Name: "fixtures-reload", Env: "MOCKGATEWAY_FIXTURES_RELOAD", Default: "1s", Usage: "how often the fixture files are checked for changes"}, durationOf(&c.FixturesReload)},
 		{flagenv.Setting{Name: "max-scopes", Env: "MOCKGATEWAY_MAX_SCOPES", Default: "1024", Usage: "scopes (x-mock-scope) holding runtime fixtures, reply counters and journal entries"}, intOf(&c.MaxScopes)},
 		{flagenv.Setting{Name: "max-scope-fixtures", Env: "MOCKGATEWAY_MAX_SCOPE_FIXTURES", Default: "256", Usage: "runtime fixtures in one scope"}, intOf(&c.MaxScopeFixtures)},
-		{flagenv.Setting{Name: "max-fixture-bytes", Env: "MOCKGATEWAY_MAX_FIXTURE_BYTES", Default: "67108864", Usage: "bytes of runtime fixtures (their request bodies) held in all scopes together"}, intOf(&c.MaxFixtureBytes)},
+		{flagenv.Setting{Name: "max-fixture-bytes", Env: "MOCKGATEWAY_MAX_FIXTURE_BYTES", Default: "67108864", Usage: "bytes of runtime fixtures (their request bodies and compiled regexes) held in all scopes together"}, intOf(&c.MaxFixtureBytes)},
+		{flagenv.Setting{Name: "max-regex-program", Env: "MOCKGATEWAY_MAX_REGEX_PROGRAM", Default: "5000", Usage: "instructions one compiled regex may have: a fixture's regex condition or a schema pattern"}, intOf(&c.MaxRegexProgram)},
+		{flagenv.Setting{Name: "regex-budget", Env: "MOCKGATEWAY_REGEX_BUDGET", Default: "8388608", Usage: "regex steps (program instructions × bytes of text) one request's fixture matching and reply check may take"}, intOf(&c.RegexBudget)},
 		{flagenv.Setting{Name: "journal-scopes", Env: "MOCKGATEWAY_JOURNAL_SCOPES", Default: "64", Usage: "scopes the journal keeps besides the unscoped one; beyond, the least recently used scope's calls go"}, intOf(&c.JournalScopes)},
 		{flagenv.Setting{Name: "journal-entries", Env: "MOCKGATEWAY_JOURNAL_ENTRIES", Default: "1000", Usage: "calls the journal keeps per scope (0: no journal)"}, intOf(&c.JournalEntries)},
 		{flagenv.Setting{Name: "trace-probes", Env: "MOCKGATEWAY_TRACE_PROBES", Default: "false", Usage: "trace /health and /metrics requests too (they are always measured and logged)"}, boolOf(&c.TraceProbes)},
@@ -194,6 +201,8 @@ func (c Config) validate() error {
 		{c.MaxScopes >= 1, "max-scopes: must be at least 1"},
 		{c.MaxScopeFixtures >= 1, "max-scope-fixtures: must be at least 1"},
 		{c.MaxFixtureBytes >= 1024, "max-fixture-bytes: must be at least 1024"},
+		{c.MaxRegexProgram >= 16, "max-regex-program: must be at least 16"},
+		{c.RegexBudget >= 1024, "regex-budget: must be at least 1024"},
 		{c.JournalEntries >= 0, "journal-entries: must not be negative"},
 		{c.JournalScopes >= 1, "journal-scopes: must be at least 1"},
 		{c.AttemptTTL > 0, "attempt-ttl: must be positive"},
@@ -236,6 +245,8 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("max_scopes", c.MaxScopes),
 		slog.Int("max_scope_fixtures", c.MaxScopeFixtures),
 		slog.Int("max_fixture_bytes", c.MaxFixtureBytes),
+		slog.Int("max_regex_program", c.MaxRegexProgram),
+		slog.Int("regex_budget", c.RegexBudget),
 		slog.Int("journal_entries", c.JournalEntries),
 		slog.Int("journal_scopes", c.JournalScopes),
 		slog.Bool("trace_probes", c.TraceProbes),

@@ -107,7 +107,9 @@ func (h *chatHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	hit, err := h.script(r, req, rec)
 	if err != nil {
-		writeError(w, r, err)
+		if err != errClientLeft { // no one to answer
+			writeError(w, r, err)
+		}
 		return
 	}
 	sim, err := h.sim.decide(r, model, facts.seed, hit)
