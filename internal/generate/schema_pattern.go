@@ -43,7 +43,7 @@ func (g *schemaGen) pattern(src string) *pattern {
 	}
 	var p *pattern
 	if tree, err := syntax.Parse(src, syntax.Perl); err == nil {
-		p = &pattern{src: src, tree: tree, trusted: anchorsOnlyAtEnds(tree), insts: regexcost.Program(tree)}
+		p = &pattern{src: src, tree: tree, trusted: anchorsOnlyAtEnds(tree), insts: regexcost.Of(tree).Size()}
 	}
 	if g.cache.patterns == nil {
 		g.cache.patterns = make(map[string]*pattern)

@@ -6,8 +6,8 @@
 // keeps up to one thread per instruction, so one match costs up to (instructions × bytes of
 // text) steps, and a twelve-byte pattern such as "[^z]{0,999}y" compiles to two thousand
 // instructions. A bound on the pattern's length bounds neither its program nor its matching:
-// fixtures and schema checks bound the program (Program), count what they keep by it
-// (HeapBytes), and charge every match its worst case before it runs (Budget), since a match
+// fixtures and schema checks bound the program's size (Cost.Size), count what they keep by its
+// heap (Cost.Heap), and charge every match its worst case before it runs (Budget), since a match
 // once started cannot be stopped. docs/fixtures.md ("What a regex may cost") has the figures.
 package regexcost
 
@@ -18,78 +18,102 @@ import (
 
 // Defaults of the bounds (the flags --max-regex-program and --regex-budget).
 const (
-	// DefaultMaxProgram admits "[a-z]{1,1000}" and about two such repetitions, and refuses
-	// "[^z]{0,999}y" written three times.
+	// DefaultMaxProgram admits "[a-z]{1,1000}" and "[^z]{0,999}y", and refuses either written
+	// twice.
 	DefaultMaxProgram = 5000
 	// DefaultBudget is the steps (instructions × bytes) one request's fixture matching and
 	// reply checks may take: BenchmarkWorstRequest measures the worst case it allows.
 	DefaultBudget = 1 << 23
 )
 
-// BytesPerInst is what one instruction of a compiled regexp holds on the heap, rounded up
-// (TestHeapBytesCoversCompiled holds it to what regexp.Compile allocates).
-const BytesPerInst = 64
+// What a compiled regexp holds on the heap: per instruction, and per rune of a character class
+// in an instruction — an anchored pattern's one-pass program copies a class's ranges into each
+// instruction, so "^\p{L}{400}$" holds far more than its instruction count says. Rounded up;
+// TestHeapCoversCompiled holds them to what regexp.Compile allocates.
+const (
+	BytesPerInst = 160
+	BytesPerRune = 28
+)
 
 // ceiling saturates the estimate: far above any bound, far below an overflow.
 const ceiling = math.MaxInt32
 
-// Size parses src as Go's regexp does (syntax.Perl) and estimates its program. Parsing does not
+// Cost is what a regex costs compiled: the instructions of its program (a match steps through up
+// to all of them per byte of text) and the heap the compiled regexp holds.
+type Cost struct {
+	Insts int
+	Heap  int
+}
+
+// Size is the program's size for the bounds, in instructions: its instructions, or what its heap
+// amounts to at BytesPerInst an instruction when its character classes make it more.
+func (c Cost) Size() int { return max(c.Insts, (c.Heap+BytesPerInst-1)/BytesPerInst) }
+
+// Parse parses src as Go's regexp does (syntax.Perl) and estimates its cost. Parsing does not
 // expand repetitions: it costs the pattern's length, whatever the program would be.
-func Size(src string) (int, error) {
+func Parse(src string) (Cost, error) {
 	re, err := syntax.Parse(src, syntax.Perl)
 	if err != nil {
-		return 0, err
+		return Cost{}, err
 	}
-	return Program(re), nil
+	return Of(re), nil
 }
 
-// Program estimates the instructions of the program syntax.Compile makes of re (after
-// Simplify, as regexp.Compile does): never below it, and within a few instructions of it for
-// the shapes that make programs large (TestProgramEstimate). It saturates at a ceiling far
-// above any bound instead of overflowing.
-func Program(re *syntax.Regexp) int {
-	return min(program(re)+2, ceiling) // the entry's fail and the final match
+// Of estimates the cost of the program syntax.Compile makes of re (after Simplify, as
+// regexp.Compile does): never below it, and within a few instructions of it for the shapes that
+// make programs large (TestProgramEstimate). It saturates at a ceiling far above any bound
+// instead of overflowing.
+func Of(re *syntax.Regexp) Cost {
+	insts, heap := program(re)
+	insts += 2 // the entry's fail and the final match
+	heap += 2 * BytesPerInst
+	return Cost{Insts: int(min(insts, ceiling)), Heap: int(min(heap, ceiling))}
 }
 
-func program(re *syntax.Regexp) int {
-	n := 1
+// program is re's instructions and heap, saturating.
+func program(re *syntax.Regexp) (insts, heap int64) {
 	switch re.Op {
 	case syntax.OpLiteral:
-		n = max(len(re.Rune), 1)
+		n := int64(max(len(re.Rune), 1))
+		return n, n * BytesPerInst
+	case syntax.OpCharClass:
+		return 1, BytesPerInst + int64(len(re.Rune))*BytesPerRune
 	case syntax.OpCapture:
-		n = 2 + program(re.Sub[0])
+		i, h := program(re.Sub[0])
+		return i + 2, h + 2*BytesPerInst
 	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest:
-		n = 1 + program(re.Sub[0])
+		i, h := program(re.Sub[0])
+		return i + 1, h + loopHeap(re.Sub[0])
 	case syntax.OpRepeat:
 		// x{n,m} is n copies of x then m-n nested optional copies, each an alternation more;
 		// x{n,} is n-1 copies and a plus.
-		body := program(re.Sub[0])
-		copies, optional := re.Min, 0
-		if re.Max < 0 {
-			optional = 1
-		} else {
-			optional = re.Max - re.Min
+		i, h := program(re.Sub[0])
+		copies, optional := int64(re.Min), int64(1)
+		if re.Max >= 0 {
+			optional = int64(re.Max - re.Min)
 		}
-		total := int64(copies)*int64(body) + int64(optional)*int64(body+1)
-		if total >= ceiling {
-			return ceiling
-		}
-		n = max(int(total), 1)
+		insts = copies*i + optional*(i+1)
+		heap = copies*h + optional*(h+loopHeap(re.Sub[0]))
+		return max(min(insts, ceiling), 1), min(heap, ceiling)
 	case syntax.OpConcat, syntax.OpAlternate:
-		n = 0
 		for _, s := range re.Sub {
-			n += program(s) + 1 // an alternation's branch instruction; a concat's slack
-			if n >= ceiling {
-				return ceiling
-			}
+			i, h := program(s)
+			// An alternation's branch instruction; a concat's slack.
+			insts, heap = min(insts+i+1, ceiling), min(heap+h+BytesPerInst, ceiling)
 		}
+		return insts, heap
 	}
-	return min(n, ceiling)
+	return 1, BytesPerInst
 }
 
-// HeapBytes is what a compiled regexp of insts instructions from a pattern of srcLen bytes is
-// counted for in a memory budget.
-func HeapBytes(insts, srcLen int) int { return insts*BytesPerInst + srcLen }
+// loopHeap is the heap of the alternation that repeats or skips sub: the one-pass program keeps
+// in it the runes of the class it leads to.
+func loopHeap(sub *syntax.Regexp) int64 {
+	if sub.Op == syntax.OpCharClass {
+		return BytesPerInst + int64(len(sub.Rune))*BytesPerRune
+	}
+	return BytesPerInst
+}
 
 // Steps is the worst case of one match: every instruction on every byte, and once more at the
 // end of the text.

@@ -30,33 +30,36 @@ func TestProgramEstimate(t *testing.T) {
 		`[^b]{1000}`, `[^z]{0,999}y`, `(ab){2,5}c`, `x{3,}`, `(a|b)*c`, `a{0,10}`, `(?:[^b]{10}){100}`,
 		`^\s*$`, `\bfoo\b`, `((a)(b))+`, strings.Repeat(`[^b]{100}`, 7),
 	} {
-		got, want := mustSize(t, src), compiled(t, src)
+		got, want := mustParse(t, src).Insts, compiled(t, src)
 		if got < want || got > want+want/4+8 {
 			t.Errorf("%q: estimate %d, compiled %d", src, got, want)
 		}
 	}
 }
 
-func mustSize(t *testing.T, src string) int {
+func mustParse(t *testing.T, src string) Cost {
 	t.Helper()
-	n, err := Size(src)
+	c, err := Parse(src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return n
+	return c
 }
 
 // The issue's pattern, "[^b]{1000}" written three thousand times (30 KB), is estimated at its
 // three million instructions from the parse alone: it is refused before regexp compiles it.
 func TestProgramOfTheIssuesPattern(t *testing.T) {
-	if n := mustSize(t, strings.Repeat(`[^b]{1000}`, 3000)); n < 3_000_000 {
+	if n := mustParse(t, strings.Repeat(`[^b]{1000}`, 3000)).Size(); n < 3_000_000 {
 		t.Fatalf("estimate %d", n)
 	}
 }
 
-// HeapBytes must cover what a compiled regexp holds, or the fixture budget would undercount it.
-func TestHeapBytesCoversCompiled(t *testing.T) {
-	for _, src := range []string{`[^b]{1000}`, `[^z]{0,999}y`, strings.Repeat(`[a-z]{400}`, 10)} {
+// Cost.Heap must cover what a compiled regexp holds, or the budgets would undercount it:
+// anchored patterns (a one-pass program besides the plain one) and large classes included.
+func TestHeapCoversCompiled(t *testing.T) {
+	for _, src := range []string{`[^b]{1000}`, `[^z]{0,999}y`, strings.Repeat(`[a-z]{400}`, 10),
+		`^[a-z]{1,400}$`, `^(?:[a-c]x){300}$`, `(?i)^[a-z]{1,400}$`, `^[\p{L}]{1,400}$`, `^[\p{Greek}]{1,400}$`,
+		`^[^\p{L}]{400}$`, `^\p{L}+$`, `^(?i:[a-zäöü]){1,400}$`, `^[\p{Han}\p{Hiragana}]{1,200}$`} {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
@@ -64,8 +67,10 @@ func TestHeapBytesCoversCompiled(t *testing.T) {
 		runtime.GC()
 		runtime.ReadMemStats(&after)
 		held := int(after.HeapAlloc) - int(before.HeapAlloc)
-		if n := mustSize(t, src); HeapBytes(n, len(src)) < held {
-			t.Errorf("%q: counted %d bytes, holds %d", src, HeapBytes(n, len(src)), held)
+		if c := mustParse(t, src); c.Heap < held {
+			t.Errorf("%q: counted %d bytes, holds %d", src, c.Heap, held)
+		} else if c.Heap > 8*held+4096 {
+			t.Errorf("%q: counted %d bytes, holds only %d", src, c.Heap, held)
 		}
 		runtime.KeepAlive(re)
 	}
