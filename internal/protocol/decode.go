@@ -1,12 +1,16 @@
 package protocol
 
-import "mockgateway/internal/apierr"
+import (
+	"mockgateway/internal/apierr"
+	"mockgateway/internal/regexcost"
+)
 
 // Limits are the configurable bounds the decoder enforces. A zero field means the contract's
-// default (DefaultMaxTokensCeiling, DefaultMaxChoices).
+// default (DefaultMaxTokensCeiling, DefaultMaxChoices, regexcost.DefaultMaxProgram).
 type Limits struct {
 	MaxTokensCeiling int // budget above this: invalid_value whose message names the ceiling
 	MaxChoices       int // n above this: invalid_value
+	MaxRegexProgram  int // a schema pattern compiling to more: invalid_value (CheckSchemaPatterns)
 }
 
 // The contract's default limits.
@@ -21,6 +25,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxChoices <= 0 {
 		l.MaxChoices = DefaultMaxChoices
+	}
+	if l.MaxRegexProgram <= 0 {
+		l.MaxRegexProgram = regexcost.DefaultMaxProgram
 	}
 	return l
 }
