@@ -11,9 +11,9 @@ import (
 	"mockgateway/internal/chatclient"
 )
 
-// regexCases are issue 30's regex attacks: a 30 KB pattern in a schema and in a runtime fixture
-// (once 1.8 s to compile and 126 MB held each), and a short regex against a long message (once
-// 8–13 s of CPU for one request).
+// regexCases are issue 30's regex attacks: a long repeated pattern in a schema and in runtime
+// fixtures, and a short regex against a long message — what each once cost is in
+// docs/configuration.md.
 func regexCases() []hostileCase {
 	big := strings.Repeat(`[^b]{1000}`, 3000)
 	fixture := func(name, re string) string {
