@@ -83,10 +83,15 @@ type Config struct {
 	// calls the journal keeps per scope.
 	MaxScopes        int
 	MaxScopeFixtures int
-	MaxFixtureBytes  int // the bodies of the runtime fixtures held in all scopes together
+	MaxFixtureBytes  int // runtime fixtures held in all scopes together: bodies and compiled regexes
 	// ScopeTTL is how long a scope that only counts replies is kept after its last call.
-	ScopeTTL       time.Duration
-	JournalEntries int
+	ScopeTTL time.Duration
+	// MaxRegexProgram bounds one regex's compiled program (a fixture condition, a schema
+	// pattern), in instructions; RegexBudget one request's regex work, in steps
+	// (docs/fixtures.md, "What a regex may cost").
+	MaxRegexProgram int
+	RegexBudget     int
+	JournalEntries  int
 	// JournalScopes bounds the scopes the journal keeps (the least recently used goes first),
 	// apart from the unscoped journal: with JournalEntries, what bounds its memory.
 	JournalScopes int
@@ -150,8 +155,10 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 		{flagenv.Setting{Name: "max-fixture-file-bytes", Env: "MOCKGATEWAY_MAX_FIXTURE_FILE_BYTES", Default: "16777216", Usage: "largest fixture file read; a larger one is refused without being read"}, int64Of(&c.MaxFixtureFileBytes)},
 		{flagenv.Setting{Name: "max-scopes", Env: "MOCKGATEWAY_MAX_SCOPES", Default: "1024", Usage: "scopes (x-mock-scope) holding runtime fixtures or reply counters"}, intOf(&c.MaxScopes)},
 		{flagenv.Setting{Name: "max-scope-fixtures", Env: "MOCKGATEWAY_MAX_SCOPE_FIXTURES", Default: "256", Usage: "runtime fixtures in one scope"}, intOf(&c.MaxScopeFixtures)},
-		{flagenv.Setting{Name: "max-fixture-bytes", Env: "MOCKGATEWAY_MAX_FIXTURE_BYTES", Default: "67108864", Usage: "bytes of runtime fixtures (their request bodies) held in all scopes together"}, intOf(&c.MaxFixtureBytes)},
+		{flagenv.Setting{Name: "max-fixture-bytes", Env: "MOCKGATEWAY_MAX_FIXTURE_BYTES", Default: "67108864", Usage: "bytes of runtime fixtures (their request bodies and compiled regexes) held in all scopes together"}, intOf(&c.MaxFixtureBytes)},
 		{flagenv.Setting{Name: "scope-ttl", Env: "MOCKGATEWAY_SCOPE_TTL", Default: "10m", Usage: "how long a scope without runtime fixtures keeps its reply counters after its last call"}, durationOf(&c.ScopeTTL)},
+		{flagenv.Setting{Name: "max-regex-program", Env: "MOCKGATEWAY_MAX_REGEX_PROGRAM", Default: "5000", Usage: "instructions one compiled regex may have: a fixture's regex condition or a schema pattern"}, intOf(&c.MaxRegexProgram)},
+		{flagenv.Setting{Name: "regex-budget", Env: "MOCKGATEWAY_REGEX_BUDGET", Default: "8388608", Usage: "regex steps (program instructions × bytes of text) one request's fixture matching and reply check may take"}, intOf(&c.RegexBudget)},
 		{flagenv.Setting{Name: "journal-scopes", Env: "MOCKGATEWAY_JOURNAL_SCOPES", Default: "64", Usage: "scopes the journal keeps besides the unscoped one; beyond, the least recently used scope's calls go"}, intOf(&c.JournalScopes)},
 		{flagenv.Setting{Name: "journal-entries", Env: "MOCKGATEWAY_JOURNAL_ENTRIES", Default: "1000", Usage: "calls the journal keeps per scope (0: no journal)"}, intOf(&c.JournalEntries)},
 		{flagenv.Setting{Name: "trace-probes", Env: "MOCKGATEWAY_TRACE_PROBES", Default: "false", Usage: "trace /health and /metrics requests too (they are always measured and logged)"}, boolOf(&c.TraceProbes)},
@@ -223,6 +230,8 @@ func (c Config) validate() error {
 		{c.MaxFixtureBytes >= 1024, "max-fixture-bytes: must be at least 1024"},
 		{c.MaxFixtureFileBytes >= 1024, "max-fixture-file-bytes: must be at least 1024"},
 		{c.ScopeTTL > 0, "scope-ttl: must be positive"},
+		{c.MaxRegexProgram >= 16, "max-regex-program: must be at least 16"},
+		{c.RegexBudget >= 1024, "regex-budget: must be at least 1024"},
 		{c.JournalEntries >= 0, "journal-entries: must not be negative"},
 		{c.JournalScopes >= 1, "journal-scopes: must be at least 1"},
 		{c.AttemptTTL > 0, "attempt-ttl: must be positive"},
@@ -272,6 +281,8 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("max_fixture_bytes", c.MaxFixtureBytes),
 		slog.Int64("max_fixture_file_bytes", c.MaxFixtureFileBytes),
 		slog.String("scope_ttl", c.ScopeTTL.String()),
+		slog.Int("max_regex_program", c.MaxRegexProgram),
+		slog.Int("regex_budget", c.RegexBudget),
 		slog.Int("journal_entries", c.JournalEntries),
 		slog.Int("journal_scopes", c.JournalScopes),
 		slog.Bool("trace_probes", c.TraceProbes),

@@ -108,3 +108,17 @@ func TestLogSettings(t *testing.T) {
 		t.Errorf("got %+v", c)
 	}
 }
+
+// The regex bounds (issue 30): defaults, the environment's fallback, and a bound too small to
+// mean anything refused.
+func TestRegexBounds(t *testing.T) {
+	c, err := Parse(nil, env(map[string]string{"MOCKGATEWAY_REGEX_BUDGET": "100000"}), &bytes.Buffer{})
+	if err != nil || c.MaxRegexProgram != 5000 || c.RegexBudget != 100000 {
+		t.Fatalf("%v: program %d, budget %d", err, c.MaxRegexProgram, c.RegexBudget)
+	}
+	for _, args := range [][]string{{"--max-regex-program", "3"}, {"--regex-budget", "10"}} {
+		if _, err := Parse(args, env(nil), &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), strings.TrimPrefix(args[0], "--")) {
+			t.Errorf("%v: %v", args, err)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package protocol
 import (
 	"mockgateway/internal/apierr"
 	"mockgateway/internal/jsonscan"
+	"mockgateway/internal/regexcost"
 )
 
 // How a request is decoded: the rooms of the decoder, in the order a body goes through them.
@@ -47,10 +48,11 @@ import (
 //     array's elements is a caller's stack array (stackMembers, stackElements).
 
 // Limits are the configurable bounds the decoder enforces. A zero field means the contract's
-// default (DefaultMaxTokensCeiling, DefaultMaxChoices).
+// default (DefaultMaxTokensCeiling, DefaultMaxChoices, regexcost.DefaultMaxProgram).
 type Limits struct {
 	MaxTokensCeiling int // budget above this: invalid_value whose message names the ceiling
 	MaxChoices       int // n above this: invalid_value
+	MaxRegexProgram  int // a schema pattern compiling to more: invalid_value (CheckSchemaPatterns)
 }
 
 // The contract's default limits.
@@ -65,6 +67,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxChoices <= 0 {
 		l.MaxChoices = DefaultMaxChoices
+	}
+	if l.MaxRegexProgram <= 0 {
+		l.MaxRegexProgram = regexcost.DefaultMaxProgram
 	}
 	return l
 }

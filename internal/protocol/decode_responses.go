@@ -121,7 +121,7 @@ func responsesTopField(c *responsesState, k, p, v string) (fieldClass, *apierr.E
 
 	// Tools and structured output.
 	case "tools":
-		return supported, into(&c.req.Tools)(decodeEach(p, v, readResponsesTool))
+		return supported, c.tools(p, v)
 	case "tool_choice":
 		return supported, readResponsesToolChoice(&c.req.ToolChoice, p, v)
 	case "parallel_tool_calls":
@@ -129,7 +129,7 @@ func responsesTopField(c *responsesState, k, p, v string) (fieldClass, *apierr.E
 	case "max_tool_calls":
 		return noEffect, valid(asBoundedInt(p, v, 0, 1<<31-1))
 	case "text":
-		return supported, textObject.decode(&c.req.ResponseFormat, p, v)
+		return supported, c.text(p, v)
 
 	// Sampling and reasoning: a deterministic mock answers the same whatever they are.
 	case "temperature":
