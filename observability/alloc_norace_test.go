@@ -25,3 +25,21 @@ func TestRequestAllocations(t *testing.T) {
 		t.Errorf("%v allocations per request, want at most 4", n)
 	}
 }
+
+// TestDroppedAccessLineAllocations: a request whose access line --access-log leaves out
+// allocates no more than one whose line is written: the decision is a comparison and, for a
+// success, one atomic count.
+func TestDroppedAccessLineAllocations(t *testing.T) {
+	allocs := map[string]float64{}
+	for _, access := range []string{"all", "errors", "sample"} {
+		h, r := chainBenchLogged(t, true, access)
+		w := &discardWriter{h: http.Header{}}
+		for range 4096 {
+			h.ServeHTTP(w, r)
+		}
+		allocs[access] = testing.AllocsPerRun(200, func() { h.ServeHTTP(w, r) })
+	}
+	if allocs["errors"] > allocs["all"] || allocs["sample"] > allocs["all"] || allocs["all"] > 4 {
+		t.Errorf("allocations per request %v: a dropped line must cost no more than a written one (at most 4)", allocs)
+	}
+}

@@ -186,19 +186,24 @@ func (w *discardWriter) WriteHeader(int)             {}
 // sampled), metrics, the JSON access log through a LogWriter — around the chat route; or, with
 // telemetry off, with a no-op tracer, no metrics and a discarding logger.
 func chainBench(tb testing.TB, telemetry bool) (http.Handler, *http.Request) {
+	return chainBenchLogged(tb, telemetry, "all")
+}
+
+// chainBenchLogged is chainBench with the access log's --access-log setting (a sample keeps 1
+// in 1000).
+func chainBenchLogged(tb testing.TB, telemetry bool, access string) (http.Handler, *http.Request) {
 	c := ChainConfig{
 		Tracer: noop.NewTracerProvider().Tracer(""), Logger: slog.New(slog.DiscardHandler),
 		Propagator: Propagator(), UntracedPaths: []string{"/health"},
 		WriteInternalError: func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusInternalServerError) },
 	}
 	if telemetry {
-		lw := NewLogWriter(io.Discard)
-		tb.Cleanup(func() { _ = lw.Close() })
-		logger, err := NewLogger(lw, "info", "json")
+		log, err := OpenLog(LogSettings{Level: "info", Format: "json", Access: access, AccessSample: 1000}, io.Discard)
 		if err != nil {
 			tb.Fatal(err)
 		}
-		c.Logger = logger
+		tb.Cleanup(func() { _ = log.Close() })
+		c.Logger = log.Logger
 		c.Tracer = newBufferTracer(NewSpanBuffer(4096), sdktrace.ParentBased(sdktrace.AlwaysSample()))
 		c.Metrics = NewMetrics(prometheus.NewRegistry(), []string{"mock-chat"}, []string{"mock-chat"}, BuildInfo{})
 	}

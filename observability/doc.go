@@ -18,5 +18,6 @@
 // all three signals; tracing.go and otlp.go build the tracer provider and its exporter,
 // buffertracer.go is the tracer of the embedded buffer (spanbuffer.go, spanrecord.go), and
 // spankey.go lets the chain's and the tracer's contexts carry spans themselves; clock.go reads
-// the clock once where time.Now reads it twice; logging.go and logwriter.go are the logger.
+// the clock once where time.Now reads it twice; logging.go and logwriter.go are the logger,
+// logfile.go its rotated file, and logsetup.go puts them together with the --access-log filter.
 package observability

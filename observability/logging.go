@@ -22,7 +22,14 @@ import (
 // group is dropped with everything in it — including what is logged through a logger derived
 // with WithGroup of a key that is not allowlisted. trace_id and span_id are always top-level,
 // however the logger was derived.
+//
+// Every access line is kept; OpenLog makes the service's logger, whose --access-log may keep
+// fewer.
 func NewLogger(w io.Writer, level, format string) (*slog.Logger, error) {
+	return newLogger(w, level, format, nil)
+}
+
+func newLogger(w io.Writer, level, format string, filter *accessFilter) (*slog.Logger, error) {
 	var lvl slog.Level
 	switch strings.ToLower(strings.TrimSpace(level)) {
 	case "debug":
@@ -39,21 +46,27 @@ func NewLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	opts := &slog.HandlerOptions{Level: lvl}
 	var h slog.Handler
 	var access *accessOut
+	lw, _ := w.(*LogWriter)
 	switch strings.ToLower(strings.TrimSpace(format)) {
 	case "json":
 		h = slog.NewJSONHandler(w, opts)
-		if lw, ok := w.(*LogWriter); ok {
+		if lw != nil {
 			// Safe to write to beside the handler: a LogWriter takes each Write whole, one at
 			// a time (before and after Close). Any other writer is left to the handler, which
 			// serializes writes.
-			access = &accessOut{w: lw}
+			access = &accessOut{w: lw.AccessLines()}
 		}
 	case "text":
 		h = slog.NewTextHandler(w, opts)
+		if lw != nil {
+			// The access lines through a handler of their own, on the LogWriter's access
+			// queue: they need not go wherever the other lines go (LogWriter's echo).
+			access = &accessOut{text: &logHandler{base: slog.NewTextHandler(lw.AccessLines(), opts)}}
+		}
 	default:
 		return nil, fmt.Errorf("invalid --log-format %q: want json or text", format)
 	}
-	return slog.New(&logHandler{base: h, access: access}), nil
+	return slog.New(&logHandler{base: h, access: access, filter: filter}), nil
 }
 
 // logHandler filters attributes through the allowlist and adds the trace ids.
@@ -65,9 +78,12 @@ func NewLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 // case, is passed down so the wrapped handler pre-formats those attributes once.
 type logHandler struct {
 	base slog.Handler // the wrapped handler with top-level attributes applied; never grouped
-	// access is the access log's own encoder, writing to the LogWriter the root JSON handler
-	// writes to (see accessOut); nil for the text format, other writers and derived handlers.
+	// access is the access log's own output, writing to the access queue of the LogWriter the
+	// root handler writes to (see accessOut); nil for other writers and derived handlers.
 	access *accessOut
+	// filter decides which access lines are kept (--access-log); nil keeps all. Only the root
+	// handler has one: the chain writes its access lines to the logger's own handler.
+	filter *accessFilter
 	groups []logGroup // open groups, outermost first
 	// drop is set once a group with a non-allowlisted key is open: everything logged below it
 	// would be inside that group, so it is all dropped.

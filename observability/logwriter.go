@@ -22,30 +22,54 @@ const maxPendingLog = 1 << 20
 // The goroutine lets lines gather for flushDelay after the first one before it writes. Woken
 // per line instead, it cost each request a goroutine hand-off — and, with an idle processor, a
 // futex call to wake a thread — which was more than formatting the line.
+//
+// It writes to one sink, w, and may echo lines to a second: with --log-file, the file is w and
+// stderr the echo, which gets every line but the access lines (AccessLines) unless asked for
+// those too. Each batch is one write to each.
 type LogWriter struct {
-	w         io.Writer
-	mu        sync.Mutex
-	room      *sync.Cond // signalled when pending has been taken
-	pending   []byte
-	spare     []byte
-	closed    bool
-	closeOnce sync.Once
-	wake      chan struct{}
-	full      chan struct{} // half of maxPendingLog gathered: write now, not at the end of the window
-	done      chan struct{}
-	stopped   chan struct{}
+	w    io.Writer
+	echo io.Writer // nil: no second sink
+	// echoAccess sends the access lines to echo too.
+	echoAccess bool
+	mu         sync.Mutex
+	room       *sync.Cond // signalled when pending has been taken
+	pending    []byte
+	spare      []byte
+	// echoPending are the lines of pending that go to echo as well, in the same order.
+	echoPending []byte
+	echoSpare   []byte
+	closed      bool
+	closeOnce   sync.Once
+	wake        chan struct{}
+	full        chan struct{} // half of maxPendingLog gathered: write now, not at the end of the window
+	done        chan struct{}
+	stopped     chan struct{}
 }
 
-// NewLogWriter starts the writer goroutine; Close flushes and stops it.
-func NewLogWriter(w io.Writer) *LogWriter {
-	l := &LogWriter{w: w, wake: make(chan struct{}, 1), full: make(chan struct{}, 1), done: make(chan struct{}), stopped: make(chan struct{})}
+// NewLogWriter starts the writer goroutine, writing every line to w; Close flushes and stops it.
+func NewLogWriter(w io.Writer) *LogWriter { return newLogWriter(w, nil, false) }
+
+// newLogWriter writes every line to w and, when echo is not nil, the lines other than access
+// lines to echo too — and those as well with echoAccess.
+func newLogWriter(w, echo io.Writer, echoAccess bool) *LogWriter {
+	l := &LogWriter{w: w, echo: echo, echoAccess: echoAccess, wake: make(chan struct{}, 1), full: make(chan struct{}, 1), done: make(chan struct{}), stopped: make(chan struct{})}
 	l.room = sync.NewCond(&l.mu)
 	go l.loop()
 	return l
 }
 
 // Write queues p, which slog hands over as exactly one record.
-func (l *LogWriter) Write(p []byte) (int, error) {
+func (l *LogWriter) Write(p []byte) (int, error) { return l.write(p, false) }
+
+// AccessLines is the writer of the access lines: the same queue, but echoed only when asked.
+func (l *LogWriter) AccessLines() io.Writer { return accessLines{l} }
+
+type accessLines struct{ l *LogWriter }
+
+func (a accessLines) Write(p []byte) (int, error) { return a.l.write(p, true) }
+
+func (l *LogWriter) write(p []byte, access bool) (int, error) {
+	echo := l.echo != nil && (!access || l.echoAccess)
 	l.mu.Lock()
 	for len(l.pending) >= maxPendingLog && !l.closed {
 		l.room.Wait()
@@ -53,10 +77,16 @@ func (l *LogWriter) Write(p []byte) (int, error) {
 	if l.closed {
 		// After Close: straight through, still one line at a time, so nothing is lost.
 		defer l.mu.Unlock()
+		if echo {
+			_, _ = l.echo.Write(p)
+		}
 		return l.w.Write(p)
 	}
 	first := len(l.pending) == 0
 	l.pending = append(l.pending, p...)
+	if echo {
+		l.echoPending = append(l.echoPending, p...)
+	}
 	full := len(l.pending) >= maxPendingLog/2
 	l.mu.Unlock()
 	// Only the line that found the batch empty wakes the goroutine: the lines after it go out
@@ -103,15 +133,18 @@ func (l *LogWriter) loop() {
 
 func (l *LogWriter) flush() {
 	l.mu.Lock()
-	batch := l.pending
-	l.pending = l.spare[:0]
+	batch, echo := l.pending, l.echoPending
+	l.pending, l.echoPending = l.spare[:0], l.echoSpare[:0]
 	l.room.Broadcast()
 	l.mu.Unlock()
 	if len(batch) > 0 {
 		_, _ = l.w.Write(batch) // a log that cannot be written has nowhere to report it
 	}
+	if len(echo) > 0 {
+		_, _ = l.echo.Write(echo)
+	}
 	l.mu.Lock()
-	l.spare = batch[:0]
+	l.spare, l.echoSpare = batch[:0], echo[:0]
 	l.mu.Unlock()
 }
 
@@ -129,6 +162,10 @@ func (l *LogWriter) Close() error {
 		if len(l.pending) > 0 {
 			_, _ = l.w.Write(l.pending)
 			l.pending = nil
+		}
+		if len(l.echoPending) > 0 {
+			_, _ = l.echo.Write(l.echoPending)
+			l.echoPending = nil
 		}
 		l.room.Broadcast()
 	})

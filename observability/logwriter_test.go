@@ -76,3 +76,32 @@ func TestLogWriterFlushesWithoutClose(t *testing.T) {
 		}
 	}
 }
+
+// TestLogWriterEchoesAllButAccessLines: with a second sink (stderr beside --log-file), the first
+// gets every line and the echo every line but the access lines, each in order — and those too
+// when asked.
+func TestLogWriterEchoesAllButAccessLines(t *testing.T) {
+	for _, echoAccess := range []bool{false, true} {
+		out, echo := &testutil.SyncBuffer{}, &testutil.SyncBuffer{}
+		lw := newLogWriter(out, echo, echoAccess)
+		var all, echoed strings.Builder
+		for i := range 3000 {
+			line := fmt.Sprintf("line %d\n", i)
+			all.WriteString(line)
+			if i%3 == 0 {
+				fmt.Fprint(lw, line)
+				echoed.WriteString(line)
+			} else {
+				fmt.Fprint(lw.AccessLines(), line)
+				if echoAccess {
+					echoed.WriteString(line)
+				}
+			}
+		}
+		_ = lw.Close()
+		if out.String() != all.String() || echo.String() != echoed.String() {
+			t.Errorf("echo access %v: %d bytes out (want %d), %d echoed (want %d)", echoAccess,
+				len(out.String()), all.Len(), len(echo.String()), echoed.Len())
+		}
+	}
+}

@@ -19,9 +19,9 @@ import (
 // the allowlisted parts — nothing refers back into the SDK, and bytes hold no pointers, so the
 // garbage collector never scans the thousands of kept spans. Writing it is mostly copying; the
 // JSON the inspector serves is made from it at read time (decodeSpanRecord). What it pays:
-// BenchmarkSpanBufferSpan, and the telemetry overhead of BenchmarkChatJSON in make bench (the
-// records took the overhead per JSON request from about 16 µs to about 7); FuzzDecodeSpanRecord
-// holds the decoder to what the encoder wrote.
+// BenchmarkSpanBufferSpan, and the telemetry overhead of BenchmarkChatJSON in make bench, which
+// the records more than halved (docs/performance.md); FuzzDecodeSpanRecord holds the decoder to
+// what the encoder wrote.
 //
 // Layout, little-endian; a string is a uvarint length and its bytes:
 //

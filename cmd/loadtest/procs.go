@@ -178,7 +178,9 @@ func (ws *workspace) tryMockgateway(ctx context.Context, name, logFile string, e
 	if err != nil {
 		return nil, err
 	}
-	args := append([]string{"--addr", addr, "--log-level", "info", "--log-file", logFile}, extra...)
+	// One file however long the run (the rotation is a rename per size's worth of lines), so
+	// that access_log_lines counts every line.
+	args := append([]string{"--addr", addr, "--log-level", "info", "--log-file", logFile, "--log-max-size-mb", "1048576"}, extra...)
 	cmd := exec.Command(ws.mockgw, args...)
 	cmd.Env = mockgatewayEnv()
 	cmd.Stdout, cmd.Stderr = nil, nil // /dev/null

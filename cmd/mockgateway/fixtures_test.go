@@ -125,7 +125,7 @@ func runWeatherLoop(ctx context.Context, client openai.Client, stream bool) (str
 
 func TestFixturesWithTheGoSDK(t *testing.T) {
 	dir := newConfigMapDir(t, map[string]string{"weather.yaml": weatherFile})
-	in := startService(t, nil, "--fixtures", dir.root, "--fixtures-reload", "50ms")
+	in := startService(t, nil, "--fixtures", dir.root, "--fixtures-reload", "50ms", "--max-fixture-file-bytes", "4096")
 
 	t.Run("parallel scopes", func(t *testing.T) {
 		for i := range 8 {
@@ -169,6 +169,13 @@ func TestFixturesWithTheGoSDK(t *testing.T) {
 		waitFor(t, func() bool { return metricValue(t, in.URL, `mockgateway_fixture_reloads_total{result="error"}`) >= 1 })
 		if got := ask(); got != "Hello from the new file." {
 			t.Errorf("after a bad reload: %q", got)
+		}
+
+		// A valid file beyond --max-fixture-file-bytes is refused, counted, and the set stays.
+		dir.swap(map[string]string{"weather.yaml": weatherFile + "  - name: big\n    match: {model: mock-chat}\n    reply: {content: Big.}\n#" + strings.Repeat("x", 8192) + "\n"})
+		waitFor(t, func() bool { return metricValue(t, in.URL, `mockgateway_fixture_reloads_total{result="error"}`) >= 2 })
+		if got := ask(); got != "Hello from the new file." {
+			t.Errorf("after an oversize file: %q", got)
 		}
 	})
 }
@@ -225,6 +232,19 @@ func TestFixturesBadFileStopsStartUp(t *testing.T) {
 	err := run(context.Background(), []string{"--addr", "127.0.0.1:0", "--fixtures", path}, func(string) string { return "" }, io.Discard, &stderr)
 	if err == nil || !strings.Contains(err.Error(), "bad.yaml") || !strings.Contains(err.Error(), "broken") {
 		t.Fatalf("run with a bad fixture file: %v", err)
+	}
+}
+
+// TestFixturesOversizeFileStopsStartUp: at start-up a file beyond --max-fixture-file-bytes is a
+// bad file like any other.
+func TestFixturesOversizeFileStopsStartUp(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "big.yaml")
+	if err := os.WriteFile(path, []byte("fixtures: []\n#"+strings.Repeat("x", 2048)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := run(context.Background(), []string{"--addr", "127.0.0.1:0", "--fixtures", path, "--max-fixture-file-bytes", "1024"}, func(string) string { return "" }, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "big.yaml") || !strings.Contains(err.Error(), "max-fixture-file-bytes") {
+		t.Fatalf("run with an oversize fixture file: %v", err)
 	}
 }
 

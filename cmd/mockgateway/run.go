@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"sync"
 	"time"
 
@@ -64,23 +63,19 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 
-	logOut := stderr
-	if cfg.LogFile != "" {
-		f, err := os.OpenFile(cfg.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		if err != nil {
-			return fmt.Errorf("log-file: %w", err)
-		}
-		defer f.Close()
-		logOut = io.MultiWriter(stderr, f)
-	}
-	// Requests hand their log lines to one writer goroutine instead of each making the write
-	// calls under slog's lock; Close (deferred first, so it runs last) writes the final lines.
-	logWriter := observability.NewLogWriter(logOut)
-	defer logWriter.Close()
-	logger, err := observability.NewLogger(logWriter, cfg.LogLevel, cfg.LogFormat)
+	// The log goes to the file, rotated, when there is one, and stderr keeps the lines a person
+	// watching it needs (the listening address among them). Requests hand their lines to one
+	// writer goroutine; Close (deferred first, so it runs last) writes the final lines.
+	logs, err := observability.OpenLog(observability.LogSettings{
+		Level: cfg.LogLevel, Format: cfg.LogFormat,
+		File: cfg.LogFile, FileMaxBytes: int64(cfg.LogMaxSizeMB) << 20, FileBackups: cfg.LogMaxBackups, AccessToStderr: cfg.LogStderr,
+		Access: cfg.AccessLog, AccessSample: cfg.AccessLogSample,
+	}, stderr)
 	if err != nil {
 		return err
 	}
+	defer logs.Close()
+	logger := logs.Logger
 	cat := catalog.Builtin()
 	if cfg.CatalogPath != "" {
 		if cat, err = catalog.Load(cfg.CatalogPath); err != nil {
@@ -111,6 +106,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 
 	metrics := observability.NewMetrics(prometheus.NewRegistry(), cat.IDs(), cat.ExecutableIDs(),
 		observability.BuildInfo{Version: version, Release: release, FaultKinds: simulation.Kinds()})
+	metrics.Registry().MustRegister(logs.Collector())
 	store, err := loadFixtures(ctx, cfg, logger, metrics)
 	if err != nil {
 		return err

@@ -24,9 +24,17 @@ type Config struct {
 	APIKey      string // a local key for /v1/*, never a provider credential; never printed
 	LogLevel    string
 	LogFormat   string
-	// LogFile, when set, receives a copy of the log: a container's stderr is out of reach of a
-	// sidecar such as the redaction audit, a shared file is not.
-	LogFile string
+	// LogFile, when set, is the log's sink, rotated at LogMaxSizeMB with LogMaxBackups kept: a
+	// container's stderr is out of reach of a sidecar such as the redaction audit, a shared file
+	// is not. stderr keeps the lines that are not access lines, and with LogStderr those too.
+	LogFile       string
+	LogStderr     bool
+	LogMaxSizeMB  int
+	LogMaxBackups int
+	// AccessLog keeps every access line ("all"), only those of failures ("errors"), or those
+	// and one success in AccessLogSample ("sample"): a load test need not fill a disk.
+	AccessLog       string
+	AccessLogSample int
 	// AllowSimulationHeaders lets requests choose simulated faults and latency with x-mock-*
 	// headers; off, only the catalog decides.
 	AllowSimulationHeaders bool
@@ -68,13 +76,22 @@ type Config struct {
 	FixturesPath   string
 	FixturesStrict bool
 	FixturesReload time.Duration
+	// MaxFixtureFileBytes caps one fixture file: a larger one is refused unread.
+	MaxFixtureFileBytes int64
 	// MaxScopes bounds the scopes that hold runtime fixtures and reply counters, and the
 	// journal's scopes; MaxScopeFixtures the runtime fixtures of one scope; JournalEntries the
 	// calls the journal keeps per scope.
 	MaxScopes        int
 	MaxScopeFixtures int
-	MaxFixtureBytes  int // the bodies of the runtime fixtures held in all scopes together
-	JournalEntries   int
+	MaxFixtureBytes  int // runtime fixtures held in all scopes together: bodies and compiled regexes
+	// ScopeTTL is how long a scope that only counts replies is kept after its last call.
+	ScopeTTL time.Duration
+	// MaxRegexProgram bounds one regex's compiled program (a fixture condition, a schema
+	// pattern), in instructions; RegexBudget one request's regex work, in steps
+	// (docs/fixtures.md, "What a regex may cost").
+	MaxRegexProgram int
+	RegexBudget     int
+	JournalEntries  int
 	// JournalScopes bounds the scopes the journal keeps (the least recently used goes first),
 	// apart from the unscoped journal: with JournalEntries, what bounds its memory.
 	JournalScopes int
@@ -111,7 +128,12 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 		{flagenv.Setting{Name: "api-key", Env: "MOCKGATEWAY_API_KEY", Usage: "local key required as 'Authorization: Bearer <key>' on /v1/* (empty: no key)"}, str(&c.APIKey)},
 		{flagenv.Setting{Name: "log-level", Env: "MOCKGATEWAY_LOG_LEVEL", Default: "info", Usage: "debug, info, warn or error"}, str(&c.LogLevel)},
 		{flagenv.Setting{Name: "log-format", Env: "MOCKGATEWAY_LOG_FORMAT", Default: "json", Usage: "json or text"}, str(&c.LogFormat)},
-		{flagenv.Setting{Name: "log-file", Env: "MOCKGATEWAY_LOG_FILE", Usage: "also append the log to this file"}, str(&c.LogFile)},
+		{flagenv.Setting{Name: "log-file", Env: "MOCKGATEWAY_LOG_FILE", Usage: "append the log to this file (rotated by size) instead of stderr, which keeps the lines other than access lines"}, str(&c.LogFile)},
+		{flagenv.Setting{Name: "log-stderr", Env: "MOCKGATEWAY_LOG_STDERR", Default: "false", Usage: "with --log-file, write the access lines to stderr too"}, boolOf(&c.LogStderr)},
+		{flagenv.Setting{Name: "log-max-size-mb", Env: "MOCKGATEWAY_LOG_MAX_SIZE_MB", Default: "100", Usage: "size in MiB at which --log-file is rotated"}, intOf(&c.LogMaxSizeMB)},
+		{flagenv.Setting{Name: "log-max-backups", Env: "MOCKGATEWAY_LOG_MAX_BACKUPS", Default: "3", Usage: "rotated log files kept (FILE.1 the newest; 0: none)"}, intOf(&c.LogMaxBackups)},
+		{flagenv.Setting{Name: "access-log", Env: "MOCKGATEWAY_ACCESS_LOG", Default: "all", Usage: "access lines kept: all, errors (4xx, 5xx, streams not completed) or sample (errors and 1 success in --access-log-sample)"}, str(&c.AccessLog)},
+		{flagenv.Setting{Name: "access-log-sample", Env: "MOCKGATEWAY_ACCESS_LOG_SAMPLE", Default: "100", Usage: "with --access-log sample, keep the line of 1 successful request in this many"}, intOf(&c.AccessLogSample)},
 		{flagenv.Setting{Name: "allow-simulation-headers", Env: "MOCKGATEWAY_ALLOW_SIMULATION_HEADERS", Default: "true", Usage: "let x-mock-* request headers choose simulated faults and latency"}, boolOf(&c.AllowSimulationHeaders)},
 		{flagenv.Setting{Name: "attempt-keys", Env: "MOCKGATEWAY_ATTEMPT_KEYS", Default: "10000", Usage: "requests remembered to count the attempts of clients that retry without an attempt header (0: off)"}, intOf(&c.AttemptKeys)},
 		{flagenv.Setting{Name: "attempt-ttl", Env: "MOCKGATEWAY_ATTEMPT_TTL", Default: "60s", Usage: "how long such a request is remembered after its last attempt"}, durationOf(&c.AttemptTTL)},
@@ -130,9 +152,13 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 		{flagenv.Setting{Name: "fixtures", Env: "MOCKGATEWAY_FIXTURES", Usage: "fixture file or directory (YAML or JSON), reloaded when it changes"}, str(&c.FixturesPath)},
 		{flagenv.Setting{Name: "fixtures-strict", Env: "MOCKGATEWAY_FIXTURES_STRICT", Default: "false", Usage: "answer a request that no fixture matches with 400 no_fixture_match"}, boolOf(&c.FixturesStrict)},
 		{flagenv.Setting{Name: "fixtures-reload", Env: "MOCKGATEWAY_FIXTURES_RELOAD", Default: "1s", Usage: "how often the fixture files are checked for changes"}, durationOf(&c.FixturesReload)},
-		{flagenv.Setting{Name: "max-scopes", Env: "MOCKGATEWAY_MAX_SCOPES", Default: "1024", Usage: "scopes (x-mock-scope) holding runtime fixtures, reply counters and journal entries"}, intOf(&c.MaxScopes)},
+		{flagenv.Setting{Name: "max-fixture-file-bytes", Env: "MOCKGATEWAY_MAX_FIXTURE_FILE_BYTES", Default: "16777216", Usage: "largest fixture file read; a larger one is refused without being read"}, int64Of(&c.MaxFixtureFileBytes)},
+		{flagenv.Setting{Name: "max-scopes", Env: "MOCKGATEWAY_MAX_SCOPES", Default: "1024", Usage: "scopes (x-mock-scope) holding runtime fixtures or reply counters"}, intOf(&c.MaxScopes)},
 		{flagenv.Setting{Name: "max-scope-fixtures", Env: "MOCKGATEWAY_MAX_SCOPE_FIXTURES", Default: "256", Usage: "runtime fixtures in one scope"}, intOf(&c.MaxScopeFixtures)},
-		{flagenv.Setting{Name: "max-fixture-bytes", Env: "MOCKGATEWAY_MAX_FIXTURE_BYTES", Default: "67108864", Usage: "bytes of runtime fixtures (their request bodies) held in all scopes together"}, intOf(&c.MaxFixtureBytes)},
+		{flagenv.Setting{Name: "max-fixture-bytes", Env: "MOCKGATEWAY_MAX_FIXTURE_BYTES", Default: "67108864", Usage: "bytes of runtime fixtures (their request bodies and compiled regexes) held in all scopes together"}, intOf(&c.MaxFixtureBytes)},
+		{flagenv.Setting{Name: "scope-ttl", Env: "MOCKGATEWAY_SCOPE_TTL", Default: "10m", Usage: "how long a scope without runtime fixtures keeps its reply counters after its last call"}, durationOf(&c.ScopeTTL)},
+		{flagenv.Setting{Name: "max-regex-program", Env: "MOCKGATEWAY_MAX_REGEX_PROGRAM", Default: "5000", Usage: "instructions one compiled regex may have: a fixture's regex condition or a schema pattern"}, intOf(&c.MaxRegexProgram)},
+		{flagenv.Setting{Name: "regex-budget", Env: "MOCKGATEWAY_REGEX_BUDGET", Default: "8388608", Usage: "regex steps (program instructions × bytes of text) one request's fixture matching and reply check may take"}, intOf(&c.RegexBudget)},
 		{flagenv.Setting{Name: "journal-scopes", Env: "MOCKGATEWAY_JOURNAL_SCOPES", Default: "64", Usage: "scopes the journal keeps besides the unscoped one; beyond, the least recently used scope's calls go"}, intOf(&c.JournalScopes)},
 		{flagenv.Setting{Name: "journal-entries", Env: "MOCKGATEWAY_JOURNAL_ENTRIES", Default: "1000", Usage: "calls the journal keeps per scope (0: no journal)"}, intOf(&c.JournalEntries)},
 		{flagenv.Setting{Name: "trace-probes", Env: "MOCKGATEWAY_TRACE_PROBES", Default: "false", Usage: "trace /health and /metrics requests too (they are always measured and logged)"}, boolOf(&c.TraceProbes)},
@@ -181,10 +207,18 @@ func (c Config) validate() error {
 	default:
 		return fmt.Errorf("log-format: must be json or text")
 	}
+	switch c.AccessLog {
+	case "all", "errors", "sample":
+	default:
+		return fmt.Errorf("access-log: must be all, errors or sample")
+	}
 	checks := []struct {
 		ok   bool
 		what string
 	}{
+		{c.AccessLogSample >= 1, "access-log-sample: must be at least 1"},
+		{c.LogMaxSizeMB >= 1 && c.LogMaxSizeMB <= 1<<20, "log-max-size-mb: must be from 1 to 1048576 (1 TiB)"},
+		{c.LogMaxBackups >= 0 && c.LogMaxBackups <= 1000, "log-max-backups: must be from 0 to 1000"},
 		{c.MaxBodyBytes >= 1024, "max-body-bytes: must be at least 1024"},
 		{c.MaxTokens >= 1, "max-tokens: must be at least 1"},
 		{c.MaxChoices >= 1 && c.MaxChoices <= 128, "max-choices: must be from 1 to 128"},
@@ -194,6 +228,10 @@ func (c Config) validate() error {
 		{c.MaxScopes >= 1, "max-scopes: must be at least 1"},
 		{c.MaxScopeFixtures >= 1, "max-scope-fixtures: must be at least 1"},
 		{c.MaxFixtureBytes >= 1024, "max-fixture-bytes: must be at least 1024"},
+		{c.MaxFixtureFileBytes >= 1024, "max-fixture-file-bytes: must be at least 1024"},
+		{c.ScopeTTL > 0, "scope-ttl: must be positive"},
+		{c.MaxRegexProgram >= 16, "max-regex-program: must be at least 16"},
+		{c.RegexBudget >= 1024, "regex-budget: must be at least 1024"},
 		{c.JournalEntries >= 0, "journal-entries: must not be negative"},
 		{c.JournalScopes >= 1, "journal-scopes: must be at least 1"},
 		{c.AttemptTTL > 0, "attempt-ttl: must be positive"},
@@ -229,6 +267,11 @@ func (c Config) LogValue() slog.Value {
 		slog.String("log_level", c.LogLevel),
 		slog.String("log_format", c.LogFormat),
 		slog.String("log_file", c.LogFile),
+		slog.Bool("log_stderr", c.LogStderr),
+		slog.Int("log_max_size_mb", c.LogMaxSizeMB),
+		slog.Int("log_max_backups", c.LogMaxBackups),
+		slog.String("access_log", c.AccessLog),
+		slog.Int("access_log_sample", c.AccessLogSample),
 		slog.Bool("allow_simulation_headers", c.AllowSimulationHeaders),
 		slog.String("fixtures", c.FixturesPath),
 		slog.Bool("fixtures_strict", c.FixturesStrict),
@@ -236,6 +279,10 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("max_scopes", c.MaxScopes),
 		slog.Int("max_scope_fixtures", c.MaxScopeFixtures),
 		slog.Int("max_fixture_bytes", c.MaxFixtureBytes),
+		slog.Int64("max_fixture_file_bytes", c.MaxFixtureFileBytes),
+		slog.String("scope_ttl", c.ScopeTTL.String()),
+		slog.Int("max_regex_program", c.MaxRegexProgram),
+		slog.Int("regex_budget", c.RegexBudget),
 		slog.Int("journal_entries", c.JournalEntries),
 		slog.Int("journal_scopes", c.JournalScopes),
 		slog.Bool("trace_probes", c.TraceProbes),

@@ -51,6 +51,11 @@ func TestInvalid(t *testing.T) {
 		{[]string{"--write-timeout", "0s"}, nil, "write-timeout"},
 		{nil, map[string]string{"MOCKGATEWAY_WRITE_TIMEOUT": "soon"}, "MOCKGATEWAY_WRITE_TIMEOUT"},
 		{[]string{"stray"}, nil, "unexpected argument"},
+		{[]string{"--access-log", "some"}, nil, "access-log"},
+		{[]string{"--access-log-sample", "0"}, nil, "access-log-sample"},
+		{[]string{"--log-max-size-mb", "0"}, nil, "log-max-size-mb"},
+		{nil, map[string]string{"MOCKGATEWAY_LOG_MAX_BACKUPS": "-1"}, "log-max-backups"},
+		{nil, map[string]string{"MOCKGATEWAY_LOG_STDERR": "yes please"}, "MOCKGATEWAY_LOG_STDERR"},
 	}
 	for _, c := range cases {
 		_, err := Parse(c.args, env(c.env), &bytes.Buffer{})
@@ -81,5 +86,39 @@ func TestLogValueMasksKey(t *testing.T) {
 	slog.New(slog.NewJSONHandler(&buf, nil)).Info("x", "config", c)
 	if strings.Contains(buf.String(), "super-secret") || !strings.Contains(buf.String(), `"api_key":"set"`) {
 		t.Errorf("config log: %s", buf.String())
+	}
+}
+
+// TestLogSettings: the log's sink, rotation and access-log settings, from flags and the
+// environment; by default the file is bounded (100 MiB and 3 backups) and every line is kept.
+func TestLogSettings(t *testing.T) {
+	c, err := Parse(nil, env(nil), &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.LogStderr || c.LogMaxSizeMB != 100 || c.LogMaxBackups != 3 || c.AccessLog != "all" || c.AccessLogSample != 100 {
+		t.Errorf("defaults %+v", c)
+	}
+	c, err = Parse([]string{"--log-stderr=true", "--access-log", "sample", "--access-log-sample", "10"},
+		env(map[string]string{"MOCKGATEWAY_LOG_MAX_SIZE_MB": "5", "MOCKGATEWAY_LOG_MAX_BACKUPS": "0", "MOCKGATEWAY_ACCESS_LOG": "errors"}), &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.LogStderr || c.LogMaxSizeMB != 5 || c.LogMaxBackups != 0 || c.AccessLog != "sample" || c.AccessLogSample != 10 {
+		t.Errorf("got %+v", c)
+	}
+}
+
+// The regex bounds (issue 30): defaults, the environment's fallback, and a bound too small to
+// mean anything refused.
+func TestRegexBounds(t *testing.T) {
+	c, err := Parse(nil, env(map[string]string{"MOCKGATEWAY_REGEX_BUDGET": "100000"}), &bytes.Buffer{})
+	if err != nil || c.MaxRegexProgram != 5000 || c.RegexBudget != 100000 {
+		t.Fatalf("%v: program %d, budget %d", err, c.MaxRegexProgram, c.RegexBudget)
+	}
+	for _, args := range [][]string{{"--max-regex-program", "3"}, {"--regex-budget", "10"}} {
+		if _, err := Parse(args, env(nil), &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), strings.TrimPrefix(args[0], "--")) {
+			t.Errorf("%v: %v", args, err)
+		}
 	}
 }

@@ -81,7 +81,7 @@ func TestSmallJSONBounds(t *testing.T) {
 		if len(doc) > smallJSON {
 			continue
 		}
-		p := jsonParser{data: []byte(doc), text: doc}
+		p := jsonParser{text: doc}
 		p.sizeChunks()
 		values, members := cap(p.chunk), cap(p.keyChunk)
 		v, err := parseJSON([]byte(doc))

@@ -162,9 +162,9 @@ func Generate(in Input) Result {
 func (g *generation) result(n int) Result {
 	res := Result{Choices: make([]Choice, n), PromptTokens: g.promptTokens}
 	// One random stream, seeded anew for every choice; none for a fixed text, which draws
-	// nothing. It is an allocation of its own: its 350 bytes took the generation over 512 bytes,
-	// above which an allocation with pointers costs a type header to write — a fifth of an
-	// echo's time (BenchmarkGenerateEcho16; TestGenerationStaysSmall).
+	// nothing. It is an allocation of its own: inside the generation it took it over 512 bytes,
+	// above which an allocation with pointers costs a type header to write, which showed in an
+	// echo's time (BenchmarkGenerateEcho16; TestGenerationStaysSmall holds the size).
 	var r *rng
 	if !g.fixedText {
 		r = new(rng)
@@ -251,8 +251,8 @@ func (g *generation) choice(i int, r *rng) Choice {
 
 // builder returns the request's piece builder, emptied, with the choice's ceiling. The choices
 // of a request share it, so its buffers grow once per request rather than once per choice, and
-// each choice copies out exactly its own text (pieces): 128 choices of 32 KB allocate 4 MB, not
-// the 16 MB of 128 buffers grown by doubling (BenchmarkHeavyAnswerMemory). last says that no
+// each choice copies out exactly its own text (pieces): the choices allocate their text's size,
+// not the several times it of buffers grown by doubling (BenchmarkHeavyAnswerMemory). last says that no
 // choice uses it after this one, which then keeps its buffers (pieceBuilder.handOver).
 func (g *generation) builder(last bool) *pieceBuilder {
 	b := &g.scratch

@@ -1,28 +1,31 @@
 package generate
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"strings"
+
+	"mockgateway/internal/jsonscan"
 )
 
 var errInvalidJSON = errors.New("invalid JSON")
 
-// parseJSON decodes one JSON value, keeping object member order and number literals. The input
-// is checked with json.Valid first (which also bounds the nesting depth), so the descent below
-// can assume well-formed input; it is hand-written because json.Decoder's token API allocates
-// several times per token, and this runs for every tool schema of every request.
+// parseJSON decodes one JSON value, keeping object member order and number literals, which
+// encoding/json's map decoding loses. It reads with the service's one scanner (internal/jsonscan),
+// as the request decoder does: the input is checked with jsonscan.Valid first (encoding/json's
+// verdict, nesting limit included), so the descent below can assume well-formed input, and
+// strings are unquoted as encoding/json unquotes them (jsonscan.Unquote). json.Decoder's token
+// API would allocate several times per token, and this runs for every tool schema of every
+// request. FuzzSchemaInstance holds the result to encoding/json's (checkParseRoundTrip).
 //
 // A schema of megabytes has hundreds of thousands of values, so the parser allocates in bulk
 // (BenchmarkParseLargeSchema): the input is made a string once and every literal without
 // escapes is a substring of it; values are carved from chunks; each object's members and each
 // array's items are gathered on a stack and copied out once, exactly sized.
 func parseJSON(data []byte) (*jvalue, error) {
-	if !json.Valid(data) {
+	if !jsonscan.Valid(data) {
 		return nil, errInvalidJSON
 	}
-	p := jsonParser{data: data, text: string(data)}
+	p := jsonParser{text: string(data)}
 	p.sizeChunks()
 	v := p.value()
 	if p.err != nil {
@@ -32,8 +35,7 @@ func parseJSON(data []byte) (*jvalue, error) {
 }
 
 type jsonParser struct {
-	data []byte
-	text string // data as one string, which literals are cut from
+	text string // the input as one string, which literals are cut from
 	pos  int
 	err  error
 
@@ -52,15 +54,15 @@ const smallJSON = 4096
 
 // sizeChunks sizes the first chunks and the stacks of small JSON (a tool's parameters, a
 // response format) to what it can hold, by counting the bytes that may precede a value — ':',
-// ',' and '[', inside strings too, so the count is an upper bound: full 256-value chunks cost
-// about 35 KB per schema of a dozen values, most of the memory of a tool call
+// ',' and '[', inside strings too, so the count is an upper bound (TestSmallJSONBounds): full
+// chunks for a schema of a dozen values were most of the memory of a tool call
 // (BenchmarkGenerateToolCalls). Larger JSON gets full chunks as it is parsed.
 func (p *jsonParser) sizeChunks() {
-	if len(p.data) > smallJSON {
+	if len(p.text) > smallJSON {
 		return
 	}
-	members := bytes.Count(p.data, []byte{':'})
-	values := min(1+members+bytes.Count(p.data, []byte{','})+bytes.Count(p.data, []byte{'['}), valuesPerChunk)
+	members := strings.Count(p.text, ":")
+	values := min(1+members+strings.Count(p.text, ",")+strings.Count(p.text, "["), valuesPerChunk)
 	members = min(members, valuesPerChunk)
 	p.chunk = make([]jvalue, values)
 	// Each chunk shares one allocation with the stack it is carved from: the stack is capped at
@@ -98,29 +100,20 @@ func (p *jsonParser) alloc(kind jkind) *jvalue {
 	return v
 }
 
-func (p *jsonParser) skipSpace() {
-	for p.pos < len(p.data) {
-		switch p.data[p.pos] {
-		case ' ', '\t', '\n', '\r':
-			p.pos++
-		default:
-			return
-		}
-	}
-}
+func (p *jsonParser) skipSpace() { p.pos = jsonscan.SkipSpace(p.text, p.pos) }
 
 func (p *jsonParser) value() *jvalue {
 	p.skipSpace()
-	if p.pos >= len(p.data) || p.err != nil {
+	if p.pos >= len(p.text) || p.err != nil {
 		p.err = errInvalidJSON
 		return &jvalue{}
 	}
-	switch c := p.data[p.pos]; {
-	case c == '{':
+	switch c := p.text[p.pos]; c {
+	case '{':
 		p.pos++
 		v := p.alloc(jObject)
 		p.skipSpace()
-		if p.pos < len(p.data) && p.data[p.pos] == '}' {
+		if p.pos < len(p.text) && p.text[p.pos] == '}' {
 			p.pos++
 			return v
 		}
@@ -133,12 +126,12 @@ func (p *jsonParser) value() *jvalue {
 			val := p.value()
 			p.vals = append(p.vals, val)
 			p.skipSpace()
-			if p.pos >= len(p.data) {
+			if p.pos >= len(p.text) {
 				p.err = errInvalidJSON
 				break
 			}
 			p.pos++
-			if p.data[p.pos-1] == '}' {
+			if p.text[p.pos-1] == '}' {
 				break
 			}
 		}
@@ -147,11 +140,11 @@ func (p *jsonParser) value() *jvalue {
 		p.keys, p.vals = p.keys[:kbase], p.vals[:vbase]
 		v.reindex()
 		return v
-	case c == '[':
+	case '[':
 		p.pos++
 		v := p.alloc(jArray)
 		p.skipSpace()
-		if p.pos < len(p.data) && p.data[p.pos] == ']' {
+		if p.pos < len(p.text) && p.text[p.pos] == ']' {
 			p.pos++
 			return v
 		}
@@ -160,69 +153,50 @@ func (p *jsonParser) value() *jvalue {
 			item := p.value()
 			p.vals = append(p.vals, item)
 			p.skipSpace()
-			if p.pos >= len(p.data) {
+			if p.pos >= len(p.text) {
 				p.err = errInvalidJSON
 				break
 			}
 			p.pos++
-			if p.data[p.pos-1] == ']' {
+			if p.text[p.pos-1] == ']' {
 				break
 			}
 		}
 		v.arr = carve(&p.valChunk, p.vals[base:])
 		p.vals = p.vals[:base]
 		return v
-	case c == '"':
+	case '"':
 		v := p.alloc(jString)
 		v.s = p.string()
 		return v
-	case c == 't':
+	case 't':
 		p.pos += len("true")
 		v := p.alloc(jBool)
 		v.b = true
 		return v
-	case c == 'f':
+	case 'f':
 		p.pos += len("false")
 		return p.alloc(jBool)
-	case c == 'n':
+	case 'n':
 		p.pos += len("null")
 		return p.alloc(jNull)
-	default:
+	default: // a number, whose literal text is kept
 		start := p.pos
-		for p.pos < len(p.data) && strings.IndexByte("+-.0123456789eE", p.data[p.pos]) >= 0 {
-			p.pos++
-		}
+		p.pos = jsonscan.SkipValue(p.text, start)
 		v := p.alloc(jNumber)
 		v.s = p.text[start:p.pos]
 		return v
 	}
 }
 
-// string reads a string literal at p.pos. Literals without escapes (nearly all of them in a
-// schema) are cut from the text; others are left to encoding/json.
+// string reads the string literal at p.pos. A literal without escapes (nearly every one in a
+// schema) is cut from the text; others are unescaped into a string of their own.
 func (p *jsonParser) string() string {
-	start := p.pos
-	p.pos++ // opening quote
-	escaped := false
-	for p.pos < len(p.data) {
-		switch p.data[p.pos] {
-		case '\\':
-			escaped = true
-			p.pos += 2
-			continue
-		case '"':
-			p.pos++
-			if !escaped {
-				return p.text[start+1 : p.pos-1]
-			}
-			var s string
-			if err := json.Unmarshal(p.data[start:p.pos], &s); err != nil {
-				p.err = err
-			}
-			return s
-		}
-		p.pos++
+	end := jsonscan.SkipString(p.text, p.pos)
+	s, ok := jsonscan.Unquote(p.text[p.pos:end])
+	if !ok {
+		p.err = errInvalidJSON
 	}
-	p.err = errInvalidJSON
-	return ""
+	p.pos = end
+	return s
 }

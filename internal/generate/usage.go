@@ -43,8 +43,8 @@ type tokenCounter struct{ sum, runes int }
 
 // isSpace is unicode.IsSpace with ASCII, nearly every rune of a prompt or an answer, told apart
 // without a call: unicode.IsSpace is not inlined, and calling it per rune was the largest cost
-// of a megabyte prompt (the scaling table's profile; BenchmarkCountTokens: 290 → 420 MB/s) and
-// of splitting an echoed one into pieces. TestCountTokensMatchesIsSpace holds the two to each
+// of a megabyte prompt (the scaling table's profile; BenchmarkCountTokens measures it) and of
+// splitting an echoed one into pieces. TestCountTokensMatchesIsSpace holds the two to each
 // other.
 func isSpace(r rune) bool {
 	if uint32(r) < utf8.RuneSelf {

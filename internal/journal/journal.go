@@ -44,9 +44,9 @@ type Config struct {
 }
 
 // The package's defaults (the service sets its own from --journal-entries and --journal-scopes).
-// An entry holds about 0.7 KB with typical SDK headers and at most about 1.6 KB: at both of
-// these bounds a journal holds about 18–41 MB. Rings grow as they fill, so idle scopes cost
-// little.
+// At these bounds a journal holds DefaultEntriesPerScope × DefaultMaxScopes entries; what an
+// entry holds is in docs/configuration.md (--journal-scopes). Rings grow as they fill, so idle
+// scopes cost little.
 const (
 	DefaultEntriesPerScope = 100
 	DefaultMaxScopes       = 256

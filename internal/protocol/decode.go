@@ -1,12 +1,58 @@
 package protocol
 
-import "mockgateway/internal/apierr"
+import (
+	"mockgateway/internal/apierr"
+	"mockgateway/internal/jsonscan"
+	"mockgateway/internal/regexcost"
+)
+
+// How a request is decoded: the rooms of the decoder, in the order a body goes through them.
+//
+//	DecodeChatRequest / DecodeResponsesRequest (decode.go, decode_responses.go)
+//	  │ validObjectBody: one valid JSON object, or invalid_json (scan_valid.go)
+//	  │ doc := string(body): the one copy every key and string is cut from
+//	  ▼
+//	decodeWithPathsOnError (decode_path.go)
+//	  │ run 1: root unnamedRoot ("\x00"): paths are not built ─────────► no problem: the request
+//	  │ run 2, only after a problem: root "", paths named ──────────────► the same problem,
+//	  ▼                                                                    with its param
+//	decodeChat / decodeResponsesEchoed
+//	  │ appendMembers: the top level's members, sorted, nulls dropped (scan.go),
+//	  │   into room on the stack (stackRequestMembers)
+//	  ▼
+//	chatObject.walk / responsesObject.walk: the generic walk (decode_walk.go)
+//	  │ for each member in key order: the object's table (topField, decodeMessage, …)
+//	  │   classifies it (fieldClass) and decodes its value with the as… checks
+//	  │   (decode_values.go); a nested object is another objectSpec's decode → walk
+//	  │ then the object's required members
+//	  ▼
+//	finish: cross-field rules (stream_options needs stream, tool_choice needs tools)
+//	fieldSetOf: the top-level members sent, for the journal (decode_fields.go)
+//
+// Where to go: a field's class, range or enum is one case in its object's table (this file for
+// chat, decode_responses*.go and decode_items.go for the Responses API, decode_messages.go and
+// decode_tools.go for messages and tools); a rule across fields is that object's finish; a new
+// value shape is an as… function in decode_values.go. The walk, the paths and the scanner are
+// shared by every object and rarely need a change.
+//
+// What every table may rely on, and must keep:
+//
+//   - Members arrive sorted by key, each once, never null; the first problem found is the one
+//     reported, so the same body always gets the same error.
+//   - Paths go into errors, never into decisions: the two runs of decodeWithPathsOnError must
+//     take the same steps to the same problem (FuzzDecodeChatRequest,
+//     FuzzDecodeResponsesRequest compare them; TestDecodeAllocations holds what the unnamed run
+//     saves).
+//   - Values are substrings of doc, never of body, which the server reuses once decoding returns.
+//   - No table allocates for a member it only checks: room for an object's members and an
+//     array's elements is a caller's stack array (stackMembers, stackElements).
 
 // Limits are the configurable bounds the decoder enforces. A zero field means the contract's
-// default (DefaultMaxTokensCeiling, DefaultMaxChoices).
+// default (DefaultMaxTokensCeiling, DefaultMaxChoices, regexcost.DefaultMaxProgram).
 type Limits struct {
 	MaxTokensCeiling int // budget above this: invalid_value whose message names the ceiling
 	MaxChoices       int // n above this: invalid_value
+	MaxRegexProgram  int // a schema pattern compiling to more: invalid_value (CheckSchemaPatterns)
 }
 
 // The contract's default limits.
@@ -21,6 +67,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxChoices <= 0 {
 		l.MaxChoices = DefaultMaxChoices
+	}
+	if l.MaxRegexProgram <= 0 {
+		l.MaxRegexProgram = regexcost.DefaultMaxProgram
 	}
 	return l
 }
@@ -58,19 +107,19 @@ func DecodeChatRequest(body []byte, lim Limits) (*ChatRequest, *apierr.Error) {
 	}
 	doc := string(body) // the one copy: every key, value and plain string is cut from it (scan.go)
 	lim = lim.withDefaults()
-	return decodeNamed(func(root string) (*ChatRequest, *apierr.Error) { return decodeChat(doc, lim, root) })
+	return decodeWithPathsOnError(func(root string) (*ChatRequest, *apierr.Error) { return decodeChat(doc, lim, root) })
 }
 
 // validObjectBody reports whether body is one valid JSON value that is an object: what
 // DecodeChatRequest and DecodeResponsesRequest check before any member.
 func validObjectBody(body []byte) bool {
-	i := skipSpace(body, 0)
-	return i < len(body) && body[i] == '{' && validJSON(body)
+	i := jsonscan.SkipSpace(body, 0)
+	return i < len(body) && body[i] == '{' && jsonscan.Valid(body)
 }
 
 // decodeChat decodes the valid JSON object doc, naming paths from root (decode_path.go).
 func decodeChat(doc string, lim Limits, root string) (*ChatRequest, *apierr.Error) {
-	var room stackTopMembers
+	var room stackRequestMembers
 	top, ok := appendMembers(room[:0], doc, doc)
 	if !ok { // cannot happen for a valid body starting with '{'; answered as what it would be
 		return nil, errInvalidJSON()

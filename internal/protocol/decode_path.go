@@ -12,10 +12,11 @@ import (
 // message, and nothing else reads them: no check depends on a path. A request that decodes
 // cleanly, nearly every one, needs none, so the decoder first runs with its root path unnamed,
 // which joinPath and indexPath leave as it is at no cost, and only when that run finds a problem
-// runs again with named paths, to report the same problem with its place (decodeNamed). The two
-// runs take the same steps to the same first problem; FuzzDecodeChatRequest and
-// FuzzDecodeResponsesRequest compare them. Naming every member and element eagerly cost a short
-// chat 4 of its 16 allocations, and a tool round trip 31 of its 100 (TestDecodeAllocations).
+// runs again with named paths, to report the same problem with its place
+// (decodeWithPathsOnError). The two runs take the same steps to the same first problem;
+// FuzzDecodeChatRequest and FuzzDecodeResponsesRequest compare them. Naming every member and
+// element eagerly cost a clean request an allocation a path (TestDecodeAllocations holds the
+// count; the figures are in docs/performance.md).
 
 // The roots of the two runs. A named path never holds a NUL (joinPath turns a key's
 // non-printable characters into '?'), so the unnamed root cannot be taken for one.
@@ -24,10 +25,10 @@ const (
 	unnamedRoot = "\x00"
 )
 
-// decodeNamed runs decode with unnamed paths and, only if it finds a problem, again with named
-// ones, returning the named run's error. decode must decide alike whatever its root: a path may
+// decodeWithPathsOnError runs decode with unnamed paths and, only if it finds a problem, again
+// with named ones, returning the named run's error. decode must decide alike whatever its root: a path may
 // go into an error, never into a decision.
-func decodeNamed[R any](decode func(root string) (R, *apierr.Error)) (R, *apierr.Error) {
+func decodeWithPathsOnError[R any](decode func(root string) (R, *apierr.Error)) (R, *apierr.Error) {
 	r, e := decode(unnamedRoot)
 	if e == nil {
 		return r, nil

@@ -8,7 +8,7 @@ import (
 	"mockgateway/internal/apierr"
 )
 
-// checkRunsAgree holds decodeNamed's premise on body, for both dialects: the run with unnamed
+// checkRunsAgree holds decodeWithPathsOnError's premise on body, for both dialects: the run with unnamed
 // paths and the run with named ones reach the same verdict — the same request, or an error of
 // the same code — and the named run's param never holds the unnamed root.
 func checkRunsAgree(t *testing.T, body []byte) {
@@ -75,7 +75,7 @@ func TestDecodeNamedReportsTheNamedRun(t *testing.T) {
 		checkRunsAgree(t, []byte(tc.body))
 	}
 	runs := 0
-	_, e := decodeNamed(func(root string) (int, *apierr.Error) { runs++; return 1, nil })
+	_, e := decodeWithPathsOnError(func(root string) (int, *apierr.Error) { runs++; return 1, nil })
 	if e != nil || runs != 1 {
 		t.Errorf("a clean decode ran %d times", runs)
 	}

@@ -63,7 +63,7 @@ func DecodeResponsesRequest(body []byte, lim Limits) (*ChatRequest, *ResponseEch
 	}
 	doc := string(body) // as in DecodeChatRequest, the one copy every string is cut from
 	lim = lim.withDefaults()
-	d, e := decodeNamed(func(root string) (echoedRequest, *apierr.Error) { return decodeResponsesEchoed(doc, lim, root) })
+	d, e := decodeWithPathsOnError(func(root string) (echoedRequest, *apierr.Error) { return decodeResponsesEchoed(doc, lim, root) })
 	if e != nil {
 		return nil, nil, e
 	}
@@ -80,7 +80,7 @@ type echoedRequest struct {
 // (decode_path.go), and encodes the echo of a request it accepts from the same split of the top
 // level.
 func decodeResponsesEchoed(doc string, lim Limits, root string) (echoedRequest, *apierr.Error) {
-	var room stackTopMembers
+	var room stackRequestMembers
 	top, ok := appendMembers(room[:0], doc, doc)
 	if !ok {
 		return echoedRequest{}, errInvalidJSON()
@@ -132,7 +132,7 @@ func responsesTopField(c *responsesState, k, p, v string) (fieldClass, *apierr.E
 	case "max_tool_calls":
 		return noEffect, valid(asBoundedInt(p, v, 0, 1<<31-1))
 	case "text":
-		return supported, textObject.decode(&c.req.ResponseFormat, p, v)
+		return supported, c.text(p, v)
 
 	// Sampling and reasoning: a deterministic mock answers the same whatever they are.
 	case "temperature":

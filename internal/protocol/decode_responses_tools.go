@@ -15,7 +15,8 @@ var hostedTools = []string{
 	"local_shell", "shell", "custom", "tool_search", "apply_patch", "programmatic_tool_calling",
 }
 
-// readTools decodes tools into the function tools the mock may call, and counts the others.
+// readTools decodes tools into the function tools the mock may call, with their schemas'
+// patterns checked (schemapatterns.go), and counts the others.
 func (c *responsesState) readTools(path, v string) *apierr.Error {
 	var room stackElements
 	items, e := asArray(room[:0], path, v)
@@ -32,6 +33,12 @@ func (c *responsesState) readTools(path, v string) *apierr.Error {
 		if !function {
 			tools = tools[:len(tools)-1]
 			c.hostedTools++
+			continue
+		}
+		if t := &tools[len(tools)-1]; len(t.Parameters) > 0 {
+			if e := CheckSchemaPatterns(joinPath(indexPath(path, i), "parameters"), t.Parameters, c.lim.MaxRegexProgram); e != nil {
+				return e
+			}
 		}
 	}
 	if len(tools) > 0 {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"mockgateway/internal/apierr"
+	"mockgateway/internal/jsonscan"
 )
 
 // ---- JSON value helpers. Each returns an invalid_value error naming path on a wrong type. ----
@@ -16,7 +17,7 @@ import (
 // jsonKind is the first byte of a JSON value: '{', '[', '"', 't', 'f', 'n', or a number's first
 // character.
 func jsonKind[T text](v T) byte {
-	if i := skipSpace(v, 0); i < len(v) {
+	if i := jsonscan.SkipSpace(v, 0); i < len(v) {
 		return v[i]
 	}
 	return 0
@@ -29,7 +30,7 @@ func isJSONNull[T text](v T) bool { return string(trimJSONSpace(v)) == "null" }
 // trimJSONSpace cuts JSON whitespace from both ends of v. The splitters cut values without it;
 // a value a test hands in may have some.
 func trimJSONSpace[T text](v T) T {
-	i := skipSpace(v, 0)
+	i := jsonscan.SkipSpace(v, 0)
 	j := len(v)
 	for j > i {
 		switch v[j-1] {
@@ -78,7 +79,7 @@ func isArray(path, v string) *apierr.Error {
 }
 
 func asString(path, v string) (string, *apierr.Error) {
-	s, ok := unquote(trimJSONSpace(v))
+	s, ok := jsonscan.Unquote(trimJSONSpace(v))
 	if !ok {
 		return "", errType(path, "a string")
 	}
@@ -146,7 +147,7 @@ func asCompactObject(path, v string) (json.RawMessage, *apierr.Error) {
 	}
 	// v is valid JSON (the body was checked whole), so compacting cannot fail; a compact v costs
 	// the copy it needs anyway and one scan.
-	return json.RawMessage(appendCompact(make([]byte, 0, len(v)), v)), nil
+	return json.RawMessage(jsonscan.AppendCompact(make([]byte, 0, len(v)), v)), nil
 }
 
 func asRangedNumber(path, v string, lo, hi float64) (float64, *apierr.Error) {

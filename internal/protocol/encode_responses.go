@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"mockgateway/internal/jsonenc"
+	"mockgateway/internal/jsonscan"
 )
 
 // The Responses API's answer and stream events, appended by hand like the chat ones (encode.go):
@@ -370,7 +371,7 @@ func appendWithoutNullsTo(buf []byte, v string, levels int) []byte {
 	case levels > 0 && kind == '[':
 		return appendArrayWithoutNulls(buf, v, levels)
 	}
-	return appendCompact(buf, v)
+	return jsonscan.AppendCompact(buf, v)
 }
 
 func appendObjectWithoutNulls(buf []byte, v string, levels int) []byte {

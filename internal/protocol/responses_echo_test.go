@@ -76,26 +76,6 @@ func TestResponsesDecodeAllocations(t *testing.T) {
 	}
 }
 
-// FuzzAppendCompactMatchesEncodingJSON: appendCompact makes of a valid JSON value what
-// json.Compact makes of it.
-func FuzzAppendCompactMatchesEncodingJSON(f *testing.F) {
-	for _, s := range []string{`{ "a" : [ 1 , 2.5e3 , "x y\t" , null , true ] }`, " \"\\\" \\\\ \" ", "[\n]", `{"a":{"b":" "}}`, "\t0\r\n"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, v string) {
-		if !json.Valid([]byte(v)) {
-			return
-		}
-		var want bytes.Buffer
-		if err := json.Compact(&want, []byte(v)); err != nil {
-			t.Fatal(err)
-		}
-		if got := appendCompact([]byte("prefix"), trimJSONSpace(v)); string(got) != "prefix"+want.String() {
-			t.Fatalf("appendCompact(%q) = %q, json.Compact %q", v, got[len("prefix"):], want.Bytes())
-		}
-	})
-}
-
 // FuzzEchoAsBefore: the echo of any request the decoder accepts is what it was when the top level
 // was split a second time, from the body's bytes, and every member looked up in it (echoAsBefore,
 // the code before echoOf): the same bytes from one split and one pass.

@@ -4,10 +4,13 @@ import (
 	"iter"
 	"slices"
 	"strings"
+
+	"mockgateway/internal/jsonscan"
 )
 
-// This file splits JSON already validated (validJSON) into its parts without building maps or
-// copying values: the splitters only find boundaries. Results match encoding/json's exactly —
+// This file splits JSON already validated (jsonscan.Valid) into its parts without building maps
+// or copying values: the splitters only find boundaries, with the service's one scanner
+// (internal/jsonscan). Results match encoding/json's exactly —
 // duplicate keys resolve to the last, strings and keys are unescaped as encoding/json unescapes
 // them — and FuzzSplitMatchesEncodingJSON holds them to it.
 //
@@ -18,11 +21,12 @@ import (
 // the tests, which split raw JSON bytes to compare with encoding/json
 // (FuzzSplitMatchesEncodingJSON), split them with the same code.
 //
-// What it pays: BenchmarkDecodeChatRequest (scan_test.go) decodes a short chat in 3 allocations
-// where byte-slice splitting with a copy per string took 16, and in 40% of the time.
+// What it pays: TestDecodeAllocations (scan_test.go) holds a short chat to the copy of its body
+// and the request, where byte-slice splitting with a copy per string cost one a string;
+// BenchmarkDecodeChatRequest measures it (docs/performance.md).
 
 // text is what the splitters read: the decoder's string copy of a body, or raw JSON bytes.
-type text interface{ ~string | ~[]byte }
+type text = jsonscan.Text
 
 // member is one member of a JSON object: its unescaped key and its raw value, cut from the
 // object's text.
@@ -63,38 +67,38 @@ func (o members[T]) get(key string) (T, bool) {
 // from it, so that a key without escapes is a substring, not a copy. ok is false when v is not
 // an object.
 func appendMembers[T text](o members[T], v T, keys string) (_ members[T], ok bool) {
-	i := skipSpace(v, 0)
+	i := jsonscan.SkipSpace(v, 0)
 	if i >= len(v) || v[i] != '{' {
 		return nil, false
 	}
-	i = skipSpace(v, i+1)
+	i = jsonscan.SkipSpace(v, i+1)
 	if i < len(v) && v[i] == '}' {
 		return o, true
 	}
 	for i < len(v) && v[i] == '"' {
-		end := skipString(v, i)
-		key, ok := unquote(keys[i:end])
+		end := jsonscan.SkipString(v, i)
+		key, ok := jsonscan.Unquote(keys[i:end])
 		if !ok {
 			return nil, false
 		}
-		i = skipSpace(v, end)
+		i = jsonscan.SkipSpace(v, end)
 		if i >= len(v) || v[i] != ':' {
 			return nil, false
 		}
-		start := skipSpace(v, i+1)
-		end = skipValue(v, start)
+		start := jsonscan.SkipSpace(v, i+1)
+		end = jsonscan.SkipValue(v, start)
 		if end <= start {
 			return nil, false
 		}
 		o = append(o, member[T]{key: key, val: v[start:end]})
-		i = skipSpace(v, end)
+		i = jsonscan.SkipSpace(v, end)
 		if i < len(v) && v[i] == '}' {
 			return o.settle(), true
 		}
 		if i >= len(v) || v[i] != ',' {
 			return nil, false
 		}
-		i = skipSpace(v, i+1)
+		i = jsonscan.SkipSpace(v, i+1)
 	}
 	return nil, false
 }
@@ -103,8 +107,9 @@ func appendMembers[T text](o members[T], v T, keys string) (_ members[T], ok boo
 // tool, a tool call have two to five), declared by a caller of appendMembers on its own stack.
 type stackMembers [8]member[string]
 
-// stackTopMembers is room for the top-level members of all but the most elaborate requests.
-type stackTopMembers [topMembers]member[string]
+// stackRequestMembers is room for a request's top-level members (all but the most elaborate
+// requests'), declared by the decoder's entry on its own stack.
+type stackRequestMembers [topMembers]member[string]
 
 const topMembers = 16
 
@@ -130,28 +135,28 @@ func (o members[T]) settle() members[T] {
 // appendElements splits the valid JSON array v into its elements, appended to a (a buffer on the
 // caller's stack: stackElements). ok is false when v is not an array.
 func appendElements[T text](a []T, v T) (_ []T, ok bool) {
-	i := skipSpace(v, 0)
+	i := jsonscan.SkipSpace(v, 0)
 	if i >= len(v) || v[i] != '[' {
 		return nil, false
 	}
-	i = skipSpace(v, i+1)
+	i = jsonscan.SkipSpace(v, i+1)
 	if i < len(v) && v[i] == ']' {
 		return a, true
 	}
 	for i < len(v) {
-		end := skipValue(v, i)
+		end := jsonscan.SkipValue(v, i)
 		if end <= i {
 			return nil, false
 		}
 		a = append(a, v[i:end])
-		i = skipSpace(v, end)
+		i = jsonscan.SkipSpace(v, end)
 		if i < len(v) && v[i] == ']' {
 			return a, true
 		}
 		if i >= len(v) || v[i] != ',' {
 			return nil, false
 		}
-		i = skipSpace(v, i+1)
+		i = jsonscan.SkipSpace(v, i+1)
 	}
 	return nil, false
 }
@@ -159,84 +164,3 @@ func appendElements[T text](a []T, v T) (_ []T, ok bool) {
 // stackElements is room for the elements of most arrays a request has (its messages, a
 // message's parts, its tools), declared by a caller of appendElements on its own stack.
 type stackElements [8]string
-
-func skipSpace[T text](v T, i int) int {
-	for i < len(v) {
-		switch v[i] {
-		case ' ', '\t', '\r', '\n':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
-}
-
-// skipString returns the index just past the string literal starting at v[i] == '"'.
-func skipString[T text](v T, i int) int {
-	for j := i + 1; j < len(v); j++ {
-		switch v[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
-		}
-	}
-	return len(v)
-}
-
-// skipValue returns the index just past the value starting at v[i]; i itself when there is none.
-func skipValue[T text](v T, i int) int {
-	if i >= len(v) {
-		return i
-	}
-	switch v[i] {
-	case '"':
-		return skipString(v, i)
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(v); j++ {
-			switch v[j] {
-			case '"':
-				j = skipString(v, j) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return len(v)
-	case ',', ':', '}', ']':
-		return i
-	}
-	// A number or a literal runs to the next delimiter.
-	j := i
-	for j < len(v) {
-		switch v[j] {
-		case ',', '}', ']', ' ', '\t', '\r', '\n':
-			return j
-		}
-		j++
-	}
-	return j
-}
-
-// appendCompact appends the valid JSON value v without the whitespace between its tokens: what
-// json.Compact makes of it (FuzzAppendCompactMatchesEncodingJSON), without copying v into the
-// bytes json.Compact reads.
-func appendCompact(buf []byte, v string) []byte {
-	start := 0 // v[start:i] is yet to be appended
-	for i := 0; i < len(v); i++ {
-		switch v[i] {
-		case '"':
-			i = skipString(v, i) - 1
-		case ' ', '\t', '\r', '\n':
-			buf = append(buf, v[start:i]...)
-			start = i + 1
-		}
-	}
-	return append(buf, v[start:]...)
-}

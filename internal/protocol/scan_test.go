@@ -8,12 +8,15 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"mockgateway/internal/jsonscan"
 )
 
 // checkSplitMatches holds the splitters to encoding/json on one valid JSON value and, through
 // its members and elements, on everything nested in it: splitObject must give what unmarshalling
 // into map[string]json.RawMessage gives (nulls dropped, keys sorted), splitArray what
-// unmarshalling into []json.RawMessage gives, unquote what unmarshalling into a string gives.
+// unmarshalling into []json.RawMessage gives, jsonscan.Unquote what unmarshalling into a string
+// gives.
 func checkSplitMatches(t *testing.T, v []byte, depth int) {
 	t.Helper()
 	if depth > 64 {
@@ -61,10 +64,10 @@ func checkSplitMatches(t *testing.T, v []byte, depth int) {
 	if len(trimmed) > 0 && trimmed[0] == '"' {
 		var s string
 		sErr := json.Unmarshal(v, &s)
-		u, ok := unquote(trimmed)
-		us, oks := unquote(string(trimmed))
+		u, ok := jsonscan.Unquote(trimmed)
+		us, oks := jsonscan.Unquote(string(trimmed))
 		if (sErr == nil) != ok || u != s || ok != oks || us != s {
-			t.Fatalf("unquote(%q) = %q ok=%v (as a string %q ok=%v), encoding/json %q err=%v", v, u, ok, us, oks, s, sErr)
+			t.Fatalf("jsonscan.Unquote(%q) = %q ok=%v (as a string %q ok=%v), encoding/json %q err=%v", v, u, ok, us, oks, s, sErr)
 		}
 	}
 	checkStringSplitMatches(t, v)
@@ -204,4 +207,23 @@ func splitObject[T text](v T) (_ members[T], ok bool) {
 // splitArray splits a valid JSON array into its elements (ok false when v is not one).
 func splitArray[T text](v T) (_ []T, ok bool) {
 	return appendElements(make([]T, 0, 4), v)
+}
+
+// BenchmarkValidJSON is the decoder's check of a whole body (BenchmarkDecodeChatRequest's tool
+// round trip), by encoding/json and by jsonscan.Valid.
+func BenchmarkValidJSON(b *testing.B) {
+	body := []byte(benchBodies["tools"])
+	for _, v := range []struct {
+		name  string
+		valid func([]byte) bool
+	}{{"encoding-json", json.Valid}, {"validJSON", jsonscan.Valid}} {
+		b.Run(v.name, func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				if !v.valid(body) {
+					b.Fatal("invalid")
+				}
+			}
+		})
+	}
 }

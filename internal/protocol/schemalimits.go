@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"mockgateway/internal/apierr"
+	"mockgateway/internal/jsonscan"
 )
 
 // Structured Outputs' limits on a schema, as OpenAI's guide documents them ("Supported
@@ -134,11 +135,12 @@ func keyword(quoted []byte) []byte {
 	if len(quoted) >= 2 && bytes.IndexByte(quoted, '\\') < 0 {
 		return quoted[1 : len(quoted)-1]
 	}
-	s, _ := unquote(quoted)
+	s, _ := jsonscan.Unquote(quoted)
 	return []byte(s)
 }
 
-// firstByte is the first byte of a value cut by skipValue (which starts at no space): its kind.
+// firstByte is the first byte of a value cut by jsonscan.SkipValue (which starts at no space):
+// its kind.
 func firstByte(v []byte) byte {
 	if len(v) == 0 {
 		return 0
@@ -185,47 +187,47 @@ func valueChars(v []byte) int {
 // document order; anything but an object calls nothing. It loops rather than recursing, so a
 // value nested ten thousand deep is skipped, not descended.
 func eachMember(v []byte, f func(name, val []byte)) {
-	i := skipSpace(v, 0)
+	i := jsonscan.SkipSpace(v, 0)
 	if i >= len(v) || v[i] != '{' {
 		return
 	}
-	for i = skipSpace(v, i+1); i < len(v) && v[i] == '"'; {
-		end := skipString(v, i)
+	for i = jsonscan.SkipSpace(v, i+1); i < len(v) && v[i] == '"'; {
+		end := jsonscan.SkipString(v, i)
 		name := v[i:end]
-		i = skipSpace(v, end)
+		i = jsonscan.SkipSpace(v, end)
 		if i >= len(v) || v[i] != ':' {
 			return
 		}
-		start := skipSpace(v, i+1)
-		end = skipValue(v, start)
+		start := jsonscan.SkipSpace(v, i+1)
+		end = jsonscan.SkipValue(v, start)
 		if end <= start {
 			return
 		}
 		f(name, v[start:end])
-		i = skipSpace(v, end)
+		i = jsonscan.SkipSpace(v, end)
 		if i >= len(v) || v[i] != ',' {
 			return
 		}
-		i = skipSpace(v, i+1)
+		i = jsonscan.SkipSpace(v, i+1)
 	}
 }
 
 // eachElement calls f with each element of a JSON array; anything but an array calls nothing.
 func eachElement(v []byte, f func(elem []byte)) {
-	i := skipSpace(v, 0)
+	i := jsonscan.SkipSpace(v, 0)
 	if i >= len(v) || v[i] != '[' {
 		return
 	}
-	for i = skipSpace(v, i+1); i < len(v) && v[i] != ']'; {
-		end := skipValue(v, i)
+	for i = jsonscan.SkipSpace(v, i+1); i < len(v) && v[i] != ']'; {
+		end := jsonscan.SkipValue(v, i)
 		if end <= i {
 			return
 		}
 		f(v[i:end])
-		i = skipSpace(v, end)
+		i = jsonscan.SkipSpace(v, end)
 		if i >= len(v) || v[i] != ',' {
 			return
 		}
-		i = skipSpace(v, i+1)
+		i = jsonscan.SkipSpace(v, i+1)
 	}
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"net/http"
 
 	"mockgateway/internal/apierr"
@@ -12,24 +13,38 @@ import (
 
 // script finds the fixture that answers the request (docs/fixtures.md), or nil when the model's
 // own generated answer does. A strict miss is 400 no_fixture_match; a fixture whose reply does
-// not fit the request (a tool it did not offer, arguments or content outside its schema) is
-// 400 fixture_mismatch — so SDKs do not retry either.
+// not fit the request (a tool it did not offer, arguments or content outside its schema), or
+// whose regexes the request's budget cannot cover, is 400 fixture_mismatch — so SDKs do not
+// retry either. A client that leaves meanwhile stops the matching: errClientLeft, and nothing
+// is written.
 //
 //go:noinline
 func (h *chatHandler) script(r *http.Request, req *protocol.ChatRequest, rec *observability.Record) (*fixtures.Hit, error) {
-	hit, ok, miss := h.fixtures.Match(fixtures.Query{Request: req, Header: r.Header, Scope: rec.Scope})
+	hit, ok, miss := h.fixtures.Match(fixtures.Query{Request: req, Header: r.Header, Scope: rec.Scope, Context: r.Context()})
 	if miss != nil {
-		return nil, fixtureError(miss.AsError())
+		return nil, scriptError(rec, miss.AsError())
 	}
 	if !ok {
 		return nil, nil
 	}
 	if e := h.fixtures.Check(hit, req); e != nil {
-		return nil, fixtureError(e)
+		return nil, scriptError(rec, e)
 	}
 	rec.Fixture = hit.Name
 	h.metrics.ObserveFixture(hit.Label)
 	return &hit, nil
+}
+
+// errClientLeft says the client left while fixtures were matched: there is no one to answer.
+var errClientLeft = errors.New("the client left")
+
+// scriptError is fixtureError, or errClientLeft (recorded as 499) when the client has left.
+func scriptError(rec *observability.Record, e *fixtures.Error) error {
+	if e.Code == fixtures.CodeClientGone {
+		rec.Status = observability.StatusClientClosed
+		return errClientLeft
+	}
+	return fixtureError(e)
 }
 
 // fixtureError is a fixtures error in the contract's envelope. Its message names fixtures,

@@ -59,7 +59,7 @@ func newChatHandler(d Deps, dl dialect) http.Handler {
 	h := &chatHandler{
 		dialect:          dl,
 		catalog:          d.Catalog,
-		limits:           protocol.Limits{MaxTokensCeiling: d.Config.MaxTokens, MaxChoices: d.Config.MaxChoices},
+		limits:           protocol.Limits{MaxTokensCeiling: d.Config.MaxTokens, MaxChoices: d.Config.MaxChoices, MaxRegexProgram: d.Config.MaxRegexProgram},
 		maxBody:          d.Config.MaxBodyBytes,
 		tokenCeiling:     d.Config.MaxTokens,
 		maxResponseBytes: d.Config.MaxResponseBytes,
@@ -107,7 +107,9 @@ func (h *chatHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	hit, err := h.script(r, req, rec)
 	if err != nil {
-		writeError(w, r, err)
+		if err != errClientLeft { // no one to answer
+			writeError(w, r, err)
+		}
 		return
 	}
 	sim, err := h.sim.decide(r, model, facts.seed, hit)

@@ -14,7 +14,7 @@ import (
 )
 
 // The control surface /_mock/* (docs/fixtures.md) is the mock's own, not OpenAI's: fixtures
-// for one scope, dropping a scope, and the call journal. It answers in the same envelope, is
+// for one scope (added, listed, dropped), dropping a scope, and the call journal. It answers in the same envelope, is
 // traced, measured and logged like every route, and is guarded by the local key when one is set.
 
 // keyGuard checks the local key, when one is set, then serves the request.
@@ -118,6 +118,30 @@ func handleListFixtures(store *fixtures.Store) http.Handler {
 			list.Data = append(list.Data, fixtureInfo{Name: f.Name, Origin: f.Origin.String(), Priority: f.Priority, Hits: f.Hits, Conditions: conds})
 		}
 		encodeJSON(w, http.StatusOK, list)
+	})
+}
+
+type fixturesDeleted struct {
+	Object  string `json:"object"` // "fixtures.deleted"
+	Scope   string `json:"scope"`
+	Deleted bool   `json:"deleted"`
+}
+
+// handleDeleteFixtures serves DELETE /_mock/fixtures: the runtime fixtures of the scope named by
+// ?scope= or x-mock-scope — the unscoped ones when neither names one — go, with the scope's
+// reply counters and attempt counts; its journal stays (DELETE /_mock/scopes/{scope} drops that
+// too). It is the one way to drop the unscoped fixtures, which no path can name.
+func handleDeleteFixtures(store *fixtures.Store, attempts *simulation.AttemptCounter) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scope, ok := scopeParam(w, r)
+		if !ok {
+			return
+		}
+		deleted := store.DropScope(scope)
+		if attempts.DropScope(scope) {
+			deleted = true
+		}
+		encodeJSON(w, http.StatusOK, fixturesDeleted{Object: "fixtures.deleted", Scope: scope, Deleted: deleted})
 	})
 }
 

@@ -82,6 +82,7 @@ func conformMockControl(t *testing.T, d *apiDoc, do func(*harness, string, strin
 		{"GET", "/_mock/fixtures", ""},
 		{"GET", "/_mock/journal", ""},
 		{"DELETE", "/_mock/scopes/" + scope, ""},
+		{"DELETE", "/_mock/fixtures", ""},
 	} {
 		rr := do(j, r.method, r.path, r.body, "X-Mock-Scope", "not a scope/..")
 		expect(rr, http.StatusBadRequest, `"code":"invalid_simulation_header"`, `"param":"X-Mock-Scope"`)
@@ -137,6 +138,10 @@ func conformMockControl(t *testing.T, d *apiDoc, do func(*harness, string, strin
 	expect(do(j, "DELETE", "/_mock/scopes/"+scope, ""), http.StatusOK, `"deleted":false`)
 	expect(do(j, "GET", "/_mock/journal", "", in...), http.StatusOK, `"data":[]`)
 	expect(do(j, "DELETE", "/_mock/scopes/not%20a%20scope", ""), http.StatusBadRequest, `"code":"invalid_value"`, `"param":"scope"`)
+	expect(do(j, "DELETE", "/_mock/fixtures", "", "X-Mock-Scope", "oa-strict"), http.StatusOK, `"object":"fixtures.deleted"`, `"scope":"oa-strict"`, `"deleted":true`)
+	expect(do(j, "DELETE", "/_mock/fixtures?scope=oa-strict", ""), http.StatusOK, `"deleted":false`)
+	expect(do(j, "DELETE", "/_mock/fixtures", ""), http.StatusOK, `"scope":""`)
+	expect(do(j, "DELETE", "/_mock/fixtures?scope=not+a+scope", ""), http.StatusBadRequest, `"code":"invalid_value"`, `"param":"scope"`)
 
 	// With a local key, /_mock/* needs it too, before anything else.
 	keyed := newHarness(t, func(dd *Deps) {
@@ -147,6 +152,7 @@ func conformMockControl(t *testing.T, d *apiDoc, do func(*harness, string, strin
 	expect(do(keyed, "GET", "/_mock/fixtures", "", "Authorization", "Bearer wrong"), http.StatusUnauthorized, `"code":"invalid_api_key"`)
 	expect(do(keyed, "GET", "/_mock/journal", ""), http.StatusUnauthorized)
 	expect(do(keyed, "DELETE", "/_mock/scopes/x", ""), http.StatusUnauthorized)
+	expect(do(keyed, "DELETE", "/_mock/fixtures", ""), http.StatusUnauthorized)
 	expect(do(keyed, "POST", "/_mock/fixtures", `{"fixtures":[{"name":"k","reply":{"content":"k"}}]}`, "Authorization", "Bearer local-key", "X-Mock-Scope", "k"), http.StatusOK)
 	expect(do(keyed, "POST", chatPath, chatBody("mock-echo", ""), "Authorization", "Bearer local-key", "X-Mock-Scope", "k"), http.StatusOK, `"content":"k"`)
 	expect(do(keyed, "GET", "/_mock/journal?scope=k", "", "Authorization", "Bearer local-key"), http.StatusOK, `"fixture":"k"`)

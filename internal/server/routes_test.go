@@ -24,7 +24,7 @@ func TestDispatchServesAsTheRouter(t *testing.T) {
 		{"GET", "/v1/models/mock-chat", ""}, {"GET", "/v1/models/no-such-model", ""}, {"POST", "/v1/models", "{}"},
 		{"POST", chatPath, chatBody("mock-chat", "")}, {"GET", chatPath, ""}, {"POST", chatPath, "{"},
 		{"POST", "/v1/responses", responsesBody("mock-chat", "")}, {"GET", "/v1/responses/resp_1", ""},
-		{"GET", "/_mock/journal", ""}, {"GET", "/_mock/fixtures", ""}, {"DELETE", "/_mock/scopes/s1", ""},
+		{"GET", "/_mock/journal", ""}, {"GET", "/_mock/fixtures", ""}, {"DELETE", "/_mock/scopes/s1", ""}, {"DELETE", "/_mock/fixtures", ""},
 		{"GET", "/openapi.json", ""}, {"GET", "/", ""}, {"GET", "/console/", ""}, {"GET", "/metrics", ""},
 		{"GET", "/debug/traces", ""}, {"POST", "/v1/embeddings", "{}"}, {"GET", "/v1/files/file_1", ""},
 		{"GET", "/nowhere", ""}, {"GET", "//v1/models", ""}, {"GET", "/v1/models/", ""}, {"PUT", "/health", ""},

@@ -27,15 +27,15 @@ func FuzzSSEWriter(f *testing.F) {
 			{Index: 1, ToolCalls: []generate.ToolCall{{ID: "call_x", Name: "f", Arguments: generate.PiecesOf(a1, a2)}}, FinishReason: "tool_calls"},
 		}}
 		rr := httptest.NewRecorder()
-		s := newSSE(rr, &chatCall{ID: "chatcmpl-x", Model: model, IncludeUsage: usage})
+		s := newSSEWriter(rr, &chatCall{ID: "chatcmpl-x", Model: model, IncludeUsage: usage})
 		fs := framesOf(res)
 		for fr, ok := fs.next(); ok; fr, ok = fs.next() {
-			s.holdFrame(fr)
+			s.appendChunk(fr)
 		}
 		if usage {
-			s.usage(protocol.NewUsage(1, 4))
+			s.appendUsage(protocol.NewUsage(1, 4))
 		}
-		if err := s.done(); err != nil {
+		if err := s.writeFinal(); err != nil {
 			t.Fatal(err)
 		}
 

@@ -36,7 +36,7 @@ func TestParkedStreamStack(t *testing.T) {
 		parkedStreamStack(t, "/v1/responses", `{"model":"mock-long","stream":true,"input":"hi"}`)
 	})
 	// Content parts and a tool's round trip, as SDKs send them: the deepest decoding of each
-	// dialect (a Responses stream with a content part once held 20 KB).
+	// dialect (a Responses stream with a content part once held a doubled stack).
 	t.Run("chat parts and tool round trip", func(t *testing.T) {
 		parkedStreamStack(t, chatPath, `{"model":"mock-long","stream":true,"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]},`+
 			`{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},`+
@@ -131,8 +131,8 @@ func parkedStreamStackOn(t *testing.T, cat *catalog.Catalog, path, body string) 
 // instant stream (it never pauses) whose client does not read, so the handler waits in a write
 // for up to --write-timeout, as long as a slow reader keeps it there. Such a stream parks in
 // the write, deep in the chunk loop, so its stack must be as small as a paused stream's: a
-// change that wrote the response headers from inside the loop (net/http formats them in a frame
-// of almost 3 KB) doubled it, 10 → 18.5 KB a stream, with every other test passing.
+// change that wrote the response headers from inside the loop (net/http formats them in a deep
+// frame) doubled it, with every other test passing (docs/performance-history.md).
 func TestBlockedStreamStack(t *testing.T) {
 	if testing.Short() {
 		t.Skip("opens 200 streams per dialect")

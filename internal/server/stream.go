@@ -13,6 +13,67 @@ import (
 	"mockgateway/observability"
 )
 
+// The stream path: a chat completion with "stream": true, or a Responses API call with it, from
+// the handler's call of streamChat to the last byte. Five files:
+//
+//	stream.go            the states below and the functions that move a stream between them
+//	stream_frames.go     what a chat stream sends: frames made one at a time from the result
+//	stream_responses.go  what a Responses stream sends: its events, a step at a time
+//	stream_sse.go        sseWriter: appending frames to one buffer, and the one writer of it
+//	stream_pace.go       pacer (pauses, the clock, the checks for an end) and writeDeadline
+//
+// # The contract
+//
+// streamChat is called once per request, after decoding and generation (c.Result may be lazy:
+// generate.Prepare). It writes the status, the headers and every frame itself; the handler
+// must not touch w afterwards. It returns only when the stream is over, having recorded exactly
+// one terminal outcome (telemetry.End) and the completion tokens the client was sent. No pause
+// goes past --stream-timeout and no write waits longer than --write-timeout (the error frame
+// that ends a stream early has endGrace of its own).
+//
+// Code in these files may rely on, and must keep:
+//
+//   - Frames are appended to sseWriter.buf (appendFrame, appendChunk, appendUsage, appendError;
+//     commitEvent for a Responses event) and reach the connection only through writePending
+//     (flushPending, writeFinal). Writing to w directly skips the write deadline and the
+//     counters.
+//   - Nothing pending waits: before any real delay, waitLatency flushes what is pending
+//     (TestStreamWrites). A token waits only until the next token is due (betweenTokens).
+//   - pacer.pause is the one place a stream waits or looks at the client, the drain and the
+//     stream's deadline. A new wait elsewhere escapes all three.
+//   - The counters: pendingLen and pendingTokens (what buf holds, not yet written), tokensSent
+//     (tokens written: the usage a stream cut short reports), eventSeq (a Responses event's
+//     sequence_number), and telemetry.Chunks() (frames made, which a simulated fault counts).
+//   - The goroutine parks in the chunk loop for the whole stream, so the loop keeps a short
+//     stack and allocates nothing per token (TestParkedStreamStack, TestBlockedStreamStack,
+//     TestToolCallFramesAllocateNothing): the work around the loop is split into calls whose
+//     frames are gone while it waits (openStream, endEarly and settle are kept out of line).
+//
+// # States
+//
+//	            openStream
+//	                │  headers set, nothing written
+//	                ▼
+//	             opened ──waitLatency(first-chunk delay > 0)──► flushPending: headers out
+//	                │                                                      │
+//	                │ instant: chunksToFirstToken / eventsToFirstToken     │
+//	                │ append the frames up to the first token              │
+//	                ▼                                                      │
+//	          flushPending: headers (+ those frames) in one write ◄────────┘
+//	                │
+//	                ▼
+//	            streaming ◄──┐   runChunks (chat) / runEvents (Responses), per frame:
+//	                │        │   beforeFrame: betweenTokens (flushPending, waitLatency)
+//	                │        │   and strikeFault; then appendChunk / commitEvent
+//	                │        └── next frame
+//	                │
+//	   last frame   ▼                        errStreamEnded from any state above
+//	           writeFinal ──► completed      ──► endEarly: an error frame and [DONE], a cut
+//	   ([DONE] unflushed; net/http           connection, or nothing (the client is gone);
+//	    writes it with the response's end)   outcome timed_out, aborted or client_disconnected
+//
+// Both ends call recordAnswer, which settles a lazy answer's finish reason.
+
 // errStreamEnded is why the stream stopped before completing, and what the client is told.
 type errStreamEnded struct {
 	outcome string
@@ -23,53 +84,51 @@ type errStreamEnded struct {
 
 func (e errStreamEnded) Error() string { return "stream ended: " + e.outcome }
 
-// streamChat writes the stream, chat chunks or a Responses API stream's events. Every exit records exactly one terminal outcome: completed,
-// client_disconnected (the client went away: generation stops at once), timed_out (the stream
-// ran past --stream-timeout: an error frame then [DONE]; or the client stopped reading and a
-// write did not go out in time: the connection is cut, error_code request_timeout), or aborted
+// streamChat writes the stream, chat chunks or a Responses API stream's events (the states
+// above). Every exit records exactly one terminal outcome: completed, client_disconnected (the
+// client went away: generation stops at once), timed_out (the stream ran past
+// --stream-timeout: an error frame then [DONE]; or the client stopped reading and a write did
+// not go out in time: the connection is cut, error_code request_timeout), or aborted
 // (shutdown's drain deadline passed — a shutting_down error frame then [DONE] — or a simulated
 // mid-stream fault struck).
-//
-// The goroutine parks here between chunks for as long as the stream lasts, so the work is split
-// into calls whose frames are gone while it waits: openStream, lead, the chunk loop (run or runEvents), end.
 func streamChat(ctx context.Context, w http.ResponseWriter, c *chatCall) {
 	st := openStream(ctx, w, c)
 	w.WriteHeader(http.StatusOK)
 	// The headers go from this short stack, before the chunk loop: net/http writes them from a
-	// frame of almost 3 KB, which from inside the loop would double the stack of every stream
-	// parked in a pause or in a write its client is slow to take (TestParkedStreamStack,
-	// TestBlockedStreamStack). They go before the first-chunk latency (wait writes them), and
-	// before the error frame of a stream that ends at once; a stream that never waits sends
-	// them with its frames (or events) up to its first token (lead): one write fewer
+	// deep frame, which from inside the loop would double the stack of every stream parked in
+	// a pause or in a write its client is slow to take (TestParkedStreamStack,
+	// TestBlockedStreamStack). They go before the first-chunk latency (waitLatency writes
+	// them), and before the error frame of a stream that ends at once; a stream that never
+	// waits sends them with its frames (or events) up to its first token: one write fewer
 	// (TestStreamWrites).
-	err := st.wait(c.Timings.First())
+	err := st.waitLatency(c.Timings.First())
 	if err == nil && c.Timings.Instant() {
-		if st.events {
-			err = st.leadEvents(ctx)
+		if st.responsesAPI {
+			err = st.eventsToFirstToken(ctx)
 		} else {
-			err = st.lead(ctx, c)
+			err = st.chunksToFirstToken(ctx, c)
 		}
 	}
-	if werr := st.writeHeld(); err == nil && werr != nil { // when err is set, end writes why
+	if werr := st.flushPending(); err == nil && werr != nil { // when err is set, endEarly writes why
 		err = writeFailed(werr)
 	}
-	if err == nil && st.events {
+	if err == nil && st.responsesAPI {
 		err = st.runEvents(ctx, c) // the Responses API (stream_responses.go)
 	} else if err == nil {
-		err = st.run(ctx, c)
+		err = st.runChunks(ctx, c)
 	}
 	if err != nil {
-		st.end(w, c, err)
+		st.endEarly(w, c, err)
 		return
 	}
-	st.account(c)
-	st.life.End(observability.OutcomeCompleted)
+	st.recordAnswer(c)
+	st.telemetry.End(observability.OutcomeCompleted)
 }
 
-// account gives the record the tokens the stream sent and the answer's finish reason, once its
-// last write is done: a stream that ends early may still write the token it held (end).
-func (st *stream) account(c *chatCall) {
-	st.rec.CompletionTokens = st.sent
+// recordAnswer gives the record the tokens the stream sent and the answer's finish reason, once
+// its last write is done: a stream that ends early may still write the token it held (endEarly).
+func (st *stream) recordAnswer(c *chatCall) {
+	st.rec.CompletionTokens = st.tokensSent
 	settle(c, st.rec)
 }
 
@@ -89,30 +148,31 @@ func settle(c *chatCall, rec *observability.Record) {
 
 // stream is one SSE response in progress.
 type stream struct {
-	*sse
-	frames *frames     // a chat stream's, pulled by lead and run
-	ev     *respEvents // a Responses stream's, pulled by leadEvents and runEvents
-	rec    *observability.Record
-	life   *observability.StreamTelemetry
-	fired  bool // the mid-stream fault has struck
+	*sseWriter
+	frames     *frames     // a chat stream's, pulled by chunksToFirstToken and runChunks
+	ev         *respEvents // a Responses stream's, pulled by eventsToFirstToken and runEvents
+	rec        *observability.Record
+	telemetry  *observability.StreamTelemetry // the stream's metrics and span events; counts the chunks
+	faultFired bool                           // the simulated mid-stream fault has struck
 }
 
 // openStream prepares the stream and its headers. streamChat sends them at once: net/http
-// writes them from a call with a frame of almost 3 KB, and the fewer frames below it the better.
+// writes them from a deep frame, and the fewer frames below it the better
+// (TestParkedStreamStack).
 //
 //go:noinline
 func openStream(ctx context.Context, w http.ResponseWriter, c *chatCall) *stream {
 	rec := observability.RecordFrom(ctx)
 	st := &stream{
-		sse:  newSSE(w, c),
-		rec:  rec,
-		life: observability.StartStreamTelemetry(ctx, c.h.metrics, c.Span, rec.Model, rec.Start),
+		sseWriter: newSSEWriter(w, c),
+		rec:       rec,
+		telemetry: observability.StartStreamTelemetry(ctx, c.h.metrics, c.Span, rec.Model, rec.Start),
 	}
-	st.deadline = rec.Start.Add(c.h.streamTimeout)
-	st.gone, st.abort = ctx.Done(), c.h.drain.Aborted()
-	st.timeout, st.until = c.h.writeTimeout, st.deadline
-	st.events = c.Echo != nil // a Responses API stream
-	if st.events {
+	st.pace.streamDeadline = rec.Start.Add(c.h.streamTimeout)
+	st.pace.clientGone, st.pace.drainAborted = ctx.Done(), c.h.drain.Aborted()
+	st.writes.timeout, st.writes.until = c.h.writeTimeout, st.pace.streamDeadline
+	st.responsesAPI = c.Echo != nil // a Responses API stream
+	if st.responsesAPI {
 		st.ev = newRespEvents(c)
 	} else {
 		st.frames = framesOf(c.Result)
@@ -131,39 +191,39 @@ var (
 	noBuffering       = []string{"no"}
 )
 
-// run writes the chunks, the usage chunk and [DONE], pausing as the timings say. It returns nil
-// when the stream completed, or why it stopped.
-func (st *stream) run(ctx context.Context, c *chatCall) error {
+// runChunks writes a chat stream's chunks, the usage chunk and [DONE], pausing as the timings
+// say. It returns nil when the stream completed, or why it stopped.
+func (st *stream) runChunks(ctx context.Context, c *chatCall) error {
 	for f, ok := st.frames.next(); ok; f, ok = st.frames.next() {
-		if err := st.before(ctx, c, f); err != nil {
+		if err := st.beforeFrame(ctx, c, f); err != nil {
 			return err
 		}
-		st.holdFrame(f)
-		st.life.Chunk()
+		st.appendChunk(f)
+		st.telemetry.Chunk()
 	}
-	if err := st.strike(ctx, c, true); err != nil { // a stream shorter than after= fails at its end
+	if err := st.strikeFault(ctx, c, true); err != nil { // a stream shorter than after= fails at its end
 		return err
 	}
 	if c.IncludeUsage {
 		c.Result.Settle() // every choice was read to its end: this only sums their tokens
-		st.usage(protocol.NewUsage(c.Result.PromptTokens, c.Result.CompletionTokens))
-		st.life.Chunk()
+		st.appendUsage(protocol.NewUsage(c.Result.PromptTokens, c.Result.CompletionTokens))
+		st.telemetry.Chunk()
 	}
-	if err := st.done(); err != nil {
+	if err := st.writeFinal(); err != nil {
 		return writeFailed(err)
 	}
 	return nil
 }
 
-// lead holds the frames of a stream that never waits up to its first token, for streamChat to
-// write with the headers.
-func (st *stream) lead(ctx context.Context, c *chatCall) error {
+// chunksToFirstToken appends the frames of a chat stream that never waits, up to its first
+// token, for streamChat to write with the headers; runChunks goes on from there.
+func (st *stream) chunksToFirstToken(ctx context.Context, c *chatCall) error {
 	for f, ok := st.frames.next(); ok; f, ok = st.frames.next() {
-		if err := st.before(ctx, c, f); err != nil {
+		if err := st.beforeFrame(ctx, c, f); err != nil {
 			return err
 		}
-		st.holdFrame(f)
-		st.life.Chunk()
+		st.appendChunk(f)
+		st.telemetry.Chunk()
 		if f.token {
 			return nil
 		}
@@ -171,49 +231,49 @@ func (st *stream) lead(ctx context.Context, c *chatCall) error {
 	return nil
 }
 
-// before is what comes before a frame: tick before each token but a first frame, and the
-// simulated mid-stream fault when its chunk count is reached.
-func (st *stream) before(ctx context.Context, c *chatCall, f frame) error {
-	if f.token && st.life.Chunks() > 0 {
-		if err := st.tick(c); err != nil {
+// beforeFrame is what comes before a frame: betweenTokens before each token but a first frame,
+// and the simulated mid-stream fault when its chunk count is reached.
+func (st *stream) beforeFrame(ctx context.Context, c *chatCall, f frame) error {
+	if f.token && st.telemetry.Chunks() > 0 {
+		if err := st.betweenTokens(c); err != nil {
 			return err
 		}
 	}
-	return st.strike(ctx, c, false)
+	return st.strikeFault(ctx, c, false)
 }
 
-// tick comes before a token: the token held goes out, and then the between-chunk latency. A
-// token is held only until the next is due, so none waits with a delay, and the last goes out
-// with the frames that end the stream (the finish and usage chunks, [DONE]; a Responses
+// betweenTokens comes before a token: the pending token goes out, and then the between-chunk
+// latency. A token is pending only until the next is due, so none waits with a delay, and the
+// last goes out with the frames that end the stream (the finish and usage chunks, [DONE]; a Responses
 // stream's closing events) rather than a write before them (TestStreamWrites).
-func (st *stream) tick(c *chatCall) error {
-	if st.heldTokens > 0 {
-		if err := st.writeHeld(); err != nil {
+func (st *stream) betweenTokens(c *chatCall) error {
+	if st.pendingTokens > 0 {
+		if err := st.flushPending(); err != nil {
 			return writeFailed(err)
 		}
 	}
-	return st.wait(c.Timings.Next())
+	return st.waitLatency(c.Timings.Next())
 }
 
-// wait waits a simulated delay. Before a real one, the frames held go out (and the headers, the
-// first time): nothing waits with the delay.
-func (st *stream) wait(delay time.Duration) error {
+// waitLatency waits a simulated delay (pacer.pause). Before a real one, the pending frames go
+// out (and the headers, the first time): nothing waits with the delay.
+func (st *stream) waitLatency(delay time.Duration) error {
 	if delay > 0 {
-		if err := st.writeHeld(); err != nil {
+		if err := st.flushPending(); err != nil {
 			return writeFailed(err)
 		}
 	}
-	return st.pause(delay)
+	return st.pace.pause(delay)
 }
 
-// strike fires the simulated mid-stream fault, if any, once its chunk count is reached (or at
-// the end, when force is set).
-func (st *stream) strike(ctx context.Context, c *chatCall, force bool) error {
+// strikeFault fires the simulated mid-stream fault, if any, once its chunk count is reached (or
+// at the end, when force is set).
+func (st *stream) strikeFault(ctx context.Context, c *chatCall, force bool) error {
 	f := c.Fault
-	if f == nil || st.fired || (!force && st.life.Chunks() < f.After) {
+	if f == nil || st.faultFired || (!force && st.telemetry.Chunks() < f.After) {
 		return nil
 	}
-	st.fired = true
+	st.faultFired = true
 	recordFault(ctx, c.Span, c.h.metrics, st.rec.Model, f.Kind)
 	if f.Kind == simulation.StreamCut {
 		return errStreamEnded{outcome: observability.OutcomeAborted, cut: true}
@@ -222,23 +282,23 @@ func (st *stream) strike(ctx context.Context, c *chatCall, force bool) error {
 		"Simulated mid-stream error: this mock was asked to fail this stream after some chunks. Nothing real failed.")}
 }
 
-// end finishes a stream that stopped before completing: the error frame and [DONE] when the
-// client is still there, a dropped connection for a simulated cut, and the terminal outcome.
+// endEarly finishes a stream that stopped before completing: the error frame and [DONE] when
+// the client is still there, a dropped connection for a simulated cut, and the terminal outcome.
 //
 //go:noinline
-func (st *stream) end(w http.ResponseWriter, c *chatCall, err error) {
+func (st *stream) endEarly(w http.ResponseWriter, c *chatCall, err error) {
 	var ended errStreamEnded
 	if !errors.As(err, &ended) {
-		st.account(c)
-		st.life.End(observability.OutcomeAborted)
+		st.recordAnswer(c)
+		st.telemetry.End(observability.OutcomeAborted)
 		return
 	}
 	switch {
 	case ended.cut:
-		_ = st.writeHeld() // the frames counted as chunks go out before the cut
+		_ = st.flushPending() // the frames counted as chunks go out before the cut
 		// Recorded first: cutting may end the handler (net/http's abort panic, over HTTP/2).
-		st.account(c)
-		st.life.End(ended.outcome)
+		st.recordAnswer(c)
+		st.telemetry.End(ended.outcome)
 		cutConnection(w)
 		return
 	case ended.stalled:
@@ -253,14 +313,14 @@ func (st *stream) end(w http.ResponseWriter, c *chatCall, err error) {
 		st.rec.SetError(string(ended.frame.Code))
 		// The client is still there: give it the error frame and [DONE], with time of its
 		// own, since the stream deadline may be what ended it.
-		st.now = st.clock() // the reading the write deadline starts from
-		st.until = st.now.Add(endGrace)
-		if st.errorFrame(ended.frame) == nil {
-			_ = st.done()
+		st.pace.lastReading = st.pace.clock() // the reading the write deadline starts from
+		st.writes.until = st.pace.lastReading.Add(endGrace)
+		if st.appendError(ended.frame) == nil {
+			_ = st.writeFinal()
 		}
 	}
-	st.account(c)
-	st.life.End(ended.outcome)
+	st.recordAnswer(c)
+	st.telemetry.End(ended.outcome)
 }
 
 // endGrace is how long the error frame and [DONE] that end a stream early may take to write.

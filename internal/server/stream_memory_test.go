@@ -28,14 +28,14 @@ import (
 // streamBytes is the stream a result makes, frame for frame, usage chunk included.
 func streamBytes(t testing.TB, res generate.Result) []byte {
 	rr := httptest.NewRecorder()
-	s := newSSE(rr, &chatCall{ID: "chatcmpl-x", Created: 1, Model: &catalog.Model{ID: "mock-chat"}, IncludeUsage: true})
+	s := newSSEWriter(rr, &chatCall{ID: "chatcmpl-x", Created: 1, Model: &catalog.Model{ID: "mock-chat"}, IncludeUsage: true})
 	fs := framesOf(res)
 	for f, ok := fs.next(); ok; f, ok = fs.next() {
-		s.holdFrame(f)
+		s.appendChunk(f)
 	}
 	res.Settle()
-	s.usage(protocol.NewUsage(res.PromptTokens, res.CompletionTokens))
-	if err := s.writeHeld(); err != nil {
+	s.appendUsage(protocol.NewUsage(res.PromptTokens, res.CompletionTokens))
+	if err := s.flushPending(); err != nil {
 		t.Fatal(err)
 	}
 	return rr.Body.Bytes()
@@ -137,7 +137,8 @@ const longStreamBody = `{"model":"mock-long","n":128,"max_tokens":4096,"stream":
 // chunks) for an hour. The issue asks 200 of them to stay under 256 MiB of RSS; with the
 // collector's headroom (the heap grows to about twice what is live) that leaves 256 MiB / 2 /
 // 200 ≈ 640 KiB per stream, of which this asks at most 256 KiB (stack included) — the client's
-// side of each connection counts here too. Materialized, one stream held 11.7 MiB.
+// side of each connection counts here too. Made up front, one stream held far more
+// (docs/performance.md, the invariants: long prose made as it is sent).
 func TestOpenStreamMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("opens 20 large streams")
@@ -335,16 +336,16 @@ func (f *failingFlush) FlushError() error {
 // reports) once the write that carries it has gone out, not when it is made and held.
 func TestSentCountsWrittenTokens(t *testing.T) {
 	w := &failingFlush{flushCounter: flushCounter{ResponseRecorder: httptest.NewRecorder()}, failFrom: 3}
-	s := newSSE(w, &chatCall{ID: "chatcmpl-x", Created: 1, Model: &catalog.Model{ID: "mock-chat"}})
+	s := newSSEWriter(w, &chatCall{ID: "chatcmpl-x", Created: 1, Model: &catalog.Model{ID: "mock-chat"}})
 	piece := "x"
 	token := frame{delta: protocol.Delta{Content: &piece}, token: true}
 	for i, wantSent := range []int{1, 3, 3} { // one token, then two in one write, then a write that fails
 		for range i + 1 {
-			s.holdFrame(token)
+			s.appendChunk(token)
 		}
-		err := s.writeHeld()
-		if (err != nil) != (i == 2) || s.sent != wantSent {
-			t.Fatalf("write %d: err %v, sent %d; want sent %d", i+1, err, s.sent, wantSent)
+		err := s.flushPending()
+		if (err != nil) != (i == 2) || s.tokensSent != wantSent {
+			t.Fatalf("write %d: err %v, sent %d; want sent %d", i+1, err, s.tokensSent, wantSent)
 		}
 	}
 }
@@ -356,14 +357,14 @@ func TestToolCallFramesAllocateNothing(t *testing.T) {
 		{ID: "call_1", Name: "get_weather", Arguments: generate.PiecesOf(`{"`, `city`, `":"`, `Paris`, `"}`)},
 		{ID: "call_2", Name: "get_time", Arguments: generate.PiecesOf(`{}`)},
 	}}}}
-	s := newSSE(httptest.NewRecorder(), &chatCall{ID: "chatcmpl-x", Created: 1, Model: &catalog.Model{ID: "mock-tools"}})
+	s := newSSEWriter(httptest.NewRecorder(), &chatCall{ID: "chatcmpl-x", Created: 1, Model: &catalog.Model{ID: "mock-tools"}})
 	var frames int
 	walk := func() {
 		fs := framesOf(res)
 		frames = 0
 		for f, ok := fs.next(); ok; f, ok = fs.next() {
-			s.holdFrame(f)
-			s.buf, s.held = s.buf[:0], 0
+			s.appendChunk(f)
+			s.buf, s.pendingLen = s.buf[:0], 0
 			frames++
 		}
 	}

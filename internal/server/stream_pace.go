@@ -7,32 +7,33 @@ import (
 )
 
 // What a stream does around each frame besides encoding and writing it: the pause's checks (a
-// client gone, the drain, the stream's deadline), the clock, the write deadline. A 16-token
-// stream does it 18 times, so each is done at most once a frame, and only where it must be:
-// a select over two channels, two clock readings and a write deadline set before every write
-// were about 280 ns a frame, now about 60 (BenchmarkStreamPace; under load, in
-// BenchmarkStreamLoopback's profile, 4% of the process's CPU before, 1% after).
+// client gone, the drain, the stream's deadline), the clock, the write deadline. A stream does
+// it for every frame, so each is done at most once a frame, and only where it must be: no
+// select over two channels, one clock reading shared by the pause and the write after it, and
+// a write deadline kept across writes rather than set before each (BenchmarkStreamPace holds
+// the cost a frame, BenchmarkStreamLoopback's profile its share under load; figures in
+// docs/performance.md).
 
-// pace is a stream's per-frame state: the channels its pause looks at, found once, and its
-// clock.
-type pace struct {
-	gone     <-chan struct{} // the request's ctx.Done(): the client went away
-	abort    <-chan struct{} // the drain's Aborted(): shutdown ends open streams
-	deadline time.Time       // --stream-timeout from the request's start; clock reads from it too
-	now      time.Time       // a reading the last pause took, for the write after it; zero once used
-	timer    *time.Timer     // the pauses' timer, made by the first real delay and reset by the next
+// pacer is a stream's per-frame state: the channels its pause looks at, found once, and its
+// clock. pause is the one place a stream waits.
+type pacer struct {
+	clientGone     <-chan struct{} // the request's ctx.Done(): the client went away
+	drainAborted   <-chan struct{} // the drain's Aborted(): shutdown ends open streams
+	streamDeadline time.Time       // --stream-timeout from the request's start; clock reads from it too
+	lastReading    time.Time       // a reading the last pause took, for the write after it; zero once used
+	timer          *time.Timer     // the pauses' timer, made by the first real delay and reset by the next
 }
 
 // clock is the time now, read from the deadline on the monotonic clock (observability.ClockAfter:
 // one clock reading where time.Now takes two). Deadlines compare on the monotonic clock either
 // way.
-func (p *pace) clock() time.Time { return observability.ClockAfter(p.deadline) }
+func (p *pacer) clock() time.Time { return observability.ClockAfter(p.streamDeadline) }
 
-// frameClock is the reading for the write about to start: the one the pause before it took, if
+// writeStart is the reading for the write about to start: the one the pause before it took, if
 // it has not been used (only the frame's making, never a wait, lies between), or a fresh one.
-func (p *pace) frameClock() time.Time {
-	now := p.now
-	p.now = time.Time{}
+func (p *pacer) writeStart() time.Time {
+	now := p.lastReading
+	p.lastReading = time.Time{}
 	if now.IsZero() {
 		now = p.clock()
 	}
@@ -43,33 +44,33 @@ func (p *pace) frameClock() time.Time {
 // delay it still looks once, so a gone client stops generation at the next chunk. Looking is
 // two non-blocking receives, each a lock-free check of one channel (a select over both locks
 // both every frame), and one clock reading for the stream's deadline, which the write after the
-// pause uses too (frameClock).
-func (p *pace) pause(delay time.Duration) error {
+// pause uses too (writeStart).
+func (p *pacer) pause(delay time.Duration) error {
 	select {
-	case <-p.gone:
+	case <-p.clientGone:
 		return errStreamEnded{outcome: observability.OutcomeClientDisconnected}
 	default:
 	}
 	select {
-	case <-p.abort:
+	case <-p.drainAborted:
 		return errStreamEnded{outcome: observability.OutcomeAborted}
 	default:
 	}
 	now := p.clock()
-	if !now.Before(p.deadline) {
+	if !now.Before(p.streamDeadline) {
 		return errStreamEnded{outcome: observability.OutcomeTimedOut}
 	}
-	p.now = now
+	p.lastReading = now
 	if delay <= 0 {
 		return nil
 	}
-	return p.sleep(min(delay, p.deadline.Sub(now)))
+	return p.sleep(min(delay, p.streamDeadline.Sub(now)))
 }
 
 // sleep is pause's wait. One timer serves all of a stream's pauses: Reset instead of a new
-// timer (three allocations) per token. Stop and Reset leave no stale tick in its channel (Go
+// timer (and its allocations) per token. Stop and Reset leave no stale tick in its channel (Go
 // 1.23's timers, which this module's go version selects).
-func (p *pace) sleep(delay time.Duration) error {
+func (p *pacer) sleep(delay time.Duration) error {
 	if p.timer == nil {
 		p.timer = time.NewTimer(delay)
 	} else {
@@ -78,15 +79,15 @@ func (p *pace) sleep(delay time.Duration) error {
 	select {
 	case <-p.timer.C:
 		now := p.clock()
-		if !now.Before(p.deadline) {
+		if !now.Before(p.streamDeadline) {
 			return errStreamEnded{outcome: observability.OutcomeTimedOut}
 		}
-		p.now = now
+		p.lastReading = now
 		return nil
-	case <-p.gone:
+	case <-p.clientGone:
 		p.timer.Stop()
 		return errStreamEnded{outcome: observability.OutcomeClientDisconnected}
-	case <-p.abort:
+	case <-p.drainAborted:
 		p.timer.Stop()
 		return errStreamEnded{outcome: observability.OutcomeAborted}
 	}
@@ -98,20 +99,20 @@ func (p *pace) sleep(delay time.Duration) error {
 // stalls) do not count against it.
 //
 // A write starting at now has the exact bound D = min(now + timeout, until). Setting a deadline
-// is a runtime timer update (about 90 ns, more than the rest of this file's work for a frame), so
+// is a runtime timer update (more than the rest of this file's work for a frame), so
 // the one on the connection is kept when it is not after D and at most (D − now)/rearmFraction
 // before it — a sixteenth of this write's own allowance — and set to D otherwise: each write is
 // cut at some moment in [D − (D − now)/16, D] — a client that stops reading, after at least 15/16
 // of --write-timeout and at most all of it — and no write goes on past until
 // (docs/configuration.md, "Slow clients"). Measured against the write's allowance rather than the
-// timeout, a deadline already passed (the stream's, before the end's grace) is never kept. A stream's frames go out
-// within microseconds of each other, so it sets the deadline once, and again every timeout/16
-// when they are paced further apart (TestWriteDeadlineBound).
+// timeout, a deadline already passed (the stream's, before the end's grace) is never kept. A
+// stream's frames go out close together, so it sets the deadline once, and again every
+// timeout/16 when they are paced further apart (TestWriteDeadlineBound).
 type writeDeadline struct {
 	conn    interface{ SetWriteDeadline(time.Time) error }
 	timeout time.Duration // --write-timeout; 0: until alone
 	until   time.Time     // no write may go on past it (zero: no limit): the stream's deadline, then endGrace
-	set     time.Time     // the deadline on the connection, once armed
+	onConn  time.Time     // the deadline on the connection, once armed
 	armed   bool
 }
 
@@ -126,9 +127,9 @@ func (d *writeDeadline) arm(now time.Time) {
 			want = t
 		}
 	}
-	if d.armed && !d.set.After(want) && want.Sub(d.set) <= want.Sub(now)/rearmFraction {
+	if d.armed && !d.onConn.After(want) && want.Sub(d.onConn) <= want.Sub(now)/rearmFraction {
 		return
 	}
-	d.set, d.armed = want, true
+	d.onConn, d.armed = want, true
 	_ = d.conn.SetWriteDeadline(want)
 }

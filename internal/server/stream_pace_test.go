@@ -135,12 +135,12 @@ func TestPause(t *testing.T) {
 	} {
 		for _, delay := range []time.Duration{0, 50 * time.Millisecond} {
 			t.Run(tc.name+"/delay="+delay.String(), func(t *testing.T) {
-				p := &pace{deadline: time.Now().Add(tc.deadline)}
+				p := &pacer{streamDeadline: time.Now().Add(tc.deadline)}
 				if tc.gone {
-					p.gone = closed
+					p.clientGone = closed
 				}
 				if tc.abort {
-					p.abort = closed
+					p.drainAborted = closed
 				}
 				err := p.pause(delay)
 				if delay == 0 && tc.deadline > 0 && !tc.gone && !tc.abort {
@@ -157,7 +157,7 @@ func TestPause(t *testing.T) {
 		}
 	}
 	t.Run("timer reused", func(t *testing.T) {
-		p := &pace{deadline: time.Now().Add(time.Hour)}
+		p := &pacer{streamDeadline: time.Now().Add(time.Hour)}
 		const delay = 15 * time.Millisecond
 		for i := range 5 {
 			start := time.Now()
@@ -167,7 +167,7 @@ func TestPause(t *testing.T) {
 			if took := time.Since(start); took < delay {
 				t.Fatalf("pause %d took %v, want at least %v", i, took, delay)
 			}
-			if p.now.Before(start.Add(delay)) {
+			if p.lastReading.Before(start.Add(delay)) {
 				t.Fatalf("pause %d left the reading from before its wait", i)
 			}
 		}
@@ -216,8 +216,8 @@ func TestStalledStreamIsCut(t *testing.T) {
 // BenchmarkStreamPace is what a stream does around each frame when it has no latency — the
 // pause's checks, the clock, the write deadline — against a real connection: "kept" as a stream
 // runs, "set every write" with the deadline set again before each write, as it was before
-// writeDeadline kept it (about 90 ns more a frame: a runtime timer update). Before this file,
-// with a select over both channels and two time.Now a frame, the same work took about 280 ns.
+// writeDeadline kept it (a runtime timer update more a frame). Before this file the same work
+// was a select over both channels and two time.Now a frame (figures in docs/performance.md).
 func BenchmarkStreamPace(b *testing.B) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -240,17 +240,17 @@ func BenchmarkStreamPace(b *testing.B) {
 			name = "set every write"
 		}
 		b.Run(name, func(b *testing.B) {
-			s := &sse{writeDeadline: writeDeadline{conn: conn, timeout: 30 * time.Second}}
-			s.deadline = time.Now().Add(5 * time.Minute)
-			s.until = s.deadline
-			s.gone, s.abort = make(chan struct{}), make(chan struct{})
+			s := &sseWriter{writes: writeDeadline{conn: conn, timeout: 30 * time.Second}}
+			s.pace.streamDeadline = time.Now().Add(5 * time.Minute)
+			s.writes.until = s.pace.streamDeadline
+			s.pace.clientGone, s.pace.drainAborted = make(chan struct{}), make(chan struct{})
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := s.pause(0); err != nil {
+				if err := s.pace.pause(0); err != nil {
 					b.Fatal(err)
 				}
-				s.armed = s.armed && !every
-				s.arm(s.frameClock())
+				s.writes.armed = s.writes.armed && !every
+				s.writes.arm(s.pace.writeStart())
 			}
 		})
 	}

@@ -17,7 +17,8 @@ import (
 
 // runEvents writes the events: response.created and response.in_progress, the output items
 // with their parts and deltas, then response.completed or response.incomplete. An instant
-// stream's leadEvents may have held those up to the first delta; runEvents goes on from there.
+// stream's eventsToFirstToken may have appended those up to the first delta; runEvents goes on
+// from there.
 func (st *stream) runEvents(ctx context.Context, c *chatCall) error {
 	ev := st.ev
 	for {
@@ -29,7 +30,7 @@ func (st *stream) runEvents(ctx context.Context, c *chatCall) error {
 			break
 		}
 	}
-	if err := st.strike(ctx, c, true); err != nil { // a stream shorter than after= fails at its end
+	if err := st.strikeFault(ctx, c, true); err != nil { // a stream shorter than after= fails at its end
 		return err
 	}
 	c.Result.Settle() // every piece was read: this only sums the tokens
@@ -46,15 +47,15 @@ func (st *stream) runEvents(ctx context.Context, c *chatCall) error {
 	if err := st.sendResponse(ctx, c, last, resp); err != nil {
 		return err
 	}
-	if err := st.done(); err != nil {
+	if err := st.writeFinal(); err != nil {
 		return writeFailed(err)
 	}
 	return nil
 }
 
-// leadEvents holds an instant Responses stream's events up to its first delta, as lead does a
-// chat stream's frames.
-func (st *stream) leadEvents(ctx context.Context) error {
+// eventsToFirstToken appends an instant Responses stream's events up to its first delta, as
+// chunksToFirstToken does a chat stream's frames.
+func (st *stream) eventsToFirstToken(ctx context.Context) error {
 	for {
 		token, more, err := st.ev.send(ctx, st)
 		if err != nil || !more || token {
@@ -66,8 +67,8 @@ func (st *stream) leadEvents(ctx context.Context) error {
 // respEvents is a Responses stream's answer as the events still to come, sent a step at a time
 // as the stream goes, as a chat stream's frames are made: the message's item, its one content
 // part and a delta per piece, or each function call's item and its argument deltas. The steps
-// are pulled rather than written by nested loops, so that leadEvents can stop at the first delta
-// and runEvents go on from there.
+// are pulled rather than written by nested loops, so that eventsToFirstToken can stop at the
+// first delta and runEvents go on from there.
 type respEvents struct {
 	c     *chatCall
 	ch    *generate.Choice
@@ -156,7 +157,7 @@ func (ev *respEvents) delta(ctx context.Context, st *stream) (bool, error) {
 		if ev.j >= args.Len() {
 			return false, nil
 		}
-		if err := st.tick(c); err != nil {
+		if err := st.betweenTokens(c); err != nil {
 			return false, err
 		}
 		ev.j++
@@ -166,7 +167,7 @@ func (ev *respEvents) delta(ctx context.Context, st *stream) (bool, error) {
 	if !ok {
 		return false, nil
 	}
-	if err := st.tick(c); err != nil {
+	if err := st.betweenTokens(c); err != nil {
 		return false, err
 	}
 	ev.text.WriteString(piece)
@@ -211,76 +212,77 @@ func (ev *respEvents) close(ctx context.Context, st *stream) error {
 }
 
 func (st *stream) sendResponse(ctx context.Context, c *chatCall, typ string, r *protocol.Response) error {
-	b := protocol.AppendEventStart(st.buf, typ, st.seq)
+	b := protocol.AppendEventStart(st.buf, typ, st.eventSeq)
 	b = append(b, `,"response":`...)
 	st.buf = r.AppendJSON(b)
-	return st.emit(ctx, c, false)
+	return st.commitEvent(ctx, c, false)
 }
 
 func (st *stream) sendItem(ctx context.Context, c *chatCall, typ string, output int, it *protocol.OutputItem) error {
-	b := protocol.AppendEventStart(st.buf, typ, st.seq)
+	b := protocol.AppendEventStart(st.buf, typ, st.eventSeq)
 	b = append(b, `,"output_index":`...)
 	b = strconv.AppendInt(b, int64(output), 10)
 	b = append(b, `,"item":`...)
 	st.buf = it.AppendJSON(b)
-	return st.emit(ctx, c, false)
+	return st.commitEvent(ctx, c, false)
 }
 
 func (st *stream) sendPart(ctx context.Context, c *chatCall, typ string, msg *protocol.OutputItem) error {
-	b := protocol.AppendEventStart(st.buf, typ, st.seq)
+	b := protocol.AppendEventStart(st.buf, typ, st.eventSeq)
 	b = protocol.AppendItemRef(b, msg.ID, 0, true)
 	b = append(b, `,"part":`...)
 	st.buf = protocol.AppendContentPart(b, msg.Text, msg.Refusal)
-	return st.emit(ctx, c, false)
+	return st.commitEvent(ctx, c, false)
 }
 
 // sendText is a message's text event: a delta, or the whole text once done. Output text events
 // carry (empty) logprobs; refusal events have none.
 func (st *stream) sendText(ctx context.Context, c *chatCall, typ string, msg *protocol.OutputItem, key, value string) error {
-	b := protocol.AppendEventStart(st.buf, typ, st.seq)
+	b := protocol.AppendEventStart(st.buf, typ, st.eventSeq)
 	b = protocol.AppendItemRef(b, msg.ID, 0, true)
 	b = protocol.AppendMember(b, key, value)
 	if !msg.Refusal {
 		b = append(b, `,"logprobs":[]`...)
 	}
 	st.buf = b
-	return st.emit(ctx, c, key == "delta")
+	return st.commitEvent(ctx, c, key == "delta")
 }
 
 // sendArguments is a function call's arguments event: a delta, or the whole arguments (with
 // the name) once done.
 func (st *stream) sendArguments(ctx context.Context, c *chatCall, typ string, output int, it *protocol.OutputItem, key, value string) error {
-	b := protocol.AppendEventStart(st.buf, typ, st.seq)
+	b := protocol.AppendEventStart(st.buf, typ, st.eventSeq)
 	b = protocol.AppendItemRef(b, it.ID, output, false)
 	if key == "arguments" {
 		b = protocol.AppendMember(b, "name", it.Name)
 	}
 	st.buf = protocol.AppendMember(b, key, value)
-	return st.emit(ctx, c, key == "delta")
+	return st.commitEvent(ctx, c, key == "delta")
 }
 
-// emit ends the event appended to st.buf, unless the simulated mid-stream fault strikes first
-// (then the event is dropped, and the events held before it go out with the error event). Every
-// event is held: a delta goes out when the next is due (stream.tick) or the stream ends.
-func (st *stream) emit(ctx context.Context, c *chatCall, token bool) error {
-	if err := st.strike(ctx, c, false); err != nil {
-		st.buf = st.buf[:st.held] // the struck event is not sent
+// commitEvent ends the event appended to st.buf and makes it pending, unless the simulated
+// mid-stream fault strikes first (then the event is dropped, and the events pending before it
+// go out with the error event). It counts the event as a chunk and numbers the next. A delta
+// goes out when the next is due (stream.betweenTokens) or the stream ends.
+func (st *stream) commitEvent(ctx context.Context, c *chatCall, token bool) error {
+	if err := st.strikeFault(ctx, c, false); err != nil {
+		st.buf = st.buf[:st.pendingLen] // the struck event is not sent
 		return err
 	}
 	st.buf = protocol.AppendEventEnd(st.buf)
-	st.held = len(st.buf)
-	st.seq++
-	st.life.Chunk()
+	st.pendingLen = len(st.buf)
+	st.eventSeq++
+	st.telemetry.Chunk()
 	if token {
-		st.heldTokens++
+		st.pendingTokens++
 	}
 	return nil
 }
 
-// errorEvent ends a Responses stream that failed, as OpenAI ends one: an error event, held
-// after what is held (done writes them).
-func (s *sse) errorEvent(e *apierr.Error) {
-	b := protocol.AppendEventStart(s.buf, "error", s.seq) // after the events held, if any
+// appendErrorEvent ends a Responses stream that failed, as OpenAI ends one: an error event,
+// after what is pending (writeFinal writes them).
+func (s *sseWriter) appendErrorEvent(e *apierr.Error) {
+	b := protocol.AppendEventStart(s.buf, "error", s.eventSeq) // after the events pending, if any
 	b = protocol.AppendMember(b, "code", string(e.Code))
 	b = protocol.AppendMember(b, "message", e.Message)
 	if e.Param != "" {
@@ -289,6 +291,6 @@ func (s *sse) errorEvent(e *apierr.Error) {
 		b = append(b, `,"param":null`...)
 	}
 	s.buf = protocol.AppendEventEnd(b)
-	s.held = len(s.buf)
-	s.seq++
+	s.pendingLen = len(s.buf)
+	s.eventSeq++
 }

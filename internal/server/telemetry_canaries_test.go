@@ -204,6 +204,8 @@ func TestCanaries(t *testing.T) {
 		call{name: "malformed scope", method: "POST", path: chatPath + q, header: []string{HeaderScope, c.at("scope header") + " x"}, body: scoped("x")},
 		call{name: "list fixtures", method: "GET", path: "/_mock/fixtures?scope=" + c.at("scope query") + "%20"},
 		call{name: "delete scope", method: "DELETE", path: "/_mock/scopes/" + c.at("scope path") + "%20"},
+		call{name: "delete fixtures", method: "DELETE", path: "/_mock/fixtures?scope=" + c.at("delete fixtures scope") + "%20"},
+		call{name: "delete fixtures, bad header", method: "DELETE", path: "/_mock/fixtures", header: []string{HeaderScope, c.at("delete fixtures header") + " x"}},
 		call{name: "journal", method: "GET", path: "/_mock/journal?limit=" + c.at("journal limit")},
 	)
 	// The Responses API: canaries in every member it reads or echoes, JSON and streamed, in a

@@ -143,7 +143,7 @@ func TestRenderMatrix(t *testing.T) {
 		}},
 		{"log file, every flag", renderOpts{values: "logFile: {enabled: true}\n" + everyFlag}, func(t *testing.T, r *release) {
 			args := deployment(t, r).Spec.Template.Spec.Containers[0].Args
-			if !contains(args, "--log-file=/logs/mockgateway.log") || !contains(args, "--max-fixture-bytes=67108864") {
+			if !contains(args, "--log-file=/logs/mockgateway.log") || !contains(args, "--log-stderr=true") || !contains(args, "--max-fixture-bytes=67108864") {
 				t.Errorf("args %q", args)
 			}
 		}},

@@ -1,4 +1,4 @@
-package protocol
+package jsonscan
 
 import (
 	"strings"
@@ -7,12 +7,12 @@ import (
 	"unicode/utf8"
 )
 
-// unquote returns the string a valid JSON string literal q (quotes included) stands for. A
+// Unquote returns the string a valid JSON string literal q (quotes included) stands for. A
 // literal without escapes and of valid UTF-8 — nearly every key and most values — is its own
 // inner text: when q is a string, a substring of it, no copy. Anything else is unescaped as
 // encoding/json unescapes it, invalid UTF-8 and lone surrogates becoming U+FFFD
-// (FuzzSplitMatchesEncodingJSON holds the two to each other).
-func unquote[T text](q T) (string, bool) {
+// (FuzzUnquoteMatchesEncodingJSON holds the two to each other).
+func Unquote[T Text](q T) (string, bool) {
 	if len(q) < 2 || q[0] != '"' || q[len(q)-1] != '"' {
 		return "", false
 	}

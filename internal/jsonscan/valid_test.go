@@ -1,4 +1,4 @@
-package protocol
+package jsonscan
 
 import (
 	"encoding/json"
@@ -18,8 +18,8 @@ var validSeeds = []string{
 
 func TestValidMatchesEncodingJSON(t *testing.T) {
 	for _, s := range validSeeds {
-		if got, want := validJSON([]byte(s)), json.Valid([]byte(s)); got != want {
-			t.Errorf("validJSON(%q) = %v, encoding/json %v", s, got, want)
+		if got, want := Valid([]byte(s)), json.Valid([]byte(s)); got != want {
+			t.Errorf("Valid(%q) = %v, encoding/json %v", s, got, want)
 		}
 	}
 }
@@ -42,41 +42,23 @@ func TestValidNestingLimit(t *testing.T) {
 				suffix += "]"
 			}
 			body := []byte(prefix + "1" + suffix)
-			if got, want := validJSON(body), json.Valid(body); got != want || want != (depth <= maxNestingDepth) {
-				t.Errorf("%d levels of %s: validJSON %v, encoding/json %v", depth, nest.open, got, want)
+			if got, want := Valid(body), json.Valid(body); got != want || want != (depth <= maxNestingDepth) {
+				t.Errorf("%d levels of %s: Valid %v, encoding/json %v", depth, nest.open, got, want)
 			}
 		}
 	}
 }
 
-// FuzzValidMatchesEncodingJSON: validJSON and encoding/json.Valid agree on every input, so the
-// decoder refuses as invalid JSON exactly the bodies it refused with json.Valid.
+// FuzzValidMatchesEncodingJSON: Valid and encoding/json.Valid agree on every input, so the
+// decoder refuses as invalid JSON exactly the bodies it refused with json.Valid, and the schema
+// parser parses exactly what encoding/json would.
 func FuzzValidMatchesEncodingJSON(f *testing.F) {
 	for _, s := range validSeeds {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, v []byte) {
-		if got, want := validJSON(v), json.Valid(v); got != want {
-			t.Fatalf("validJSON(%q) = %v, encoding/json %v", v, got, want)
+		if got, want := Valid(v), json.Valid(v); got != want {
+			t.Fatalf("Valid(%q) = %v, encoding/json %v", v, got, want)
 		}
 	})
-}
-
-// BenchmarkValidJSON is the decoder's check of a whole body (BenchmarkDecodeChatRequest's tool
-// round trip), by encoding/json and by validJSON.
-func BenchmarkValidJSON(b *testing.B) {
-	body := []byte(benchBodies["tools"])
-	for _, v := range []struct {
-		name  string
-		valid func([]byte) bool
-	}{{"encoding-json", json.Valid}, {"validJSON", validJSON}} {
-		b.Run(v.name, func(b *testing.B) {
-			b.SetBytes(int64(len(body)))
-			for b.Loop() {
-				if !v.valid(body) {
-					b.Fatal("invalid")
-				}
-			}
-		})
-	}
 }

@@ -1,18 +1,18 @@
-package protocol
+package jsonscan
 
-// validJSON reports whether data is one valid JSON value: encoding/json.Valid's verdict on every
+// Valid reports whether data is one valid JSON value: encoding/json.Valid's verdict on every
 // input, nesting limit included (FuzzValidMatchesEncodingJSON holds the two to each other). It
 // is the decoder's check of the whole body before any member is read, so that a body is refused
-// as invalid JSON before any of its fields are judged. encoding/json's scanner calls a function
-// per byte; this loop reads a string's run of plain bytes, or a number's digits, in a tight loop,
-// at four to five times the speed (BenchmarkValidJSON), which takes a quarter off decoding a
-// request (BenchmarkDecodeChatRequest).
-func validJSON(data []byte) bool {
+// as invalid JSON before any of its fields are judged, and the schema parser's before it
+// descends. encoding/json's scanner calls a function per byte; this loop reads a string's run of
+// plain bytes, or a number's digits, in a tight loop (BenchmarkValidJSON in internal/protocol
+// compares the two; BenchmarkDecodeChatRequest shows what it is worth a request).
+func Valid(data []byte) bool {
 	// The open containers, innermost last, as their opening bytes: a request nests a few levels,
 	// which fit the array on this stack; deeper JSON spills to the heap.
 	var room [32]byte
 	open := room[:0]
-	i := skipSpace(data, 0)
+	i := SkipSpace(data, 0)
 	for {
 		// A value begins at i.
 		if i >= len(data) {
@@ -24,7 +24,7 @@ func validJSON(data []byte) bool {
 				return false // encoding/json's limit, which a body that deep is refused by
 			}
 			open = append(open, data[i])
-			i = skipSpace(data, i+1)
+			i = SkipSpace(data, i+1)
 			if i < len(data) && data[i] == closing(open[len(open)-1]) {
 				open = open[:len(open)-1]
 				i++
@@ -52,7 +52,7 @@ func validJSON(data []byte) bool {
 		}
 		// After a value: the containers it ends are closed, up to the separator before the next.
 		for {
-			i = skipSpace(data, i)
+			i = SkipSpace(data, i)
 			if len(open) == 0 {
 				return i == len(data)
 			}
@@ -60,7 +60,7 @@ func validJSON(data []byte) bool {
 				return false
 			}
 			if data[i] == ',' {
-				i = skipSpace(data, i+1)
+				i = SkipSpace(data, i+1)
 				if open[len(open)-1] == '{' {
 					if i = validKey(data, i); i < 0 {
 						return false
@@ -92,11 +92,11 @@ func validKey(data []byte, i int) int {
 	if i = validString(data, i); i < 0 {
 		return -1
 	}
-	i = skipSpace(data, i)
+	i = SkipSpace(data, i)
 	if i >= len(data) || data[i] != ':' {
 		return -1
 	}
-	return skipSpace(data, i+1)
+	return SkipSpace(data, i+1)
 }
 
 // validString reads the string literal at data[i] == '"', returning the index past it, or -1.
