@@ -337,3 +337,15 @@ func FuzzDecodeResponsesRequest(f *testing.F) {
 		}
 	})
 }
+
+// TestResponsesToolPatternsBesideHostedTools: a function tool's schema pattern over the bound is
+// named at the tool's index as sent, though the web_search tool before it is not kept.
+func TestResponsesToolPatternsBesideHostedTools(t *testing.T) {
+	big := strings.Repeat(`[^b]{1000}`, 6)
+	body := `{"model":"m","input":"hi","tools":[{"type":"web_search"},{"type":"function","name":"g","parameters":` +
+		`{"type":"object","properties":{"code":{"type":"string","pattern":"` + big + `"}}}}]}`
+	_, _, e := DecodeResponsesRequest([]byte(body), Limits{})
+	if e == nil || e.Code != "invalid_value" || e.Param != "tools[1].parameters.properties.code.pattern" {
+		t.Fatalf("%+v", e)
+	}
+}
