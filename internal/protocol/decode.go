@@ -289,12 +289,13 @@ func decodeMessage(m *Message, k, p, v string) (fieldClass, *apierr.Error) {
 	return unknown, nil
 }
 
-// decodeContentPart is a content part of the type readContentPart has set in part.
+// decodeContentPart is a text part of a system, developer, user or tool message (an assistant's
+// parts: decodeAssistantContentPart).
 func decodeContentPart(part partState, k, p, v string) (fieldClass, *apierr.Error) {
 	switch {
 	case k == "type":
 		return discriminator, nil
-	case k == "text" && part.typ == "text", k == "refusal" && part.typ == "refusal":
+	case k == "text" && part.typ == "text":
 		return supported, into(part.text)(asString(p, v))
 	case k == "prompt_cache_breakpoint" && part.typ == "text":
 		return noEffect, promptCacheBreakpointObject.decode(none{}, p, v)

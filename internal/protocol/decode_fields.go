@@ -65,6 +65,7 @@ const requiredFields FieldSet = 1<<fieldMessages | 1<<fieldModel
 // requestFieldNames: the two dialects share FieldSet, the journal's shape and its JSON.
 var responsesFieldNames = [...]string{
 	"background",
+	"client_metadata",
 	"include",
 	"input", // the dialect's required member besides model
 	"instructions",
@@ -96,7 +97,7 @@ var responsesFieldNames = [...]string{
 // implied members (input and model).
 const (
 	responsesDialect  FieldSet = 1 << 63
-	responsesRequired FieldSet = 1<<2 | 1<<7
+	responsesRequired FieldSet = 1<<3 | 1<<8
 )
 
 // responsesFieldIndex is k's index in responsesFieldNames, or -1.

@@ -113,15 +113,6 @@ func (w *patternWalk) check(quoted []byte, path string) {
 		" instructions, over the mock's bound of "+strconv.Itoa(w.max)+" (--max-regex-program); a repetition such as {1000} copies what it repeats.")
 }
 
-// tools decodes the Responses API's tools and checks their patterns.
-func (c *responsesState) tools(path, v string) (e *apierr.Error) {
-	c.req.Tools, e = decodeEach(path, v, readResponsesTool)
-	if e == nil {
-		e = checkToolPatterns(c.req.Tools, path, "", c.lim.MaxRegexProgram)
-	}
-	return e
-}
-
 // text decodes the Responses API's text (the answer's format) and checks its schema's patterns.
 func (c *responsesState) text(path, v string) *apierr.Error {
 	if e := textObject.decode(&c.req.ResponseFormat, path, v); e != nil {
