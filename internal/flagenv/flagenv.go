@@ -28,8 +28,8 @@ type Setting struct {
 }
 
 // switchValue is a switch's flag: a flag.Value that tells the flag package it takes no value.
-// It keeps the text as given, and Parse checks it with the environment's: the flag package's
-// own error would quote the value.
+// It keeps the text as given, and Parse checks it as it checks a value from the environment:
+// the flag package's own error would quote the value.
 type switchValue struct{ s *string }
 
 func (v switchValue) String() string {
