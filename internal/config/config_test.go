@@ -146,4 +146,8 @@ func TestBooleanFlags(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^  --addr value +listen`).MatchString(out.String()) {
 		t.Errorf("--help does not show --addr as taking a value:\n%s", out.String())
 	}
+	// A boolean setting added later must be a switch too (flagenv.Setting.Switch).
+	for _, m := range regexp.MustCompile(`(?m)^  --(\S+) value .*\(default (true|false)\)$`).FindAllStringSubmatch(out.String(), -1) {
+		t.Errorf("--%s defaults to %s but takes a value: make it a switch", m[1], m[2])
+	}
 }
