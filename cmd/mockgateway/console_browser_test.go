@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"mockgateway/internal/testutil"
 )
 
 // call sends one chat request and returns its status and request id; the answer is read whole.
@@ -110,8 +112,10 @@ func seedCalls(t *testing.T, base string) {
 // healthShown holds once the health strip has two scrapes to compare.
 const healthShown = `/^[0-9.]+$/.test(document.getElementById('h-rps').textContent)`
 
-// TestConsoleBrowser drives the console in Debian's chromium against the real service.
+// TestConsoleBrowser drives the console in Debian's chromium against the real service. An
+// end-to-end test: under the switch a missing chromium fails it (startBrowser).
 func TestConsoleBrowser(t *testing.T) {
+	testutil.EndToEnd(t)
 	in := startService(t, nil)
 	b := startBrowser(t)
 	seedCalls(t, in.URL)

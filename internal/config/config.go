@@ -129,12 +129,12 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 		{flagenv.Setting{Name: "log-level", Env: "MOCKGATEWAY_LOG_LEVEL", Default: "info", Usage: "debug, info, warn or error"}, str(&c.LogLevel)},
 		{flagenv.Setting{Name: "log-format", Env: "MOCKGATEWAY_LOG_FORMAT", Default: "json", Usage: "json or text"}, str(&c.LogFormat)},
 		{flagenv.Setting{Name: "log-file", Env: "MOCKGATEWAY_LOG_FILE", Usage: "append the log to this file (rotated by size) instead of stderr, which keeps the lines other than access lines"}, str(&c.LogFile)},
-		{flagenv.Setting{Name: "log-stderr", Env: "MOCKGATEWAY_LOG_STDERR", Default: "false", Usage: "with --log-file, write the access lines to stderr too"}, boolOf(&c.LogStderr)},
+		{flagenv.Setting{Name: "log-stderr", Env: "MOCKGATEWAY_LOG_STDERR", Default: "false", Usage: "with --log-file, write the access lines to stderr too", Switch: true}, boolOf(&c.LogStderr)},
 		{flagenv.Setting{Name: "log-max-size-mb", Env: "MOCKGATEWAY_LOG_MAX_SIZE_MB", Default: "100", Usage: "size in MiB at which --log-file is rotated"}, intOf(&c.LogMaxSizeMB)},
 		{flagenv.Setting{Name: "log-max-backups", Env: "MOCKGATEWAY_LOG_MAX_BACKUPS", Default: "3", Usage: "rotated log files kept (FILE.1 the newest; 0: none)"}, intOf(&c.LogMaxBackups)},
 		{flagenv.Setting{Name: "access-log", Env: "MOCKGATEWAY_ACCESS_LOG", Default: "all", Usage: "access lines kept: all, errors (4xx, 5xx, streams not completed) or sample (errors and 1 success in --access-log-sample)"}, str(&c.AccessLog)},
 		{flagenv.Setting{Name: "access-log-sample", Env: "MOCKGATEWAY_ACCESS_LOG_SAMPLE", Default: "100", Usage: "with --access-log sample, keep the line of 1 successful request in this many"}, intOf(&c.AccessLogSample)},
-		{flagenv.Setting{Name: "allow-simulation-headers", Env: "MOCKGATEWAY_ALLOW_SIMULATION_HEADERS", Default: "true", Usage: "let x-mock-* request headers choose simulated faults and latency"}, boolOf(&c.AllowSimulationHeaders)},
+		{flagenv.Setting{Name: "allow-simulation-headers", Env: "MOCKGATEWAY_ALLOW_SIMULATION_HEADERS", Default: "true", Usage: "let x-mock-* request headers choose simulated faults and latency", Switch: true}, boolOf(&c.AllowSimulationHeaders)},
 		{flagenv.Setting{Name: "attempt-keys", Env: "MOCKGATEWAY_ATTEMPT_KEYS", Default: "10000", Usage: "requests remembered to count the attempts of clients that retry without an attempt header (0: off)"}, intOf(&c.AttemptKeys)},
 		{flagenv.Setting{Name: "attempt-ttl", Env: "MOCKGATEWAY_ATTEMPT_TTL", Default: "60s", Usage: "how long such a request is remembered after its last attempt"}, durationOf(&c.AttemptTTL)},
 		{flagenv.Setting{Name: "max-body-bytes", Env: "MOCKGATEWAY_MAX_BODY_BYTES", Default: "1048576", Usage: "largest request body accepted"}, int64Of(&c.MaxBodyBytes)},
@@ -150,7 +150,7 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 		{flagenv.Setting{Name: "drain-timeout", Env: "MOCKGATEWAY_DRAIN_TIMEOUT", Default: "5s", Usage: "on shutdown, how long open streams may go on before they end with shutting_down"}, durationOf(&c.DrainTimeout)},
 		{flagenv.Setting{Name: "drain-quiet", Env: "MOCKGATEWAY_DRAIN_QUIET", Default: "1s", Usage: "on shutdown, how long no request may start before idle keep-alive connections are closed"}, durationOf(&c.DrainQuiet)},
 		{flagenv.Setting{Name: "fixtures", Env: "MOCKGATEWAY_FIXTURES", Usage: "fixture file or directory (YAML or JSON), reloaded when it changes"}, str(&c.FixturesPath)},
-		{flagenv.Setting{Name: "fixtures-strict", Env: "MOCKGATEWAY_FIXTURES_STRICT", Default: "false", Usage: "answer a request that no fixture matches with 400 no_fixture_match"}, boolOf(&c.FixturesStrict)},
+		{flagenv.Setting{Name: "fixtures-strict", Env: "MOCKGATEWAY_FIXTURES_STRICT", Default: "false", Usage: "answer a request that no fixture matches with 400 no_fixture_match", Switch: true}, boolOf(&c.FixturesStrict)},
 		{flagenv.Setting{Name: "fixtures-reload", Env: "MOCKGATEWAY_FIXTURES_RELOAD", Default: "1s", Usage: "how often the fixture files are checked for changes"}, durationOf(&c.FixturesReload)},
 		{flagenv.Setting{Name: "max-fixture-file-bytes", Env: "MOCKGATEWAY_MAX_FIXTURE_FILE_BYTES", Default: "16777216", Usage: "largest fixture file read; a larger one is refused without being read"}, int64Of(&c.MaxFixtureFileBytes)},
 		{flagenv.Setting{Name: "max-scopes", Env: "MOCKGATEWAY_MAX_SCOPES", Default: "1024", Usage: "scopes (x-mock-scope) holding runtime fixtures or reply counters"}, intOf(&c.MaxScopes)},
@@ -161,7 +161,7 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 		{flagenv.Setting{Name: "regex-budget", Env: "MOCKGATEWAY_REGEX_BUDGET", Default: "8388608", Usage: "regex steps (program instructions × bytes of text) one request's fixture matching and reply check may take"}, intOf(&c.RegexBudget)},
 		{flagenv.Setting{Name: "journal-scopes", Env: "MOCKGATEWAY_JOURNAL_SCOPES", Default: "64", Usage: "scopes the journal keeps besides the unscoped one; beyond, the least recently used scope's calls go"}, intOf(&c.JournalScopes)},
 		{flagenv.Setting{Name: "journal-entries", Env: "MOCKGATEWAY_JOURNAL_ENTRIES", Default: "1000", Usage: "calls the journal keeps per scope (0: no journal)"}, intOf(&c.JournalEntries)},
-		{flagenv.Setting{Name: "trace-probes", Env: "MOCKGATEWAY_TRACE_PROBES", Default: "false", Usage: "trace /health and /metrics requests too (they are always measured and logged)"}, boolOf(&c.TraceProbes)},
+		{flagenv.Setting{Name: "trace-probes", Env: "MOCKGATEWAY_TRACE_PROBES", Default: "false", Usage: "trace /health and /metrics requests too (they are always measured and logged)", Switch: true}, boolOf(&c.TraceProbes)},
 		{flagenv.Setting{Name: "trace-buffer", Env: "MOCKGATEWAY_TRACE_BUFFER", Default: "4096", Usage: "spans kept in memory for /debug/traces"}, intOf(&c.TraceBuffer)},
 		{flagenv.Setting{Name: "gc-floor-mb", Env: "MOCKGATEWAY_GC_FLOOR_MB", Default: "32", Usage: "floor under the garbage collector's heap target, MiB (0: Go's default; GOGC, when set, wins)"}, intOf(&c.GCFloorMB)},
 	}
@@ -177,7 +177,7 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	if err != nil {
 		return c, err // flag has already printed the problem and the usage
 	}
-	if v.Get("version") != "" {
+	if v.Get("version") == "true" {
 		return c, ErrVersion
 	}
 	for _, s := range settings {
