@@ -242,9 +242,9 @@ func TestCORSOrigins(t *testing.T) {
 // TestRequestedHeaders: a preflight is granted header names only, lower case, bounded.
 func TestRequestedHeaders(t *testing.T) {
 	for in, want := range map[string]string{
-		"Authorization, Content-Type":      "authorization, content-type",
-		" x-a ,, x-b":                      "x-a, x-b",
-		"x-a, bad header, x\"q, x-b":       "x-a, x-b",
+		"Authorization, Content-Type":       "authorization, content-type",
+		" x-a ,, x-b":                       "x-a, x-b",
+		"x-a, bad header, x\"q, x-b":        "x-a, x-b",
 		strings.Repeat("x-h,", 100) + "x-z": strings.TrimSuffix(strings.Repeat("x-h, ", maxPreflightHeaders), ", "),
 	} {
 		if got := requestedHeaders([]string{in}); got != want {
