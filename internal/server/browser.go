@@ -179,8 +179,12 @@ func sameOrigin(origin string, r *http.Request) bool {
 }
 
 // hostAllowed reports whether a Host header names this machine's loopback interface or one of
-// --allowed-hosts, with any port.
+// --allowed-hosts, with any port. No Host at all (HTTP/1.0) is no browser's: a browser always
+// sends one.
 func (g *browserGuard) hostAllowed(host string) bool {
+	if host == "" {
+		return true
+	}
 	name := hostName(host)
 	if loopbackName(name) {
 		return true

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"bufio"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -165,6 +167,16 @@ func TestRebindingHostIsRefused(t *testing.T) {
 		if resp, body := send(t, srv, "GET", "/v1/models", host, ""); resp.StatusCode != 200 {
 			t.Errorf("loopback name %s: %d %s", host, resp.StatusCode, body)
 		}
+	}
+	// HTTP/1.0 without a Host is no browser's.
+	c, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, _ = io.WriteString(c, "GET /v1/models HTTP/1.0\r\n\r\n")
+	if resp, err := http.ReadResponse(bufio.NewReader(c), nil); err != nil || resp.StatusCode != 200 {
+		t.Errorf("HTTP/1.0 without Host: %v %v", resp, err)
 	}
 	// --allowed-hosts adds names, and .domain its subdomains.
 	_, allowed := browserServer(t, func(d *Deps) { d.Config.AllowedHosts = []string{"mock.test", ".corp.test", "[fd00::1]"} })

@@ -164,6 +164,7 @@ func TestOpenAPIResponsesConform(t *testing.T) {
 	srv := httptest.NewServer(busy.handler)
 	ctx, cancel := context.WithCancel(context.Background())
 	sreq, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+chatPath, strings.NewReader(chatBody("mock-slow", `"stream":true`)))
+	sreq.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(sreq)
 	if err != nil {
 		t.Fatal(err)
