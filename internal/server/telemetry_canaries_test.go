@@ -256,7 +256,7 @@ func TestCanaries(t *testing.T) {
 			body: `{"model":"mock-tools","stream":true,"input":` + fmt.Sprintf("%q", "say "+contains) + `}`},
 		call{name: "responses strict miss", method: "POST", path: respPath + q, header: scope, body: `{"model":"mock-echo","input":` + fmt.Sprintf("%q", c.at("responses scoped unmatched")) + `}`},
 	)
-	// Browsers (browser.go): a foreign Origin, a rebinding Host, an allowed origin's preflight.
+	// Browsers (front.go): a foreign Origin, a rebinding Host, an allowed origin's preflight.
 	calls = append(calls, []call{
 		{name: "health", method: "GET", path: "/health" + q},
 		{name: "foreign origin read", method: "GET", path: "/v1/models" + q, header: []string{"Origin", "https://" + c.at("origin header") + ".example"}},

@@ -11,9 +11,20 @@ import (
 	"mockgateway/observability"
 )
 
-// browserGuard keeps web pages from steering or reading the mock (docs/console.md, "What a
-// browser can and cannot do"). SDKs and CLIs send no Origin; a browser always sends one on a
-// cross-origin request and on any same-origin request but a GET or HEAD. So:
+// frontGuard holds the checks every request meets before it is routed.
+//
+// Framing: a request with both Content-Length and Transfer-Encoding may be an attempt at
+// request smuggling, and RFC 9112 §6.1 says to close the connection after answering it.
+// net/http reads such a body as chunked and deletes both headers before any handler runs, so
+// what is left to see is the chunked body (r.TransferEncoding): every request sent chunked is
+// answered and its connection closed. That also closes the connection of a chunked body without
+// Content-Length, which SDKs do not send (they send Content-Length), at the cost of a new
+// connection; telling the two apart would take parsing the connection's bytes a second time,
+// ahead of net/http — a second HTTP parser, the very surface smuggling lives on.
+//
+// Browsers keep them from steering or reading the mock (docs/console.md, "What a browser can
+// and cannot do"). SDKs and CLIs send no Origin; a browser always sends one on a cross-origin
+// request and on any same-origin request but a GET or HEAD. So:
 //
 //   - a request whose Origin is neither the mock's own (scheme://Host of the request itself) nor
 //     one of --cors-origins is 403 origin_not_allowed, reads included: a page on another origin
@@ -21,12 +32,14 @@ import (
 //     An origin of --cors-origins gets CORS answers, its preflight included.
 //   - on a loopback listener (or with --allowed-hosts), a Host that is not a loopback name or an
 //     allowed one is 403 host_not_allowed: a page whose name was rebound to 127.0.0.1 is
-//     same-origin with itself, so only its Host gives it away (DNS rebinding).
+//     same-origin with itself, so only its Host gives it away (DNS rebinding). 403 rather than
+//     421 Misdirected Request: the request reached the right server, which refuses it, and a
+//     421 invites a client to retry it on another connection.
 //
 // /health answers everyone: it tells nothing and probes must reach it. The guard runs inside
 // the middleware chain, so a refusal is traced, counted, logged and carries x-request-id like
 // any answer; the Origin and Host values themselves reach no output.
-type browserGuard struct {
+type frontGuard struct {
 	origins  map[string]bool // --cors-origins, as a browser serializes them (lower case)
 	restrict bool            // the Host must be a loopback name or in hosts
 	hosts    []string        // --allowed-hosts, lower case; ".example.com" takes it and its subdomains
@@ -34,8 +47,8 @@ type browserGuard struct {
 	next     http.Handler
 }
 
-func newBrowserGuard(cfg config.Config, d *dispatch) *browserGuard {
-	g := &browserGuard{origins: map[string]bool{}, route: d.template, next: d}
+func newFrontGuard(cfg config.Config, d *dispatch) *frontGuard {
+	g := &frontGuard{origins: map[string]bool{}, route: d.template, next: d}
 	for _, o := range cfg.CORSOrigins {
 		g.origins[strings.ToLower(o)] = true
 	}
@@ -55,7 +68,10 @@ var (
 		"127.0.0.1 and [::1], and those given with --allowed-hosts: any other name may be a web page rebound to this machine (DNS rebinding; docs/console.md).")
 )
 
-func (g *browserGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (g *frontGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if len(r.TransferEncoding) > 0 {
+		w.Header().Set("Connection", "close")
+	}
 	if r.URL.Path == "/health" {
 		g.next.ServeHTTP(w, r)
 		return
@@ -86,7 +102,7 @@ func (g *browserGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // refuse answers a request the guard turns away, under the route it asked for (when one
 // matches), so that its metrics and span name the route like any other answer's.
-func (g *browserGuard) refuse(w http.ResponseWriter, r *http.Request, method string, err *apierr.Error) {
+func (g *frontGuard) refuse(w http.ResponseWriter, r *http.Request, method string, err *apierr.Error) {
 	if tpl := g.route(r, method); tpl != "" {
 		observability.RecordFrom(r.Context()).SetRoute(tpl)
 	}
@@ -115,7 +131,7 @@ func corsHeaders(h http.Header, origin string) {
 // and the headers it asked for — an origin the operator listed is trusted, and what the SDKs
 // send (authorization, content-type, x-stainless-*, x-mock-*, traceparent, ...) varies by
 // client and version. Only header names (tokens) are echoed, at most a bounded list.
-func (g *browserGuard) preflight(w http.ResponseWriter, r *http.Request, method string) {
+func (g *frontGuard) preflight(w http.ResponseWriter, r *http.Request, method string) {
 	if tpl := g.route(r, method); tpl != "" {
 		observability.RecordFrom(r.Context()).SetRoute(tpl)
 	}
@@ -181,7 +197,7 @@ func sameOrigin(origin string, r *http.Request) bool {
 // hostAllowed reports whether a Host header names this machine's loopback interface or one of
 // --allowed-hosts, with any port. No Host at all (HTTP/1.0) is no browser's: a browser always
 // sends one.
-func (g *browserGuard) hostAllowed(host string) bool {
+func (g *frontGuard) hostAllowed(host string) bool {
 	if host == "" {
 		return true
 	}
