@@ -237,6 +237,11 @@ func loopbackName(name string) bool {
 	if strings.EqualFold(name, "localhost") || len(name) > len(".localhost") && strings.EqualFold(name[len(name)-len(".localhost"):], ".localhost") {
 		return true
 	}
+	// Only a name that can be a loopback address is parsed: a failed parse allocates its error,
+	// and every request under another name (a service name, --allowed-hosts) would pay for it.
+	if name == "" || (name[0] < '0' || name[0] > '9') && name[0] != ':' {
+		return false
+	}
 	ip, err := netip.ParseAddr(name)
 	return err == nil && ip.Unmap().IsLoopback()
 }
