@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"strings"
 
+	"golang.org/x/net/http/httpguts"
+
 	"mockgateway/internal/apierr"
 	"mockgateway/internal/config"
 	"mockgateway/observability"
@@ -22,8 +24,8 @@ import (
 // connection; telling the two apart would take parsing the connection's bytes a second time,
 // ahead of net/http — a second HTTP parser, the very surface smuggling lives on.
 //
-// Browsers keep them from steering or reading the mock (docs/console.md, "What a browser can
-// and cannot do"). SDKs and CLIs send no Origin; a browser always sends one on a cross-origin
+// Browsers: web pages are kept from steering or reading the mock (docs/console.md, "What a
+// browser can and cannot do"). SDKs and CLIs send no Origin; a browser always sends one on a cross-origin
 // request and on any same-origin request but a GET or HEAD. So:
 //
 //   - a request whose Origin is neither the mock's own (scheme://Host of the request itself) nor
@@ -64,8 +66,8 @@ func newFrontGuard(cfg config.Config, d *dispatch) *frontGuard {
 var (
 	errOriginNotAllowed = apierr.New(apierr.OriginNotAllowed, "", "This mock answers web pages only on its own origin and on the origins given with --cors-origins: "+
 		"another page may neither read nor steer it. SDKs and command-line clients send no Origin header and are not affected (docs/console.md).")
-	errHostNotAllowed = apierr.New(apierr.HostNotAllowed, "", "This mock listens on a loopback address and answers only the host names localhost, *.localhost, "+
-		"127.0.0.1 and [::1], and those given with --allowed-hosts: any other name may be a web page rebound to this machine (DNS rebinding; docs/console.md).")
+	errHostNotAllowed = apierr.New(apierr.HostNotAllowed, "", "This mock answers only the host names localhost, *.localhost, 127.0.0.1 and [::1], "+
+		"and those given with --allowed-hosts: any other name may be a web page rebound to this machine (DNS rebinding; docs/console.md).")
 )
 
 func (g *frontGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -77,7 +79,7 @@ func (g *frontGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if g.restrict && !g.hostAllowed(r.Host) {
-		g.refuse(w, r, r.Method, errHostNotAllowed)
+		g.refuse(w, r, errHostNotAllowed)
 		return
 	}
 	origin, ok := r.Header["Origin"] // Header.Get, for a canonical key
@@ -94,7 +96,7 @@ func (g *frontGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	default:
-		g.refuse(w, r, r.Method, errOriginNotAllowed)
+		g.refuse(w, r, errOriginNotAllowed)
 		return
 	}
 	g.next.ServeHTTP(w, r)
@@ -102,8 +104,8 @@ func (g *frontGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // refuse answers a request the guard turns away, under the route it asked for (when one
 // matches), so that its metrics and span name the route like any other answer's.
-func (g *frontGuard) refuse(w http.ResponseWriter, r *http.Request, method string, err *apierr.Error) {
-	if tpl := g.route(r, method); tpl != "" {
+func (g *frontGuard) refuse(w http.ResponseWriter, r *http.Request, err *apierr.Error) {
+	if tpl := g.route(r, r.Method); tpl != "" {
 		observability.RecordFrom(r.Context()).SetRoute(tpl)
 	}
 	writeError(w, r, err)
@@ -157,7 +159,7 @@ func requestedHeaders(values []string) string {
 	for _, v := range values {
 		for name := range strings.SplitSeq(v, ",") {
 			name = strings.ToLower(strings.TrimSpace(name))
-			if name == "" || !isToken(name) || n == maxPreflightHeaders {
+			if !httpguts.ValidHeaderFieldName(name) || len(name) > 128 || n == maxPreflightHeaders {
 				continue
 			}
 			if n > 0 {
@@ -168,16 +170,6 @@ func requestedHeaders(values []string) string {
 		}
 	}
 	return b.String()
-}
-
-func isToken(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
-			return false
-		}
-	}
-	return len(s) <= 128
 }
 
 // sameOrigin reports whether origin is the request's own: its scheme and Host, a default
