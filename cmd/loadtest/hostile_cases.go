@@ -158,7 +158,7 @@ func crowd(n int) func(context.Context, *server, string) (string, []check, error
 // rawRequest is an HTTP/1.1 chat request to write on a bare connection.
 func rawRequest(body string, header ...string) []byte {
 	h := strings.Join(append(header, ""), "\r\n")
-	return fmt.Appendf(nil, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n%sContent-Length: %d\r\n\r\n%s", h, len(body), body)
+	return fmt.Appendf(nil, "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n%sContent-Length: %d\r\n\r\n%s", h, len(body), body)
 }
 
 // openStreams opens n streams that send a chunk a second, reads the first chunk of each, and
@@ -261,7 +261,7 @@ func trickle(addr string) (string, error) {
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-	if _, err := c.Write([]byte("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n")); err != nil {
+	if _, err := c.Write([]byte("POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n")); err != nil {
 		return "", err
 	}
 	go func() { // ends when the connection is closed under it

@@ -35,6 +35,7 @@ type auditReport struct {
 	} `json:"sources"`
 	Leaks    []map[string]any `json:"leaks"`
 	Problems []string         `json:"problems"`
+	Notes    []string         `json:"notes"`
 }
 
 // runAudit runs `mockgateway audit` through run, exactly as main does, and returns its JSON
@@ -86,6 +87,13 @@ func requireClean(t *testing.T, rep auditReport, code int, want ...string) {
 	for _, w := range want {
 		if !got[w] {
 			t.Errorf("no %s source in the report", w)
+		}
+	}
+	// Every probe with an expectation (the browser's Origin, a body without Content-Type, ...)
+	// was answered as the contract says.
+	for _, n := range rep.Notes {
+		if strings.Contains(n, "not as the contract says") {
+			t.Error(n)
 		}
 	}
 }

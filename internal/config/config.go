@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -101,6 +102,11 @@ type Config struct {
 	TraceProbes bool
 	// TraceBuffer is how many spans /debug/traces keeps.
 	TraceBuffer int
+	// CORSOrigins are the web origins (scheme://host[:port]) besides the mock's own that may call
+	// it from a browser, with CORS answers; AllowedHosts the Host names answered besides the
+	// loopback ones — on a loopback listener, and on any listener once set (docs/console.md).
+	CORSOrigins  []string
+	AllowedHosts []string
 	// GCFloorMB is the floor under the garbage collector's heap target, in MiB (see
 	// internal/gcfloor); 0 leaves the collector at Go's default. Ignored when GOGC is set.
 	GCFloorMB int
@@ -163,6 +169,8 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 		{flagenv.Setting{Name: "journal-entries", Env: "MOCKGATEWAY_JOURNAL_ENTRIES", Default: "1000", Usage: "calls the journal keeps per scope (0: no journal)"}, intOf(&c.JournalEntries)},
 		{flagenv.Setting{Name: "trace-probes", Env: "MOCKGATEWAY_TRACE_PROBES", Default: "false", Usage: "trace /health and /metrics requests too (they are always measured and logged)", Switch: true}, boolOf(&c.TraceProbes)},
 		{flagenv.Setting{Name: "trace-buffer", Env: "MOCKGATEWAY_TRACE_BUFFER", Default: "4096", Usage: "spans kept in memory for /debug/traces"}, intOf(&c.TraceBuffer)},
+		{flagenv.Setting{Name: "cors-origins", Env: "MOCKGATEWAY_CORS_ORIGINS", Usage: "comma-separated web origins (scheme://host[:port]) that may call the mock from a browser, with CORS answers; any other origin but its own is 403"}, listOf(&c.CORSOrigins, origin)},
+		{flagenv.Setting{Name: "allowed-hosts", Env: "MOCKGATEWAY_ALLOWED_HOSTS", Usage: "comma-separated Host names answered besides localhost, *.localhost, 127.0.0.1 and [::1] (.example.com: its subdomains); on a non-loopback listener, set, it restricts Host too"}, listOf(&c.AllowedHosts, hostName)},
 		{flagenv.Setting{Name: "gc-floor-mb", Env: "MOCKGATEWAY_GC_FLOOR_MB", Default: "32", Usage: "floor under the garbage collector's heap target, MiB (0: Go's default; GOGC, when set, wins)"}, intOf(&c.GCFloorMB)},
 	}
 	specs := make([]flagenv.Setting, 0, len(settings)+1)
@@ -302,6 +310,8 @@ func (c Config) LogValue() slog.Value {
 		slog.String("drain_quiet", c.DrainQuiet.String()),
 		slog.Int("trace_buffer", c.TraceBuffer),
 		slog.Int("gc_floor_mb", c.GCFloorMB),
+		slog.String("cors_origins", strings.Join(c.CORSOrigins, ",")),
+		slog.String("allowed_hosts", strings.Join(c.AllowedHosts, ",")),
 	)
 }
 
@@ -358,4 +368,41 @@ func durationOf(p *time.Duration) func(string) error {
 		*p = d
 		return nil
 	}
+}
+
+// listOf parses a comma-separated list, each entry checked by valid.
+func listOf(p *[]string, valid func(string) error) func(string) error {
+	return func(v string) error {
+		*p = nil
+		for e := range strings.SplitSeq(v, ",") {
+			if e = strings.TrimSpace(e); e == "" {
+				continue
+			}
+			if err := valid(e); err != nil {
+				return err
+			}
+			*p = append(*p, e)
+		}
+		return nil
+	}
+}
+
+// origin checks a web origin as a browser sends it in Origin: scheme://host[:port], nothing
+// after, no wildcard.
+func origin(o string) error {
+	u, err := url.Parse(o)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+		u.Path != "" || u.RawQuery != "" || u.Fragment != "" || strings.Contains(u.Host, "*") || strings.HasSuffix(o, "/") {
+		return errors.New("each entry must be an origin such as http://localhost:5173 (scheme://host[:port], no path, no wildcard)")
+	}
+	return nil
+}
+
+// hostName checks a host name, an IP address or a .domain (its subdomains), without a port.
+func hostName(h string) error {
+	name := strings.TrimPrefix(h, ".")
+	if name == "" || strings.ContainsAny(name, "/:*@ ") && net.ParseIP(strings.Trim(name, "[]")) == nil {
+		return errors.New("each entry must be a host name, an IP address or .domain (its subdomains), without a port")
+	}
+	return nil
 }

@@ -190,3 +190,29 @@ func TestBooleanFlags(t *testing.T) {
 		t.Errorf("--%s defaults to %s but takes a value: make it a switch", m[1], m[2])
 	}
 }
+
+// TestBrowserLists: --cors-origins and --allowed-hosts are comma-separated lists, from a flag or
+// the environment; an entry that is no origin (a path, a wildcard, no scheme) or no host name
+// (a port, a path) stops start-up.
+func TestBrowserLists(t *testing.T) {
+	c, err := Parse([]string{"--cors-origins", "http://localhost:5173, https://app.test"},
+		env(map[string]string{"MOCKGATEWAY_ALLOWED_HOSTS": "mockgateway,.corp.test,[fd00::1],10.0.0.2", "MOCKGATEWAY_CORS_ORIGINS": "http://ignored.test"}), &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(c.CORSOrigins, " ") != "http://localhost:5173 https://app.test" || strings.Join(c.AllowedHosts, " ") != "mockgateway .corp.test [fd00::1] 10.0.0.2" {
+		t.Errorf("got %q %q", c.CORSOrigins, c.AllowedHosts)
+	}
+	if c, _ := Parse(nil, env(nil), &bytes.Buffer{}); c.CORSOrigins != nil || c.AllowedHosts != nil {
+		t.Errorf("defaults %q %q", c.CORSOrigins, c.AllowedHosts)
+	}
+	for _, bad := range []struct{ name, value string }{
+		{"cors-origins", "*"}, {"cors-origins", "localhost:5173"}, {"cors-origins", "http://localhost:5173/"},
+		{"cors-origins", "http://localhost:5173/app"}, {"cors-origins", "http://*.test"}, {"cors-origins", "ftp://x.test"},
+		{"allowed-hosts", "mock:8080"}, {"allowed-hosts", "a/b"}, {"allowed-hosts", "*.test"}, {"allowed-hosts", "."},
+	} {
+		if _, err := Parse([]string{"--" + bad.name, bad.value}, env(nil), &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), bad.name) {
+			t.Errorf("--%s %q: %v", bad.name, bad.value, err)
+		}
+	}
+}

@@ -289,10 +289,12 @@ func answer(in generate.Input, hit *fixtures.Hit) generate.Result {
 // (as answerContentType).
 var openAIVersion = []string{"2020-10-01"}
 
-// jsonContentType accepts application/json and application/*+json with any parameters, and a
-// missing Content-Type (read as JSON, as the contract says).
+// jsonContentType accepts application/json and application/*+json with any parameters. A
+// missing Content-Type is not JSON: a browser sends a body without one cross-origin, with no
+// preflight (a no-cors fetch of a Blob), so reading it as JSON let any web page post to the
+// mock (CONTRACT.md, November 2026).
 func jsonContentType(ct string) bool {
-	if ct == "" || ct == "application/json" { // what clients send: no parameters to parse
+	if ct == "application/json" { // what clients send: no parameters to parse
 		return true
 	}
 	mt, _, err := mime.ParseMediaType(ct)

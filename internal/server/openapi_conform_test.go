@@ -112,6 +112,8 @@ func TestOpenAPIResponsesConform(t *testing.T) {
 		{"GET", "/debug/traces?trace_id=XYZ", "", "", ""},
 		{"GET", "/debug/traces?request_id=bad;id", "", "", ""},
 		{"GET", "/debug/traces?limit=0", "", "", ""},
+		{"POST", "/_mock/fixtures", `{"fixtures":[]}`, "Origin", "https://evil.example"},
+		{"GET", "/v1/models", "", "Host", "rebind.evil.example:8080"},
 	} {
 		do(h, r.method, r.path, r.body, r.header, r.value)
 	}
@@ -162,6 +164,7 @@ func TestOpenAPIResponsesConform(t *testing.T) {
 	srv := httptest.NewServer(busy.handler)
 	ctx, cancel := context.WithCancel(context.Background())
 	sreq, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+chatPath, strings.NewReader(chatBody("mock-slow", `"stream":true`)))
+	sreq.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(sreq)
 	if err != nil {
 		t.Fatal(err)

@@ -146,6 +146,20 @@ func (d *dispatch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	match.Handler.ServeHTTP(w, r)
 }
 
+// template is the template of the route that would serve r with method: "" when none matches,
+// or when the route names itself in telemetry (the unsupported surfaces). Only refusals and
+// preflights ask, so the router's own matching is good enough.
+func (d *dispatch) template(r *http.Request, method string) string {
+	probe := &http.Request{Method: method, URL: r.URL, Host: r.Host, Header: http.Header{}}
+	var match mux.RouteMatch
+	if d.router.Match(probe, &match) {
+		if rt, ok := match.Handler.(*routed); ok {
+			return rt.template
+		}
+	}
+	return ""
+}
+
 // routed gives the Record the matched route's template, the only form of the path that reaches
 // telemetry, and the server span's name. Both are made per route when the routes are added,
 // rather than per request.

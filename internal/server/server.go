@@ -49,7 +49,7 @@ type Deps struct {
 func New(d Deps) http.Handler {
 	d, metricsOn := d.withDefaults()
 	r := newRouter(d, metricsOn)
-	return observability.Chain(newDispatch(r), observability.ChainConfig{
+	return observability.Chain(newFrontGuard(d.Config, newDispatch(r)), observability.ChainConfig{
 		Logger:             d.Logger,
 		Tracer:             d.Tracer,
 		Propagator:         d.Propagator,

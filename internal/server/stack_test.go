@@ -83,7 +83,7 @@ func parkedStreamStackOn(t *testing.T, cat *catalog.Catalog, path, body string) 
 	h := newHarness(t, journaled, func(d *Deps) { d.Catalog = cat })
 	srv := httptest.NewServer(h.handler)
 	t.Cleanup(srv.Close) // cleanups run last-added first: the connections close before this
-	request := "POST " + path + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+	request := "POST " + path + " HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: " +
 		strconv.Itoa(len(body)) + "\r\n\r\n" + body
 
 	open := func(k int) {
@@ -152,7 +152,7 @@ func TestBlockedStreamStack(t *testing.T) {
 			srv.Listener = smallSendBuffers{srv.Listener} // a few KB fill them: the write blocks
 			srv.Start()
 			t.Cleanup(srv.Close)
-			request := "POST " + tc.path + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+			request := "POST " + tc.path + " HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: " +
 				strconv.Itoa(len(tc.body)) + "\r\n\r\n" + tc.body
 			open := func(k int) {
 				for range k {
