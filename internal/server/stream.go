@@ -44,7 +44,9 @@ func streamChat(ctx context.Context, w http.ResponseWriter, c *chatCall) {
 	// (TestStreamWrites).
 	err := st.wait(c.Timings.First())
 	if err == nil && c.Timings.Instant() {
-		if st.events {
+		if st.msg != nil {
+			err = st.leadMessages(ctx)
+		} else if st.events {
 			err = st.leadEvents(ctx)
 		} else {
 			err = st.lead(ctx, c)
@@ -53,7 +55,9 @@ func streamChat(ctx context.Context, w http.ResponseWriter, c *chatCall) {
 	if werr := st.writeHeld(); err == nil && werr != nil { // when err is set, end writes why
 		err = writeFailed(werr)
 	}
-	if err == nil && st.events {
+	if err == nil && st.msg != nil {
+		err = st.runMessages(ctx, c) // Anthropic's Messages (stream_messages.go)
+	} else if err == nil && st.events {
 		err = st.runEvents(ctx, c) // the Responses API (stream_responses.go)
 	} else if err == nil {
 		err = st.run(ctx, c)
@@ -92,6 +96,7 @@ type stream struct {
 	*sse
 	frames *frames     // a chat stream's, pulled by lead and run
 	ev     *respEvents // a Responses stream's, pulled by leadEvents and runEvents
+	msg    *msgEvents  // a Messages stream's, pulled by leadMessages and runMessages
 	rec    *observability.Record
 	life   *observability.StreamTelemetry
 	fired  bool // the mid-stream fault has struck
@@ -111,8 +116,10 @@ func openStream(ctx context.Context, w http.ResponseWriter, c *chatCall) *stream
 	st.deadline = rec.Start.Add(c.h.streamTimeout)
 	st.gone, st.abort = ctx.Done(), c.h.drain.Aborted()
 	st.timeout, st.until = c.h.writeTimeout, st.deadline
-	st.events = c.Echo != nil // a Responses API stream
-	if st.events {
+	st.events = c.Echo != nil || c.anthropic() // a stream of named events
+	if c.anthropic() {
+		st.msg = newMsgEvents(c)
+	} else if st.events {
 		st.ev = newRespEvents(c)
 	} else {
 		st.frames = framesOf(c.Result)

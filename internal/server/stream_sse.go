@@ -28,8 +28,9 @@ type sse struct {
 	chunk protocol.Chunk
 	// events: a Responses API stream (stream_responses.go), whose frames are named events
 	// numbered by seq, whose error is an error event, and which ends without [DONE].
-	events bool
-	seq    int
+	events    bool
+	anthropic bool // a Messages stream (stream_messages.go): its error event is Anthropic's
+	seq       int
 	// held is how many bytes of buf are whole frames not yet written, heldTokens how many of
 	// those frames carry a token; headersOut, whether the response headers have gone out.
 	held       int
@@ -44,8 +45,9 @@ func newSSE(w http.ResponseWriter, c *chatCall) *sse {
 	if f, ok := w.(interface{ FlushError() error }); ok {
 		s.flush = f.FlushError
 	}
-	if c.Echo != nil {
-		return s // a Responses API stream: its events are not chunks (stream_responses.go)
+	if c.Echo != nil || c.anthropic() {
+		s.anthropic = c.Echo == nil
+		return s // a stream of events, not chunks (stream_responses.go, stream_messages.go)
 	}
 	s.chunk = protocol.Chunk{
 		ID: c.ID, Object: "chat.completion.chunk", Created: c.Created, Model: c.Model.ID,
@@ -122,6 +124,10 @@ func (s *sse) usage(u protocol.Usage) {
 // errorFrame is rare (one per failed stream): encoding/json is fine for it, with HTML escaping
 // off like every other body. It goes after what is held; done writes them.
 func (s *sse) errorFrame(e *apierr.Error) error {
+	if s.anthropic {
+		s.anthropicErrorEvent(e)
+		return nil
+	}
 	if s.events {
 		s.errorEvent(e)
 		return nil
