@@ -121,6 +121,17 @@ func anthropicTopField(c *anthropicState, k, p, v string) (fieldClass, *apierr.E
 		return noEffect, isArray(p, v)
 	case "container":
 		return unsupported, errUnsupported(p, noServerTools)
+
+	// Prompt caching and where and how fast to infer: the mock caches nothing and answers
+	// alike everywhere (anthropic-sdk-go v2.15.0's MessageNewParams).
+	case "cache_control":
+		return noEffect, cacheControlObject.decode(none{}, p, v)
+	case "inference_geo":
+		return noEffect, valid(asString(p, v))
+	case "speed":
+		return noEffect, valid(asEnum(p, v, "standard", "fast"))
+	case "diagnostics":
+		return noEffect, diagnosticsObject.decode(none{}, p, v)
 	}
 	if c.count {
 		return unknown, nil // count_tokens has none of what follows
@@ -291,6 +302,18 @@ func decodeContextManagement(_ none, k, p, v string) (fieldClass, *apierr.Error)
 			e = isObject(indexPath(p, i), items[i])
 		}
 		return noEffect, e
+	}
+	return unknown, nil
+}
+
+var diagnosticsObject = objectSpec[none]{fields: decodeDiagnostics}
+
+// decodeDiagnostics: the API compares the prompt with a previous message's to explain a cache
+// miss; the mock caches nothing, so there is never a miss to explain.
+func decodeDiagnostics(_ none, k, p, v string) (fieldClass, *apierr.Error) {
+	switch k {
+	case "previous_message_id":
+		return noEffect, valid(asString(p, v))
 	}
 	return unknown, nil
 }

@@ -7,7 +7,10 @@ import "slices"
 // has the anthropicDialect bit, and its other bits index this table, as a Responses request's
 // index responsesFieldNames: the three dialects share FieldSet, the journal's shape and its JSON.
 var anthropicFieldNames = [...]string{
+	"cache_control",
 	"context_management",
+	"diagnostics",
+	"inference_geo",
 	"max_tokens",
 	"mcp_servers",
 	"messages",
@@ -15,6 +18,7 @@ var anthropicFieldNames = [...]string{
 	"model",
 	"output_config",
 	"service_tier",
+	"speed",
 	"stop_sequences",
 	"stream",
 	"system",
@@ -30,12 +34,12 @@ var anthropicFieldNames = [...]string{
 // members (messages and model; max_tokens is a bit of its own, since count_tokens has none).
 const (
 	anthropicDialect  FieldSet = 1 << 62
-	anthropicRequired FieldSet = 1<<3 | 1<<5
+	anthropicRequired FieldSet = 1<<6 | 1<<8
 )
 
 // anthropicOnly are names only a Messages request carries, which tell its FieldSet's JSON from
 // a chat request's.
-var anthropicOnly = []string{"context_management", "mcp_servers", "output_config", "stop_sequences", "system", "thinking", "top_k"}
+var anthropicOnly = []string{"cache_control", "context_management", "diagnostics", "inference_geo", "speed", "mcp_servers", "output_config", "stop_sequences", "system", "thinking", "top_k"}
 
 func anthropicFieldIndex(k string) int {
 	i, ok := slices.BinarySearch(anthropicFieldNames[:], k)

@@ -198,3 +198,31 @@ func TestDecodeClaudeCode(t *testing.T) {
 		}
 	}
 }
+
+// TestAnthropicFieldNames: the table a Messages FieldSet indexes is sorted, names every top-level
+// key the decoder accepts, and its implied members are messages and model.
+func TestAnthropicFieldNames(t *testing.T) {
+	if !slices.IsSorted(anthropicFieldNames[:]) {
+		t.Fatal("anthropicFieldNames is not sorted")
+	}
+	if anthropicRequired != 1<<anthropicFieldIndex("messages")|1<<anthropicFieldIndex("model") {
+		t.Fatal("anthropicRequired is not messages and model")
+	}
+	values := map[string]string{"max_tokens": "8", "stream": "false", "stop_sequences": `["x"]`, "temperature": "0.5", "top_p": "0.5", "top_k": "5",
+		"metadata": `{"user_id":"u"}`, "service_tier": `"auto"`, "thinking": `{"type":"disabled"}`, "context_management": `{"edits":[]}`,
+		"mcp_servers": "[]", "output_config": `{"effort":"low"}`, "system": `"s"`, "tools": "[]", "tool_choice": `{"type":"auto"}`,
+		"cache_control": `{"type":"ephemeral"}`, "inference_geo": `"us"`, "speed": `"fast"`, "diagnostics": `{"previous_message_id":"msg_1"}`}
+	for _, name := range anthropicFieldNames {
+		if name == "model" || name == "messages" {
+			continue
+		}
+		body := `{"model":"m","messages":[{"role":"user","content":"x"}],"max_tokens":8,"` + name + `":` + values[name] + `}`
+		if name == "max_tokens" {
+			body = `{"model":"m","messages":[{"role":"user","content":"x"}],"max_tokens":8}`
+		}
+		req, e := DecodeMessagesRequest([]byte(body), Limits{})
+		if e != nil || !req.Fields.Has(name) {
+			t.Errorf("%s: %v, fields %v", name, e, req)
+		}
+	}
+}
