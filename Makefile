@@ -57,6 +57,7 @@ check:
 deps:
 	@command -v node >/dev/null || { echo "node is required for the client-compatibility tests (apt-get install nodejs npm)"; exit 1; }
 	cd $(NODE_COMPAT) && npm ci --no-audit --no-fund --loglevel=error
+	cd internal/clientcompat/anthropic && npm ci --no-audit --no-fund --loglevel=error # Claude Code and the Anthropic clients
 	bash deploy/test/deps.sh
 	@# Debian's chromium, which the console's browser test drives (cmd/mockgateway/console_test.go).
 	@command -v chromium >/dev/null 2>&1 || { \
