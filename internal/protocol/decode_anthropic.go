@@ -61,27 +61,30 @@ func decodeAnthropic(body []byte, lim Limits, count bool) (*ChatRequest, *apierr
 	}
 	doc := string(body) // as in DecodeChatRequest, the one copy every string is cut from
 	lim = lim.withDefaults()
-	return decodeNamed(func(root string) (*ChatRequest, *apierr.Error) {
-		var room stackTopMembers
-		top, ok := appendMembers(room[:0], doc, doc)
-		if !ok {
-			return nil, errInvalidJSON()
-		}
-		c := &anthropicState{req: &ChatRequest{N: 1, ParallelToolCalls: true}, lim: lim, count: count}
-		spec := &anthropicObject
-		if count {
-			spec = &countTokensObject
-		}
-		if e := spec.walk(c, root, top); e != nil {
-			return nil, e
-		}
-		if e := c.finish(top); e != nil {
-			return nil, e
-		}
-		c.req.Fields = anthropicFieldSetOf(top)
-		c.req.IncludeUsage = c.req.Stream // message_delta always carries the output tokens
-		return c.req, nil
-	})
+	return decodeNamed(func(root string) (*ChatRequest, *apierr.Error) { return decodeMessages(doc, lim, root, count) })
+}
+
+// decodeMessages decodes the valid JSON object doc, naming paths from root (decode_path.go).
+func decodeMessages(doc string, lim Limits, root string, count bool) (*ChatRequest, *apierr.Error) {
+	var room stackTopMembers
+	top, ok := appendMembers(room[:0], doc, doc)
+	if !ok {
+		return nil, errInvalidJSON()
+	}
+	c := &anthropicState{req: &ChatRequest{N: 1, ParallelToolCalls: true}, lim: lim, count: count}
+	spec := &anthropicObject
+	if count {
+		spec = &countTokensObject
+	}
+	if e := spec.walk(c, root, top); e != nil {
+		return nil, e
+	}
+	if e := c.finish(top); e != nil {
+		return nil, e
+	}
+	c.req.Fields = anthropicFieldSetOf(top)
+	c.req.IncludeUsage = c.req.Stream // message_delta always carries the output tokens
+	return c.req, nil
 }
 
 var (

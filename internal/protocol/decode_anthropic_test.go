@@ -3,6 +3,7 @@ package protocol
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -225,4 +226,50 @@ func TestAnthropicFieldNames(t *testing.T) {
 			t.Errorf("%s: %v, fields %v", name, e, req)
 		}
 	}
+}
+
+// FuzzDecodeMessagesRequest: whatever the body, the Messages decoder (and count_tokens') answers
+// a request or one of the decoder's errors naming a place; the same body the same way; and its
+// two runs (decode_path.go) agree.
+func FuzzDecodeMessagesRequest(f *testing.F) {
+	f.Add([]byte(msgsWith("")))
+	f.Add([]byte(msgsWith(`"system":[{"type":"text","text":"s","cache_control":{"type":"ephemeral"}}],"stream":true,"stop_sequences":["x"]`)))
+	f.Add([]byte(msgsWithTurns(`{"role":"user","content":"read it"}`, toolUseTurn,
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"r"}]},{"type":"text","text":"t"}]}`)))
+	f.Add([]byte(msgsWith(`"tools":[{"name":"f","input_schema":{"type":"object"}},{"type":"web_search_20250305","name":"w"}],"tool_choice":{"type":"any"}`)))
+	for _, name := range []string{"claude-code-2.1.332-first.json", "claude-code-2.1.332-tool-result.json"} {
+		if body, err := os.ReadFile(filepath.Join("testdata", "anthropic", name)); err == nil {
+			f.Add(body)
+		}
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		for _, count := range []bool{false, true} {
+			if validObjectBody(body) {
+				doc, lim := string(body), Limits{}.withDefaults()
+				unnamedReq, unnamedErr := decodeMessages(doc, lim, unnamedRoot, count)
+				namedReq, namedErr := decodeMessages(doc, lim, namedRoot, count)
+				switch {
+				case (unnamedErr == nil) != (namedErr == nil):
+					t.Fatalf("unnamed run %v, named run %v", unnamedErr, namedErr)
+				case namedErr != nil && (unnamedErr.Code != namedErr.Code || strings.Contains(namedErr.Param, unnamedRoot)):
+					t.Fatalf("unnamed run %+v, named run %+v", unnamedErr, namedErr)
+				case namedErr == nil && !reflect.DeepEqual(unnamedReq, namedReq):
+					t.Fatalf("unnamed run %+v, named run %+v", unnamedReq, namedReq)
+				}
+			}
+			r, err := decodeAnthropic(body, Limits{}, count)
+			if err != nil {
+				if r != nil || !slices.Contains(decoderCodes, err.Code) || err.Message == "" || strings.Contains(err.Param, unnamedRoot) {
+					t.Fatalf("unexpected error %+v (request %v)", err, r)
+				}
+				if _, again := decodeAnthropic(body, Limits{}, count); again == nil || *again != *err {
+					t.Fatalf("not deterministic: %+v then %+v", err, again)
+				}
+				continue
+			}
+			if r == nil || r.Model == "" || len(r.Messages) == 0 || !r.Fields.Anthropic() || r.MaxTokens > DefaultMaxTokensCeiling {
+				t.Fatalf("accepted as %+v", r)
+			}
+		}
+	})
 }
