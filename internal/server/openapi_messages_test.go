@@ -118,3 +118,21 @@ func conformMessages(t *testing.T, d *apiDoc, h *harness) {
 		d.conform("messages "+c.name, c.method, c.path, rr)
 	}
 }
+
+// TestOpenAPIMessagesJournal: the journal entries of Messages calls, JSON, streamed and counted,
+// validate against the document's JournalEntry (their shape's fields are Anthropic's members).
+func TestOpenAPIMessagesJournal(t *testing.T) {
+	d := loadAPIDoc(t)
+	h := newHarness(t, journaled)
+	h.anthropic(messagesPath, `{"model":"mock-chat","max_tokens":8,"system":"s","stop_sequences":["x"],"messages":[{"role":"user","content":"hi"}]}`)
+	h.anthropic(messagesPath, `{"model":"mock-chat","max_tokens":8,"stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	h.anthropic(messagesPath+"/count_tokens", `{"model":"mock-chat","system":"s","messages":[{"role":"user","content":"hi"}]}`)
+	rr := h.do("GET", "/_mock/journal", "")
+	d.conform("journal of Messages calls", "GET", "/_mock/journal", rr)
+	if n := strings.Count(rr.Body.String(), `"route":"/v1/messages`); n != 3 {
+		t.Fatalf("%d Messages entries: %s", n, rr.Body)
+	}
+	if !strings.Contains(rr.Body.String(), `"stop_sequences"`) {
+		t.Fatalf("no Anthropic field in the shapes: %s", rr.Body)
+	}
+}
