@@ -51,6 +51,10 @@ type anthropicTurn struct {
 	calls   []ToolCall
 	results []Message
 	before  []Message
+	// result is the content of the tool_result block being decoded, read once the block's key
+	// pass is done (block), not from inside it: its blocks nested in the pass took a parked
+	// stream's stack past 8 KB (TestParkedStreamStack).
+	result string
 }
 
 var anthropicTurnObject = objectSpec[*anthropicTurn]{fields: decodeAnthropicTurn, required: []string{"content"}}
@@ -180,10 +184,29 @@ func (t *anthropicTurn) block(path, v string) *apierr.Error {
 	if e := spec.walk(b, path, o); e != nil {
 		return e
 	}
-	if b.out != nil {
-		return t.answers(joinPath(path, "tool_use_id"), b.out.ToolCallID)
+	if b.out == nil {
+		return nil
 	}
-	return nil
+	if t.result != "" {
+		raw := t.result
+		t.result = ""
+		if e := resultContent(b.out, joinPath(path, "content"), raw); e != nil {
+			return e
+		}
+	}
+	return t.answers(joinPath(path, "tool_use_id"), b.out.ToolCallID)
+}
+
+// resultContent is a tool result's content: a string, or blocks whose text is the result
+// (images and documents add none).
+func resultContent(m *Message, path, v string) *apierr.Error {
+	t := anthropicTurn{role: roleUser}
+	e := t.content(path, v)
+	if e == nil && len(t.results) > 0 {
+		e = errValue(path, "must not hold a tool_result")
+	}
+	m.Content = t.text.String()
+	return e
 }
 
 // answers checks that a tool result answers a tool_use of the latest assistant turn, as
@@ -225,7 +248,7 @@ func decodeBlock(b blockState, k, p, v string) (fieldClass, *apierr.Error) {
 	case b.typ == "tool_use":
 		return decodeToolUse(b.call, k, p, v)
 	case b.typ == "tool_result":
-		return decodeToolResult(b.out, k, p, v)
+		return decodeToolResult(b, k, p, v)
 	case k == "thinking" && b.typ == "thinking", k == "signature" && b.typ == "thinking", k == "data" && b.typ == "redacted_thinking":
 		return noEffect, valid(asString(p, v))
 	}
@@ -261,19 +284,18 @@ func decodeToolUse(c *ToolCall, k, p, v string) (fieldClass, *apierr.Error) {
 	return unknown, nil
 }
 
-func decodeToolResult(m *Message, k, p, v string) (fieldClass, *apierr.Error) {
+func decodeToolResult(b blockState, k, p, v string) (fieldClass, *apierr.Error) {
 	switch k {
 	case "tool_use_id":
-		return supported, into(&m.ToolCallID)(asString(p, v))
+		return supported, into(&b.out.ToolCallID)(asString(p, v))
 	case "content":
-		// A string, or blocks whose text is the result (images and documents add none).
-		t := anthropicTurn{role: roleUser}
-		e := t.content(p, v)
-		if e == nil && len(t.results) > 0 {
-			e = errValue(p, "must not hold a tool_result")
+		// Its type now, in the key order; its blocks once the pass is done (block).
+		switch jsonKind(v) {
+		case '"', '[':
+			b.turn.result = v
+			return supported, nil
 		}
-		m.Content = t.text.String()
-		return supported, e
+		return supported, errType(p, "a string or an array of content blocks")
 	case "is_error":
 		return noEffect, valid(asBool(p, v))
 	}

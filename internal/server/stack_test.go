@@ -42,6 +42,17 @@ func TestParkedStreamStack(t *testing.T) {
 			`{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},`+
 			`{"role":"tool","tool_call_id":"c","content":[{"type":"text","text":"x"}]}]}`)
 	})
+	t.Run("messages", func(t *testing.T) {
+		parkedStreamStack(t, messagesPath, `{"model":"mock-long","max_tokens":4096,"stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	})
+	// A tool result's content in blocks is the Messages dialect's deepest decoding (it held
+	// 17 KB while its blocks were read inside the result's key pass).
+	t.Run("messages blocks and tool round trip", func(t *testing.T) {
+		parkedStreamStack(t, messagesPath, `{"model":"mock-long","max_tokens":4096,"stream":true,"system":[{"type":"text","text":"s","cache_control":{"type":"ephemeral"}}],`+
+			`"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]},`+
+			`{"role":"assistant","content":[{"type":"tool_use","id":"c","name":"f","input":{}}]},`+
+			`{"role":"user","content":[{"type":"tool_result","tool_use_id":"c","content":[{"type":"text","text":"x"}]}]}]}`)
+	})
 	t.Run("responses parts and tool round trip", func(t *testing.T) {
 		parkedStreamStack(t, "/v1/responses", `{"model":"mock-long","stream":true,"input":[{"role":"user","content":[{"type":"input_text","text":"hi"}]},`+
 			`{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},`+
@@ -85,6 +96,9 @@ func parkedStreamStackOn(t *testing.T, cat *catalog.Catalog, path, body string) 
 	t.Cleanup(srv.Close) // cleanups run last-added first: the connections close before this
 	request := "POST " + path + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
 		strconv.Itoa(len(body)) + "\r\n\r\n" + body
+	if strings.HasPrefix(path, messagesPath) { // Anthropic's dialect wants its version header
+		request = strings.Replace(request, "\r\n\r\n", "\r\nAnthropic-Version: 2023-06-01\r\n\r\n", 1)
+	}
 
 	open := func(k int) {
 		conns := make([]net.Conn, 0, k)
