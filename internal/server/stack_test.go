@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"net"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -52,6 +53,13 @@ func TestParkedStreamStack(t *testing.T) {
 			`"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]},`+
 			`{"role":"assistant","content":[{"type":"tool_use","id":"c","name":"f","input":{}}]},`+
 			`{"role":"user","content":[{"type":"tool_result","tool_use_id":"c","content":[{"type":"text","text":"x"}]}]}]}`)
+	})
+	t.Run("Claude Code's tool round trip", func(t *testing.T) {
+		body, err := os.ReadFile("../protocol/testdata/anthropic/claude-code-2.1.332-tool-result.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		parkedStreamStack(t, messagesPath, strings.Replace(string(body), `"model": "mock-tools"`, `"model": "mock-long"`, 1))
 	})
 	t.Run("responses parts and tool round trip", func(t *testing.T) {
 		parkedStreamStack(t, "/v1/responses", `{"model":"mock-long","stream":true,"input":[{"role":"user","content":[{"type":"input_text","text":"hi"}]},`+
