@@ -52,8 +52,8 @@ type anthropicTurn struct {
 	results []Message
 	before  []Message
 	// result is the content of the tool_result block being decoded, read once the block's key
-	// pass is done (block), not from inside it: its blocks nested in the pass took a parked
-	// stream's stack past 8 KB (TestParkedStreamStack).
+	// pass is done (block), not from inside it: its blocks nested in the pass doubled a parked
+	// stream's stack (TestParkedStreamStack, docs/performance.md).
 	result string
 }
 

@@ -46,8 +46,8 @@ func TestParkedStreamStack(t *testing.T) {
 	t.Run("messages", func(t *testing.T) {
 		parkedStreamStack(t, messagesPath, `{"model":"mock-long","max_tokens":4096,"stream":true,"messages":[{"role":"user","content":"hi"}]}`)
 	})
-	// A tool result's content in blocks is the Messages dialect's deepest decoding (it held
-	// 17 KB while its blocks were read inside the result's key pass).
+	// A tool result's content in blocks is the Messages dialect's deepest decoding (read inside
+	// the result's key pass, it doubled the stack; docs/performance.md has the figure).
 	t.Run("messages blocks and tool round trip", func(t *testing.T) {
 		parkedStreamStack(t, messagesPath, `{"model":"mock-long","max_tokens":4096,"stream":true,"system":[{"type":"text","text":"s","cache_control":{"type":"ephemeral"}}],`+
 			`"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]},`+
