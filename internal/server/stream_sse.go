@@ -46,7 +46,7 @@ func newSSE(w http.ResponseWriter, c *chatCall) *sse {
 		s.flush = f.FlushError
 	}
 	if c.Echo != nil || c.anthropic() {
-		s.anthropic = c.Echo == nil
+		s.anthropic = c.anthropic()
 		return s // a stream of events, not chunks (stream_responses.go, stream_messages.go)
 	}
 	s.chunk = protocol.Chunk{
