@@ -2,8 +2,8 @@
 # below). go test ./... alone needs only Go: it leaves out the end-to-end tests.
 GO ?= go
 # The folders of Node packages the end-to-end tests run, each installed from its lock file: the
-# client-compatibility suites and the Codex CLI.
-NODE_DIRS := internal/clientcompat/node internal/clientcompat/codex
+# OpenAI clients' suites, the Codex CLI, and Claude Code with the Anthropic clients.
+NODE_DIRS := internal/clientcompat/node internal/clientcompat/codex internal/clientcompat/anthropic
 
 # Fuzz targets (package:function). make test runs each briefly, by a fixed count of inputs
 # rather than a duration, so a slow machine does the same work instead of timing out.
@@ -11,7 +11,8 @@ FUZZ_TARGETS := ./internal/protocol:FuzzDecodeChatRequest ./internal/protocol:Fu
 	./internal/simulation:FuzzParseLatency ./internal/server:FuzzSSEWriter ./internal/generate:FuzzSchemaInstance ./observability:FuzzDecodeSpanRecord \
 	./internal/jsonenc:FuzzAppendStringMatchesEncodingJSON ./internal/jsonenc:FuzzAppendSlogStringMatchesSlog ./internal/jsonenc:FuzzAppendSlogFloatMatchesSlog \
 	./internal/protocol:FuzzDecodeResponsesRequest ./internal/protocol:FuzzEchoAsBefore ./internal/jsonscan:FuzzAppendCompactMatchesEncodingJSON \
-	./internal/jsonscan:FuzzValidMatchesEncodingJSON ./internal/jsonscan:FuzzUnquoteMatchesEncodingJSON
+	./internal/jsonscan:FuzzValidMatchesEncodingJSON ./internal/jsonscan:FuzzUnquoteMatchesEncodingJSON \
+	./internal/protocol:FuzzDecodeMessagesRequest ./internal/protocol:FuzzAnthropicAppendMatchesEncodingJSON
 FUZZ_COUNT ?= 20000x
 
 .PHONY: test test-root test-deploy check deps node-packages chromium compose prometheus fuzz run build bench soak hostile
@@ -72,8 +73,8 @@ check:
 	cd internal/clientcompat/gosdk && $(GO) run $(STATICCHECK) ./...
 
 # deps: what the tests need beyond the Go toolchain, each installed or built once and then kept:
-# the Node clients of the client-compatibility test and the Codex CLI (from their lock files,
-# again only when one changes); Debian's chromium for the console's browser test; and for deploy/test, Debian's
+# the Node clients of the client-compatibility tests, the Codex CLI and Claude Code (from their
+# lock files, again only when one changes); Debian's chromium for the console's browser test; and for deploy/test, Debian's
 # docker-compose and Prometheus v3 (server and promtool) built from its Go module and cached in
 # ~/.cache/mockgateway (deploy/test/deps.sh). A missing tool fails the test run.
 deps: node-packages chromium compose prometheus

@@ -135,6 +135,9 @@ func responsesFieldSetOf(o members[string]) FieldSet {
 
 // all is s with the implied required members, without the dialect bit.
 func (s FieldSet) all() FieldSet {
+	if s&anthropicDialect != 0 {
+		return (s | anthropicRequired) &^ anthropicDialect
+	}
 	if s&responsesDialect != 0 {
 		return (s | responsesRequired) &^ responsesDialect
 	}
@@ -143,6 +146,9 @@ func (s FieldSet) all() FieldSet {
 
 // names is the table s's bits index, and index finds a name's bit in it.
 func (s FieldSet) names() ([]string, func(string) int) {
+	if s&anthropicDialect != 0 {
+		return anthropicFieldNames[:], anthropicFieldIndex
+	}
 	if s&responsesDialect != 0 {
 		return responsesFieldNames[:], responsesFieldIndex
 	}
@@ -212,6 +218,9 @@ func (s *FieldSet) UnmarshalJSON(b []byte) error {
 	out, required, index := FieldSet(0), requiredFields, fieldIndex
 	if slices.Contains(names, "input") {
 		out, required, index = responsesDialect, responsesRequired, responsesFieldIndex
+	}
+	if slices.ContainsFunc(names, func(n string) bool { return slices.Contains(anthropicOnly, n) }) {
+		out, required, index = anthropicDialect, anthropicRequired, anthropicFieldIndex
 	}
 	for _, n := range names {
 		i := index(n)

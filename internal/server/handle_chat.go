@@ -51,8 +51,9 @@ type chatHandler struct {
 type dialect uint8
 
 const (
-	chatCompletions dialect = iota // POST /v1/chat/completions
-	responsesAPI                   // POST /v1/responses
+	chatCompletions   dialect = iota // POST /v1/chat/completions
+	responsesAPI                     // POST /v1/responses
+	anthropicMessages                // POST /v1/messages (messages.go)
 )
 
 func newChatHandler(d Deps, dl dialect) http.Handler {
@@ -95,6 +96,9 @@ func newChatHandler(d Deps, dl dialect) http.Handler {
 func (h *chatHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := observability.RecordFrom(r.Context())
 	rec.Chat, rec.Model = true, observability.ModelOther
+	if h.dialect == anthropicMessages {
+		setRequestIDHeader(w)
+	}
 	req, facts, err := h.decode(w, r)
 	if err != nil {
 		writeError(w, r, err)
@@ -122,7 +126,9 @@ func (h *chatHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx, span := h.tracer.Start(r.Context(), h.spanNames[model.ID])
 	describeChatRequest(span, model, req, hit)
 	defer span.End() // also on a panic: the span still reaches the buffer
-	w.Header()["Openai-Version"] = openAIVersion
+	if h.dialect != anthropicMessages {
+		w.Header()["Openai-Version"] = openAIVersion
+	}
 	reportPlan(ctx, w, span, h.metrics, model.ID, sim)
 	if sim.plan.Sleep && !h.wait(ctx, sim.plan.Wait) {
 		return // the client left
@@ -183,9 +189,14 @@ func (h *chatHandler) decode(w http.ResponseWriter, r *http.Request) (*protocol.
 	var req *protocol.ChatRequest
 	var echo *protocol.ResponseEcho
 	var aerr *apierr.Error
-	if h.dialect == responsesAPI {
+	switch h.dialect {
+	case responsesAPI:
 		req, echo, aerr = protocol.DecodeResponsesRequest(buf.Bytes(), h.limits)
-	} else {
+	case anthropicMessages:
+		if aerr = checkAnthropicVersion(r); aerr == nil {
+			req, aerr = protocol.DecodeMessagesRequest(buf.Bytes(), h.limits)
+		}
+	default:
 		req, aerr = protocol.DecodeChatRequest(buf.Bytes(), h.limits)
 	}
 	if aerr != nil {
@@ -213,7 +224,7 @@ func (h *chatHandler) resolve(req *protocol.ChatRequest, facts requestFacts, rec
 	switch {
 	case !model.Executable():
 		return nil, apierr.New(apierr.ModelNotExecutable, "model", "The model "+model.ID+" is external provider metadata and never executes here; use a mock model from GET /v1/models.")
-	case len(req.Tools) > 0 && !model.Capabilities.Tools:
+	case len(req.Tools) > 0 && !model.Capabilities.Tools && !offeredOnly(req):
 		return nil, apierr.New(apierr.ToolsNotSupported, "tools", "The model "+model.ID+" does not support tools; mock-tools does.")
 	case req.Stream && !model.Capabilities.Streaming:
 		return nil, apierr.New(apierr.InvalidValue, "stream", "The model "+model.ID+" does not support streaming.")
@@ -251,9 +262,12 @@ func (h *chatHandler) generate(req *protocol.ChatRequest, sim *simulated, facts 
 	rec.CompletionTokens = res.CompletionTokens    // a stream counts what it sent (streamChat)
 	rec.FinishReason = res.Choices[0].FinishReason // "" for a lazy choice until streamChat settles it
 	var id string
-	if facts.echo != nil {
+	switch {
+	case facts.echo != nil:
 		id = responseID(facts.seed, served.ID)
-	} else {
+	case h.dialect == anthropicMessages:
+		id = messageID(facts.seed, served.ID)
+	default:
 		id = newCompletionID()
 	}
 	return &chatCall{

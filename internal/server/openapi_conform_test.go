@@ -188,6 +188,8 @@ func TestOpenAPIResponsesConform(t *testing.T) {
 	conformMockControl(t, d, do)
 	// POST /v1/responses and the stored-response routes.
 	conformResponses(t, d, do)
+	// POST /v1/messages and count_tokens (openapi_messages_test.go).
+	conformMessages(t, d, h)
 	do(draining, "POST", "/v1/responses", `{"model":"mock-echo","input":"hi"}`)
 	do(draining, "GET", "/v1/responses/resp_1", "")
 	do(keyed, "POST", "/v1/responses", `{"model":"mock-echo","input":"hi"}`, "Authorization", "Bearer local-key")

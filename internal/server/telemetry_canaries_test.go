@@ -258,6 +258,9 @@ func TestCanaries(t *testing.T) {
 			body: `{"model":"mock-tools","stream":true,"input":` + fmt.Sprintf("%q", "say "+contains) + `}`},
 		call{name: "responses strict miss", method: "POST", path: respPath + q, header: scope, body: `{"model":"mock-echo","input":` + fmt.Sprintf("%q", c.at("responses scoped unmatched")) + `}`},
 	)
+	for _, a := range anthropicCanaryCalls(c, q, scope, contains, caseHeader) { // messages_canaries_test.go
+		calls = append(calls, call{name: a.name, method: a.method, path: a.path, body: a.body, disconnect: a.disconnect, header: a.header})
+	}
 	// Browsers (front.go): a foreign Origin, a rebinding Host, an allowed origin's preflight.
 	calls = append(calls, []call{
 		{name: "health", method: "GET", path: "/health" + q},
@@ -360,14 +363,20 @@ func TestCanaries(t *testing.T) {
 		}
 	}
 	_ = json.Unmarshal(h.do("GET", "/_mock/journal?scope=canary-scope&limit=1000", "").Body.Bytes(), &inScope)
-	var respMatched, respMissed int
+	var respMatched, respMissed, msgMatched int
 	for _, e := range inScope.Data {
+		if e.Route == "/v1/messages" && e.Fixture == "cnr-content" {
+			msgMatched++
+		}
 		if e.Route == "/v1/responses" && e.Fixture == "cnr-content" {
 			respMatched++
 		}
 		if e.Route == "/v1/responses" && e.ErrorCode == "no_fixture_match" {
 			respMissed++
 		}
+	}
+	if msgMatched != 2 {
+		t.Errorf("the Messages calls in the scope did not run as planned: %d matched", msgMatched)
 	}
 	if respMatched != 2 || respMissed != 1 {
 		t.Errorf("the Responses calls in the scope did not run as planned: %d matched, %d missed", respMatched, respMissed)
