@@ -181,6 +181,9 @@ func (c *anthropicState) finish(top members[string]) *apierr.Error {
 			return e
 		}
 	}
+	if r.ResponseFormat.Type == FormatJSONSchema {
+		return CheckSchemaPatterns("output_config.format.schema", r.ResponseFormat.Schema, c.lim.MaxRegexProgram)
+	}
 	return nil
 }
 

@@ -50,6 +50,10 @@ func (c *anthropicState) tools(path, v string) *apierr.Error {
 		if e := customToolObject.walk(&tools[len(tools)-1], p, o); e != nil {
 			return e
 		}
+		// Checked here, at the index as sent: server tools are not kept, and would shift it.
+		if e := CheckSchemaPatterns(joinPath(p, "input_schema"), tools[len(tools)-1].Parameters, c.lim.MaxRegexProgram); e != nil {
+			return e
+		}
 	}
 	c.req.Tools = tools
 	return nil

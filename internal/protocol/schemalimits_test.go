@@ -141,6 +141,21 @@ func TestSchemaPatternsOverTheBound(t *testing.T) {
 	if _, _, e := DecodeResponsesRequest([]byte(responsesWith(prop(big))), Limits{}); e == nil || e.Param != "text.format.schema.properties.code.pattern" {
 		t.Errorf("responses: %+v", e)
 	}
+	// Anthropic's Messages: a custom tool's input_schema at its index as sent (a server tool
+	// before it is not kept), and output_config.format's schema.
+	messagesWith := func(schema string) string {
+		return `{"model":"m","max_tokens":16,"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"web_search_20250305","name":"web_search"},{"name":"g","input_schema":` + schema + `}]}`
+	}
+	if _, e := DecodeMessagesRequest([]byte(messagesWith(prop(big))), Limits{}); e == nil || e.Param != "tools[1].input_schema.properties.code.pattern" {
+		t.Errorf("messages tool: %+v", e)
+	}
+	format := `{"model":"m","max_tokens":16,"messages":[{"role":"user","content":"hi"}],"output_config":{"format":{"type":"json_schema","schema":` + prop(big) + `}}}`
+	if _, e := DecodeMessagesRequest([]byte(format), Limits{}); e == nil || e.Param != "output_config.format.schema.properties.code.pattern" {
+		t.Errorf("messages output_config: %+v", e)
+	}
+	if _, e := DecodeMessagesRequest([]byte(messagesWith(prop(ok))), Limits{}); e != nil {
+		t.Errorf("messages under the bound: %+v", e)
+	}
 	for _, body := range []string{chatWith(prop(ok)), toolWith(prop(ok)), chatWith(`{"type":"string","pattern":"(?<=x)y"}`)} {
 		if _, e := DecodeChatRequest([]byte(body), Limits{}); e != nil {
 			t.Errorf("%.80s…: %+v", body, e)
