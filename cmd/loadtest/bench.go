@@ -63,7 +63,7 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchConfig, error) {
 	fs.DurationVar(&c.Warmup, "warmup", 2*time.Second, "a discarded wrk run before each measured one")
 	fs.IntVar(&c.Rounds, "rounds", 3, "wrk rounds per server and request kind (medians are reported)")
 	fs.IntVar(&c.Count, "count", 6, "go test -count for the Go benchmarks (medians are reported)")
-	fs.StringVar(&c.Pattern, "bench", "ChatJSON|ChatStream64|ResponsesJSON|ResponsesStream64|Models|ErrorPath|Match|JournalAdd$", "go test -bench pattern")
+	fs.StringVar(&c.Pattern, "bench", "ChatJSON|ChatStream64|ResponsesJSON|ResponsesStream64|MessagesJSON|MessagesStream64|Models|ErrorPath|Match|JournalAdd$", "go test -bench pattern")
 	fs.StringVar(&c.Benchtime, "benchtime", "", "go test -benchtime (default go test's)")
 	fs.IntVar(&c.Streams, "streams", 10000, "concurrent open streams for the memory figure")
 	fs.IntVar(&c.Batch, "batch", 500, "streams opened at once")
@@ -77,7 +77,7 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchConfig, error) {
 	fs.BoolVar(&c.skipMemory, "skip-memory", false, "skip the open-streams memory run")
 	fs.BoolVar(&c.skipScaling, "skip-scaling", false, "skip the scaling table (go run ./cmd/loadtest scaling runs it alone)")
 	addScalingFlags(fs, &c.Scaling, "scaling-")
-	fs.StringVar(&c.kinds, "load-kinds", strings.Join(loadKinds, ","), "comma-separated wrk runs per round: json and stream (chat, mockgateway and baseline), fixture-json (chat answered by the 1,000th of the 1,000 fixtures loaded), responses-json and responses-stream (POST /v1/responses, mockgateway)")
+	fs.StringVar(&c.kinds, "load-kinds", strings.Join(loadKinds, ","), "comma-separated wrk runs per round: json and stream (chat, mockgateway and baseline), fixture-json (chat answered by the 1,000th of the 1,000 fixtures loaded), responses-json and responses-stream (POST /v1/responses, mockgateway), messages-json and messages-stream (POST /v1/messages, mockgateway)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}

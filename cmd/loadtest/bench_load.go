@@ -14,7 +14,7 @@ import (
 )
 
 // loadKinds are the wrk runs of a round, in the order they run.
-var loadKinds = []string{"json", "fixture-json", "responses-json", "stream", "responses-stream"}
+var loadKinds = []string{"json", "fixture-json", "responses-json", "messages-json", "stream", "responses-stream", "messages-stream"}
 
 // loadFigures is one kind of request (JSON or stream) against one server, over all rounds.
 type loadFigures struct {
@@ -59,6 +59,10 @@ type loadResult struct {
 	ResponsesProbe  *responsesProbeResult `json:"responses_probe,omitempty"`
 	ResponsesJSON   *loadFigures          `json:"responses_json,omitempty"`
 	ResponsesStream *loadFigures          `json:"responses_stream,omitempty"`
+	// Anthropic's Messages API (POST /v1/messages) likewise (probe_messages.go).
+	MessagesProbe  *messagesProbeResult `json:"messages_probe,omitempty"`
+	MessagesJSON   *loadFigures         `json:"messages_json,omitempty"`
+	MessagesStream *loadFigures         `json:"messages_stream,omitempty"`
 	// JSON chat answered by a fixture: the 1,000th of the 1,000 loaded (the others never match).
 	FixtureJSON    *loadFigures `json:"fixture_json,omitempty"`
 	RSSAfterLoad   int64        `json:"mockgateway_rss_after_load_bytes"`
@@ -132,6 +136,20 @@ func runLoad(ctx context.Context, ws *workspace, w *wrkRunner, rounds int, kinds
 		}
 	}
 
+	if slices.Contains(kinds, "messages-json") || slices.Contains(kinds, "messages-stream") {
+		mp, err := probeMessages(ctx, mg)
+		if err != nil {
+			return res, err
+		}
+		res.MessagesProbe = &mp
+		if slices.Contains(kinds, "messages-json") {
+			res.MessagesJSON = &loadFigures{}
+		}
+		if slices.Contains(kinds, "messages-stream") {
+			res.MessagesStream = &loadFigures{}
+		}
+	}
+
 	// One run is one server, one route, one body; a round runs each group's runs in turn, and
 	// every other round in the opposite order. A Responses kind joins its chat kind's group, so
 	// the two alternate too.
@@ -164,6 +182,10 @@ func runLoad(ctx context.Context, ws *workspace, w *wrkRunner, rounds int, kinds
 			join("json", run{mg, k, responsesPath, responsesJSONRequest, res.ResponsesJSON, nil})
 		case "responses-stream":
 			join("stream", run{mg, k, responsesPath, responsesStreamRequest, res.ResponsesStream, nil})
+		case "messages-json":
+			join("json", run{mg, k, messagesPath, messagesJSONRequest, res.MessagesJSON, anthropicHeaders})
+		case "messages-stream":
+			join("stream", run{mg, k, messagesPath, messagesStreamRequest, res.MessagesStream, anthropicHeaders})
 		case "fixture-json":
 			res.FixtureJSON = &loadFigures{}
 			join("json", run{mg, k, chatclient.ChatPath, jsonRequest, res.FixtureJSON, map[string]string{benchFixtureHeader: benchFixtureMatch}})
@@ -200,6 +222,12 @@ func runLoad(ctx context.Context, ws *workspace, w *wrkRunner, rounds int, kinds
 	}
 	if res.ResponsesStream != nil {
 		res.ResponsesStream.finish(res.ResponsesProbe.Stream.Events)
+	}
+	if res.MessagesJSON != nil {
+		res.MessagesJSON.finish(0)
+	}
+	if res.MessagesStream != nil {
+		res.MessagesStream.finish(res.MessagesProbe.Stream.Events)
 	}
 	res.RSSAfterLoad, _ = rss(mg.pid())
 	res.SpansBuffered = spansBuffered(ctx, mg)

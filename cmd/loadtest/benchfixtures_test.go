@@ -12,7 +12,7 @@ func TestBenchFixturesLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, err := fixtures.Load(dir)
+	set, err := fixtures.Load(dir, fixtures.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,7 +59,7 @@ func hostileCases() []hostileCase {
 	strings64 := nested(64, 2, `{"type":"string","minLength":4096}`)
 	heavy := schemaBody("mock-chat", strings64, `"n":128,`)
 	prose := `{"model":"mock-chat","n":128,"max_tokens":4096,"stream":true,"messages":[{"role":"user","content":"hi"}]}`
-	return []hostileCase{
+	return append([]hostileCase{
 		{name: "16 strings of pattern [a-z]{1000}", limits: issueLimits, drive: one,
 			body: schemaBody("mock-chat", `{"type":"object","properties":{`+listOf(16, func(i int) string { return fmt.Sprintf(`"a%d":%s`, i, pattern) })+`}}`, "")},
 		{name: "array of 64 strings of pattern [a-z]{1000}", limits: issueLimits, drive: one,
@@ -81,7 +81,7 @@ func hostileCases() []hostileCase {
 		{name: "200 open streams, n=128, every choice to 4096 pieces (json_schema)", drive: openStreams(200), body: maximalStream},
 		{name: "6 JSON + 2 stream clients that never read", flags: []string{"--write-timeout", "2s", "--max-concurrent", "8"}, drive: nonReaders},
 		{name: "8 clients trickling a body, 1 B per 200 ms", flags: []string{"--max-concurrent", "4", "--read-header-timeout", "2s", "--read-timeout", "3s"}, drive: tricklers},
-	}
+	}, regexCases()...)
 }
 
 // chatAnswer sends one chat request and describes the answer: status and error code, or the
@@ -158,7 +158,7 @@ func crowd(n int) func(context.Context, *server, string) (string, []check, error
 // rawRequest is an HTTP/1.1 chat request to write on a bare connection.
 func rawRequest(body string, header ...string) []byte {
 	h := strings.Join(append(header, ""), "\r\n")
-	return fmt.Appendf(nil, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n%sContent-Length: %d\r\n\r\n%s", h, len(body), body)
+	return fmt.Appendf(nil, "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n%sContent-Length: %d\r\n\r\n%s", h, len(body), body)
 }
 
 // openStreams opens n streams that send a chunk a second, reads the first chunk of each, and
@@ -261,7 +261,7 @@ func trickle(addr string) (string, error) {
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-	if _, err := c.Write([]byte("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n")); err != nil {
+	if _, err := c.Write([]byte("POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n")); err != nil {
 		return "", err
 	}
 	go func() { // ends when the connection is closed under it

@@ -91,6 +91,12 @@ func evaluate(r *report) []target {
 	ts = append(ts,
 		respTarget("Responses JSON req/s vs chat, same answer", rj, cj, "req/s"),
 		respTarget("Responses 16-token streams/s vs chat, same answer", rs, cs, "streams/s"))
+	// Anthropic's Messages API likewise (issue 33: within 10% of chat, as the Responses API).
+	if l := r.Load; l != nil && (l.MessagesJSON != nil || l.MessagesStream != nil) {
+		ts = append(ts,
+			respTarget("Messages JSON req/s vs chat, same answer", l.MessagesJSON, cj, "req/s"),
+			respTarget("Messages 16-token streams/s vs chat, same answer", l.MessagesStream, cs, "streams/s"))
+	}
 
 	on, off := findBench(r.GoBench, "ChatJSON"+telemetryOnSuffix), findBench(r.GoBench, "ChatJSON"+telemetryOffSuffix)
 	ns := target{Name: "telemetry overhead per JSON request (time)", Want: fmt.Sprintf("≤ %d µs", maxOverheadNs/1000), Got: "not measured"}
@@ -289,6 +295,22 @@ func writeMarkdown(w io.Writer, r *report) {
 				row("server CPU per Responses stream (µs, vs chat)", num(rs.CPUus), num(cs.CPUus), ratio(rs.CPUus, cs.CPUus), "", "")
 				row("Responses stream latency p50 / p99 (ms, whole stream, vs chat)", num(rs.P50ms)+" / "+num(rs.P99ms), num(cs.P50ms)+" / "+num(cs.P99ms), "", "", "")
 				row("Responses stream wrk errors (all rounds)", strconv.FormatInt(rs.Errors, 10), "", "", "", "")
+			}
+		}
+		if mp := l.MessagesProbe; mp != nil {
+			cj, cs := l.JSON["mockgateway"], l.Stream["mockgateway"]
+			row("Messages response size: JSON body / whole stream (bytes)", fmt.Sprintf("%d / %d", mp.JSONBytes, mp.Stream.Bytes), fmt.Sprintf("chat: %d / %d", pm.JSONBytes, pm.Stream.Bytes), "", "", "")
+			if mj := l.MessagesJSON; mj != nil && len(mj.Rounds) > 0 {
+				want, ok := tgt("Messages JSON req/s vs chat, same answer")
+				row("**Messages JSON requests/s** (vs chat on mockgateway)", num(mj.RPS), num(cj.RPS), ratio(mj.RPS, cj.RPS), want, ok)
+				row("server CPU per Messages JSON request (µs, vs chat)", num(mj.CPUus), num(cj.CPUus), ratio(mj.CPUus, cj.CPUus), "", "")
+				row("Messages JSON wrk errors (all rounds)", strconv.FormatInt(mj.Errors, 10), "", "", "", "")
+			}
+			if ms := l.MessagesStream; ms != nil && len(ms.Rounds) > 0 {
+				want, ok := tgt("Messages 16-token streams/s vs chat, same answer")
+				row("**Messages 16-token streams/s** (vs chat on mockgateway; tokens/s is × 16 for both)", num(ms.RPS), num(cs.RPS), ratio(ms.RPS, cs.RPS), want, ok)
+				row("server CPU per Messages stream (µs, vs chat)", num(ms.CPUus), num(cs.CPUus), ratio(ms.CPUus, cs.CPUus), "", "")
+				row("Messages stream wrk errors (all rounds)", strconv.FormatInt(ms.Errors, 10), "", "", "", "")
 			}
 		}
 		row("mockgateway after the load: RSS (MB) / access-log lines / spans in buffer", fmt.Sprintf("%s / %s / %d", mb(l.RSSAfterLoad), num(float64(l.AccessLogLines)), l.SpansBuffered), "", "", "", "")

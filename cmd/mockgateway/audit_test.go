@@ -35,6 +35,7 @@ type auditReport struct {
 	} `json:"sources"`
 	Leaks    []map[string]any `json:"leaks"`
 	Problems []string         `json:"problems"`
+	Notes    []string         `json:"notes"`
 }
 
 // runAudit runs `mockgateway audit` through run, exactly as main does, and returns its JSON
@@ -88,11 +89,26 @@ func requireClean(t *testing.T, rep auditReport, code int, want ...string) {
 			t.Errorf("no %s source in the report", w)
 		}
 	}
+	// Every probe with an expectation (the browser's Origin, a body without Content-Type, ...)
+	// was answered as the contract says.
+	for _, n := range rep.Notes {
+		if strings.Contains(n, "not as the contract says") {
+			t.Error(n)
+		}
+	}
+}
+
+// startAudited starts the service for an audit, tracing probes too (--trace-probes): the audit's
+// /health request carries a traceparent and the audit waits for every such request's span, so
+// against a service that does not trace probes (the default) every audit waits out --wait.
+func startAudited(t *testing.T, env map[string]string, args ...string) *instance {
+	t.Helper()
+	return startService(t, env, append([]string{"--trace-probes"}, args...)...)
 }
 
 func TestAuditRealServiceClean(t *testing.T) {
 	logFile := filepath.Join(t.TempDir(), "mockgateway.log")
-	in := startService(t, nil, "--log-file", logFile)
+	in := startAudited(t, nil, "--log-file", logFile)
 	rep, code := runAudit(t, "--target", in.URL, "--logs", logFile, "--wait", "10s")
 	requireClean(t, rep, code, "responses", "logs", "metrics", "traces:embedded")
 }
@@ -110,7 +126,7 @@ func TestAuditRealServiceOTLP(t *testing.T) {
 			addr := ln.Addr().String()
 			ln.Close()
 			logFile := filepath.Join(t.TempDir(), "mockgateway.log")
-			in := startService(t, map[string]string{
+			in := startAudited(t, map[string]string{
 				"OTEL_EXPORTER_OTLP_ENDPOINT": "http://" + addr,
 				"OTEL_EXPORTER_OTLP_PROTOCOL": c.protocol,
 				"OTEL_BSP_SCHEDULE_DELAY":     "200",
@@ -122,7 +138,7 @@ func TestAuditRealServiceOTLP(t *testing.T) {
 }
 
 func TestAuditRealServiceWithAPIKey(t *testing.T) {
-	in := startService(t, nil, "--api-key", "sk-local-audit-key-0123")
+	in := startAudited(t, nil, "--api-key", "sk-local-audit-key-0123")
 	rep, code := runAudit(t, "--target", in.URL, "--api-key", "sk-local-audit-key-0123", "--wait", "10s")
 	requireClean(t, rep, code, "metrics", "traces:embedded")
 
@@ -134,7 +150,7 @@ func TestAuditRealServiceWithAPIKey(t *testing.T) {
 }
 
 func TestAuditUnreachableSourceExits2(t *testing.T) {
-	in := startService(t, nil)
+	in := startAudited(t, nil)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

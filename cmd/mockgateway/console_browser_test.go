@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,7 +18,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+
+	"mockgateway/internal/testutil"
 )
 
 // call sends one chat request and returns its status and request id; the answer is read whole.
@@ -110,8 +114,10 @@ func seedCalls(t *testing.T, base string) {
 // healthShown holds once the health strip has two scrapes to compare.
 const healthShown = `/^[0-9.]+$/.test(document.getElementById('h-rps').textContent)`
 
-// TestConsoleBrowser drives the console in Debian's chromium against the real service.
+// TestConsoleBrowser drives the console in Debian's chromium against the real service. An
+// end-to-end test: under the switch a missing chromium fails it (startBrowser).
 func TestConsoleBrowser(t *testing.T) {
+	testutil.EndToEnd(t)
 	in := startService(t, nil)
 	b := startBrowser(t)
 	seedCalls(t, in.URL)
@@ -244,6 +250,80 @@ func TestConsoleBrowser(t *testing.T) {
 		}
 		if !journal || !traces {
 			t.Errorf("the canary call's journal (%v) and trace (%v) answers were not checked; fetched: %v", journal, traces, slices.Sorted(maps.Keys(bodies)))
+		}
+	})
+
+	t.Run("malformed hash", func(t *testing.T) {
+		// A cut or hand-typed link: decodeURIComponent throws URIError on it, which once left a
+		// blank page. The call view opens with the id as typed, and the page keeps working.
+		tb := b.newTab(t)
+		tb.do(chromedp.Navigate(in.URL + "/#/calls/%E0%A4%A"))
+		tb.waitFor(`!document.getElementById('view-call').hidden && document.getElementById('call-id').textContent === '%E0%A4%A'`)
+		eval[chromedp.Void](tb, `location.hash = '#/calls/%E0%A4%A?scope=%ZZ'`)
+		tb.waitFor(`document.getElementById('call-id').textContent === '%E0%A4%A'`)
+		eval[chromedp.Void](tb, `location.hash = '#/setup'`)
+		tb.waitFor(`document.querySelectorAll('#models-table tbody tr').length >= 6`)
+	})
+
+	t.Run("foreign page", func(t *testing.T) {
+		// A page on another origin the developer merely visits tries what a browser lets it do
+		// without a preflight — a no-cors POST of a fixture (no Content-Type) — and what needs
+		// one: a DELETE of a scope, reading the models and the journal. Nothing is added, deleted
+		// or read. (Its own tab, unwatched: the blocked calls are errors in its console, as they
+		// should be.)
+		fixture := `{"fixtures":[{"name":"pwn","priority":9223372036854775807,"match":{},"reply":{"content":"pwned"}}]}`
+		page := http.NewServeMux()
+		page.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/html")
+			_, _ = io.WriteString(w, `<!doctype html><title>attack</title><script src="/a.js"></script>`)
+		})
+		page.HandleFunc("/a.js", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/javascript")
+			_, _ = fmt.Fprintf(w, `const mock = %q, result = {};
+				const settle = (name, p) => p.then((r) => r.text ? r.text().then((t) => { result[name] = 'read ' + r.status + ' ' + t; }) : (result[name] = 'sent'),
+					(e) => { result[name] = 'blocked'; });
+				Promise.all([
+					settle('post', fetch(mock + '/_mock/fixtures', { method: 'POST', mode: 'no-cors', body: new Blob([%q]) }).then(() => ({}))),
+					settle('delete', fetch(mock + '/_mock/scopes/console-a', { method: 'DELETE' })),
+					settle('models', fetch(mock + '/v1/models')),
+					settle('journal', fetch(mock + '/_mock/journal')),
+				]).then(() => { window.done = JSON.stringify(result); });`, in.URL, fixture)
+		})
+		foreign := httptest.NewServer(page)
+		defer foreign.Close()
+		ctx, cancel := chromedp.NewContext(b.ctx)
+		defer cancel()
+		if err := chromedp.Do(ctx); err != nil { // opens the tab, for as long as ctx lives
+			t.Fatal(err)
+		}
+		tb := &tab{t: t, ctx: ctx, watch: &pageWatch{urls: map[network.RequestID]string{}}}
+		tb.do(chromedp.Navigate(foreign.URL + "/"))
+		tb.waitFor(`window.done`)
+		var did map[string]string
+		if err := json.Unmarshal([]byte(eval[string](tb, `window.done`)), &did); err != nil || !maps.Equal(did, map[string]string{"post": "sent", "delete": "blocked", "models": "blocked", "journal": "blocked"}) {
+			t.Errorf("what the page could do: %v %v", did, err)
+		}
+		resp, err := http.Get(in.URL + "/_mock/fixtures")
+		if err != nil {
+			t.Fatal(err)
+		}
+		listed, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if strings.Contains(string(listed), "pwn") {
+			t.Errorf("the page added its fixture: %s", listed)
+		}
+		if status, _, answer := call(t, in.URL, nil, chatBody("mock-echo", "mine", false)); status != 200 || strings.Contains(string(answer), "pwned") {
+			t.Errorf("the developer's call: %d %s", status, answer)
+		}
+		resp, err = http.Get(in.URL + "/_mock/journal?scope=console-a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var journal struct{ Data []any }
+		_ = json.NewDecoder(resp.Body).Decode(&journal)
+		resp.Body.Close()
+		if len(journal.Data) < 3 {
+			t.Errorf("the page deleted scope console-a: %d calls left in its journal", len(journal.Data))
 		}
 	})
 

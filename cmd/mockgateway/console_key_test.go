@@ -4,11 +4,14 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"mockgateway/internal/testutil"
 )
 
 // TestConsoleKey: with a local key the page asks for it once, keeps it in memory only and sends
-// it on its fetches.
+// it on its fetches. An end-to-end test: it drives chromium (startBrowser).
 func TestConsoleKey(t *testing.T) {
+	testutil.EndToEnd(t)
 	const key = "console-test-key-7f3a"
 	in := startService(t, map[string]string{"MOCKGATEWAY_API_KEY": key})
 	b := startBrowser(t)

@@ -22,13 +22,13 @@ func loadFixtures(ctx context.Context, cfg config.Config, logger *slog.Logger, m
 	if cfg.FixturesPath == "" {
 		return store, nil
 	}
-	set, err := fixtures.LoadMax(cfg.FixturesPath, cfg.MaxFixtureFileBytes)
+	set, err := fixtures.Load(cfg.FixturesPath, server.FixtureLimits(cfg))
 	if err != nil {
 		return nil, err
 	}
 	store.SetFiles(set)
 	logger.Info("fixtures loaded", slog.String("fixtures", cfg.FixturesPath), slog.Int("loaded", set.Len()))
-	go fixtures.Watch(ctx, cfg.FixturesPath, cfg.MaxFixtureFileBytes, cfg.FixturesReload,
+	go fixtures.Watch(ctx, cfg.FixturesPath, cfg.FixturesReload, server.FixtureLimits(cfg),
 		func(set *fixtures.Set) {
 			store.SetFiles(set)
 			metrics.ObserveFixtureReload("ok")
@@ -44,13 +44,14 @@ func loadFixtures(ctx context.Context, cfg config.Config, logger *slog.Logger, m
 }
 
 // fixturesCommand is "mockgateway fixtures lint PATH": the problems of a fixture file or
-// directory, one a line, without starting the service. It fails when there are any.
+// directory, one a line, without starting the service. It fails when there are any. Regexes are
+// held to the default bounds (docs/fixtures.md).
 func fixturesCommand(args []string, stdout, stderr io.Writer) error {
 	if len(args) != 2 || args[0] != "lint" {
 		fmt.Fprintln(stderr, "usage: mockgateway fixtures lint PATH")
 		return errors.New("fixtures: expected lint PATH")
 	}
-	findings := fixtures.Lint(args[1])
+	findings := fixtures.Lint(args[1], fixtures.Limits{})
 	for _, f := range findings {
 		fmt.Fprintln(stdout, f.String())
 	}

@@ -7,11 +7,15 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"mockgateway/internal/testutil"
 )
 
 // TestGoClients runs the third-party Go clients of internal/clientcompat/gosdk (go-openai and
-// langchaingo, a module of its own) unmodified against the real service.
+// langchaingo, a module of its own) unmodified against the real service. An end-to-end test:
+// it is that module's whole `go test -race`, minutes of building on a small machine.
 func TestGoClients(t *testing.T) {
+	testutil.EndToEnd(t)
 	dir, err := filepath.Abs("../../internal/clientcompat/gosdk")
 	if err != nil {
 		t.Fatal(err)

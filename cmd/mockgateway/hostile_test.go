@@ -99,7 +99,7 @@ func TestHostileClients(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fmt.Fprintf(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n") // and never the rest
+			fmt.Fprintf(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\n") // and never the rest
 			conns = append(conns, c)
 		}
 		ok() // others are served meanwhile
@@ -118,7 +118,7 @@ func TestHostileClients(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		fmt.Fprintf(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"model\":")
+		fmt.Fprintf(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"model\":")
 		ok()
 		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
 		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
@@ -138,7 +138,7 @@ func TestHostileClients(t *testing.T) {
 			t.Fatal(err)
 		}
 		body := `{"model":"mock-long","stream":true,"n":16,"messages":[{"role":"user","content":"x"}]}`
-		fmt.Fprintf(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+		fmt.Fprintf(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
 		ok() // served while that stream is stuck
 		rec := waitForLog(t, in, func(m map[string]any) bool { return m["model"] == "mock-long" })
 		if rec["stream_outcome"] != "timed_out" {
@@ -161,7 +161,7 @@ func TestHostileClients(t *testing.T) {
 					return // the accept queue may be full for a moment; that is the point
 				}
 				if i%2 == 0 {
-					fmt.Fprintf(c, "GET /health HTTP/1.1\r\nHost: x\r\n")
+					fmt.Fprintf(c, "GET /health HTTP/1.1\r\nHost: localhost\r\n")
 				}
 				c.Close()
 			}(i)

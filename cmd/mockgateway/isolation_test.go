@@ -61,7 +61,7 @@ func rawPost(t *testing.T, addr, requestID, body string) net.Conn {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fmt.Fprintf(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nX-Request-Id: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+	fmt.Fprintf(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nX-Request-Id: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
 		requestID, len(body), body)
 	return c
 }
@@ -128,7 +128,7 @@ func TestWriteTimeoutReleasesStalledClients(t *testing.T) {
 			t.Fatal(err)
 		}
 		for k := range 3 {
-			fmt.Fprintf(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nX-Request-Id: stalled-json-%d-%d\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+			fmt.Fprintf(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nX-Request-Id: stalled-json-%d-%d\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
 				i, k, len(jsonBody), jsonBody)
 		}
 		conns = append(conns, c)
@@ -256,7 +256,7 @@ func TestTricklingBodiesHoldNoSlot(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		fmt.Fprintf(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nX-Request-Id: trickle-%d\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"model\":", i)
+		fmt.Fprintf(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nX-Request-Id: trickle-%d\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"model\":", i)
 		stop := make(chan struct{})
 		wg.Add(1)
 		go func() { // a byte every 200 ms: the body would take minutes
@@ -340,7 +340,7 @@ func TestOptionsStarIsTheServices(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	fmt.Fprintf(c, "OPTIONS * HTTP/1.1\r\nHost: x\r\nX-Request-Id: options-star\r\n\r\n")
+	fmt.Fprintf(c, "OPTIONS * HTTP/1.1\r\nHost: localhost\r\nX-Request-Id: options-star\r\n\r\n")
 	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil {

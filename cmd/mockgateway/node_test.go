@@ -7,14 +7,17 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"mockgateway/internal/testutil"
 )
 
 // TestNodeClients runs the Node clients of internal/clientcompat/node, unmodified, against the
 // real service: every *.test.mjs there — the official openai SDK, the Vercel AI SDK, LangChain JS
 // (@langchain/openai) and the Agents SDK (@openai/agents), over Chat Completions and the
-// Responses API. `make test`
-// installs them first (npm ci); a missing Node or missing packages fail this test, never skip it.
+// Responses API. An end-to-end test: `make test` installs them first (npm ci) and sets the
+// switch; under it a missing Node or missing packages fail this test, never skip it.
 func TestNodeClients(t *testing.T) {
+	testutil.EndToEnd(t)
 	dir, err := filepath.Abs("../../internal/clientcompat/node")
 	if err != nil {
 		t.Fatal(err)

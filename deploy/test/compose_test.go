@@ -27,6 +27,7 @@ func composeEnv() []string {
 // TestComposeFileValidates is `docker-compose -f docker-compose.yml config -q` with Debian's
 // compose v1, which validates the file against the Compose Specification without an engine.
 func TestComposeFileValidates(t *testing.T) {
+	endToEnd(t)
 	t.Parallel()
 	requireTool(t, "docker-compose")
 	for _, args := range [][]string{
@@ -79,6 +80,7 @@ func normalizedCompose(t *testing.T) map[string]composeService {
 }
 
 func TestComposeStack(t *testing.T) {
+	endToEnd(t)
 	t.Parallel()
 	services := normalizedCompose(t)
 	for _, name := range []string{"mockgateway", "traffic", "audit", "prometheus", "grafana", "jaeger"} {

@@ -81,6 +81,7 @@ func serveFake(t *testing.T, f http.Handler) string {
 // mockgateway_build_info; the Uptime panels show the older of them and four replicas, and no
 // query reads the other service.
 func TestDashboardsInPrometheusWithAnotherJob(t *testing.T) {
+	endToEnd(t)
 	t.Parallel()
 	now := time.Now()
 	probes := []fakeRoute{{"/metrics", "GET", "200", "none"}, {"/health", "GET", "200", "none"}}

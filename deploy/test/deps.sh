@@ -9,13 +9,17 @@
 #                   two and the compose tag equal). Debian packages only 2.x, which lacks the
 #                   native-histogram keys of deploy/prometheus/prometheus.yml.
 # The binaries are cached per version in ${XDG_CACHE_HOME:-$HOME/.cache}/mockgateway/ (Go's
-# os.UserCacheDir, where the tests look): the first build takes several minutes, later runs
-# reuse it. Idempotent; fails loudly when it cannot install or build.
+# os.UserCacheDir, where the tests look): the first build takes about eight minutes on two cores,
+# later runs reuse it. Idempotent; fails loudly when it cannot install or build.
+#
+# Usage: deps.sh [compose|prometheus] — one of the two, or (no argument) both. make test installs
+# docker-compose first and builds Prometheus beside the root module's tests.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 
 install_compose() {
 	if command -v docker-compose >/dev/null 2>&1; then
+		echo "deploy/test deps: docker-compose is installed"
 		return
 	fi
 	local sudo=()
@@ -62,7 +66,8 @@ build_prometheus() {
 		echo "deploy/test deps: Prometheus v$release is built ($dir)"
 		return
 	fi
-	echo "deploy/test deps: building Prometheus v$release and promtool from $module@$version (several minutes, once)"
+	echo "deploy/test deps: building Prometheus v$release and promtool from source ($module@$version), once: about 8 min on 2 cores; cached in $dir"
+	local started=$SECONDS
 	src=$(cd "$here" && go mod download -json "$module@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
 	if [ -z "$src" ] || [ ! -d "$src/cmd/prometheus" ]; then
 		echo "deploy/test deps: go mod download $module@$version gave no source directory" >&2
@@ -83,12 +88,19 @@ build_prometheus() {
 		echo "deploy/test deps: $dir/prometheus does not report version $release" >&2
 		exit 1
 	}
-	echo "deploy/test deps: built Prometheus v$release in $dir"
+	echo "deploy/test deps: built Prometheus v$release in $(((SECONDS - started) / 60))m$(((SECONDS - started) % 60))s ($dir)"
 }
 
 # A failed or interrupted build leaves no temporary folder behind.
 build_tmp=""
 trap '[ -z "$build_tmp" ] || rm -rf "$build_tmp"' EXIT
 
-install_compose
-build_prometheus
+case "${1:-}" in
+"") install_compose; build_prometheus ;;
+compose) install_compose ;;
+prometheus) build_prometheus ;;
+*)
+	echo "usage: deploy/test/deps.sh [compose|prometheus]" >&2
+	exit 2
+	;;
+esac

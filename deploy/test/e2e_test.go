@@ -106,6 +106,7 @@ var allowedEmpty = []struct {
 // data through Prometheus's API, and a latency exemplar must lead to a trace the service
 // exported and to the log line of the same request.
 func TestEndToEnd(t *testing.T) {
+	endToEnd(t)
 	t.Parallel()
 	recv := startOTLPReceiver(t)
 	svc := startService(t, []string{

@@ -48,6 +48,18 @@ func repoPath(parts ...string) string {
 	return filepath.Join(append([]string{repoRoot}, parts...)...)
 }
 
+// endToEnd marks a test that needs docker-compose or the Prometheus release deps.sh builds: the
+// service module's testutil.EndToEnd for this module, which cannot import the service's internal
+// packages. The same switch: without MOCKGATEWAY_E2E=1 it skips, saying how to run it; make test
+// sets it after deps.sh, and from then on a missing tool fails the test (requireTool,
+// prometheusTool).
+func endToEnd(t *testing.T) {
+	t.Helper()
+	if os.Getenv("MOCKGATEWAY_E2E") != "1" {
+		t.Skip("end-to-end test: set MOCKGATEWAY_E2E=1 to run it (make test does, after deploy/test/deps.sh)")
+	}
+}
+
 // requireTool fails (not skips) when a tool is missing: deps.sh installs them all, and a suite
 // that quietly skipped its real checks would pass for the wrong reason.
 func requireTool(t *testing.T, name string) string {

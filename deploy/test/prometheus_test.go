@@ -216,6 +216,7 @@ func ruleFiles(t *testing.T) []string {
 // TestPromtoolCheckConfig is `promtool check config` on prometheus.yml as written (promtool
 // also checks the rule files it names), run where the compose stack mounts it from.
 func TestPromtoolCheckConfig(t *testing.T) {
+	endToEnd(t)
 	t.Parallel()
 	promtool := prometheusTool(t, "promtool")
 	if out, err := run(t, prometheusDir(), nil, promtool, "check", "config", "prometheus.yml"); err != nil {
@@ -224,6 +225,7 @@ func TestPromtoolCheckConfig(t *testing.T) {
 }
 
 func TestPromtoolCheckRules(t *testing.T) {
+	endToEnd(t)
 	t.Parallel()
 	promtool := prometheusTool(t, "promtool")
 	if out, err := run(t, prometheusDir(), nil, promtool, append([]string{"check", "rules"}, ruleFiles(t)...)...); err != nil {
@@ -233,6 +235,7 @@ func TestPromtoolCheckRules(t *testing.T) {
 
 // TestPromtoolTestRules runs the rule unit tests in deploy/prometheus/tests.
 func TestPromtoolTestRules(t *testing.T) {
+	endToEnd(t)
 	t.Parallel()
 	promtool := prometheusTool(t, "promtool")
 	tests, _ := filepath.Glob(filepath.Join(prometheusDir(), "tests", "*.yml"))

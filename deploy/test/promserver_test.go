@@ -94,6 +94,7 @@ func prometheusTool(t *testing.T, name string) string {
 // requires (its PromQL parser and the binaries deps.sh builds) and the binaries in the cache are
 // one release, so the tests check the configuration with the Prometheus the stack ships.
 func TestPrometheusVersionsAgree(t *testing.T) {
+	endToEnd(t)
 	t.Parallel()
 	mod := prometheusModuleVersion(t)
 	release, err := prometheusRelease(mod)

@@ -327,6 +327,7 @@ func checkScopedRepliesPerReplica(t *testing.T, set *replicaSet) {
 // then has a Prometheus v3 scrape all three and checks every recording rule and dashboard query
 // aggregates them (replicas_prom_test.go).
 func TestReplicas(t *testing.T) {
+	endToEnd(t)
 	t.Parallel()
 	set := startReplicas(t)
 	var targets []string

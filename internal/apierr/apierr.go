@@ -54,6 +54,11 @@ const (
 	SimulatedUnavailable    Code = "simulated_unavailable"
 	SimulatedTimeout        Code = "simulated_timeout"
 	SimulatedStreamError    Code = "simulated_stream_error"
+
+	// Browsers (docs/console.md): a request from a web page on an origin the mock does not
+	// answer, and one whose Host is not a name a loopback listener answers (DNS rebinding).
+	OriginNotAllowed Code = "origin_not_allowed"
+	HostNotAllowed   Code = "host_not_allowed"
 )
 
 // Error types of the OpenAI envelope.
@@ -99,6 +104,8 @@ var table = map[Code]row{
 	SimulatedUnavailable:     {http.StatusServiceUnavailable, TypeServer},
 	SimulatedTimeout:         {http.StatusGatewayTimeout, TypeServer},
 	SimulatedStreamError:     {http.StatusInternalServerError, TypeServer},
+	OriginNotAllowed:         {http.StatusForbidden, TypeInvalidRequest},
+	HostNotAllowed:           {http.StatusForbidden, TypeInvalidRequest},
 }
 
 // Codes lists every code, so that metrics can be pre-initialised and tests can walk the table.

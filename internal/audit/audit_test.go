@@ -140,6 +140,26 @@ func TestAuditFindsResponsesInstructionsInLogs(t *testing.T) {
 	}
 }
 
+// A Messages request's metadata.user_id in the access log: the audit's Messages probes carry
+// canaries there, and finds them.
+func TestAuditFindsMessagesMetadataInLogs(t *testing.T) {
+	f := newFakeTarget(t, leaks{logMetadata: true})
+	rep, code, _ := runAudit(t, "--target", f.srv.URL, "--logs", f.logPath, "--wait", "3s")
+	if code != ExitLeak {
+		dump(t, rep)
+		t.Fatalf("exit %d, want 1", code)
+	}
+	found := rep.leaksIn("logs", "messages metadata.user_id")
+	if len(found) == 0 {
+		t.Fatalf("the Messages metadata in the log was not reported: %+v", rep.Leaks)
+	}
+	for _, l := range found {
+		if !strings.HasPrefix(l.ProbeName, "messages ") {
+			t.Errorf("leak attributed to %s %q, not a Messages probe", l.Probe, l.ProbeName)
+		}
+	}
+}
+
 func TestAuditFindsAuthorizationInSpans(t *testing.T) {
 	f := newFakeTarget(t, leaks{authInSpan: true})
 	j := fakeJaeger(t, f)

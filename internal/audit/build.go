@@ -179,6 +179,7 @@ func (t *traffic) build() {
 		}
 	}
 	t.buildResponses(echo)
+	t.buildMessages(echo)
 	t.buildRejected(echo)
 	t.buildFixtures(echo)
 }

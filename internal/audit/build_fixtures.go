@@ -123,6 +123,8 @@ func (t *traffic) buildFixtures(echo string) {
 	}
 	// The same fixtures answer the Responses dialect (build_responses.go).
 	t.buildResponsesFixtures(echo, userC, headerC, systemText, toolName)
+	// And the Messages dialect (build_messages.go).
+	t.buildMessagesFixtures(echo, userC, headerC, systemText, toolName)
 
 	// Scope ids and control parameters a client controls, malformed: refused, never echoed.
 	{

@@ -190,10 +190,29 @@ func (t *traffic) buildRejected(echo string) {
 		b.headers(headerOpts{reqID: "invalid-space"}).expect("404 not_found")
 	}
 	{
+		// A loopback target refuses a name that is not a loopback one (403 host_not_allowed: DNS
+		// rebinding), one in compose or Kubernetes answers it: no expectation either way.
 		b := t.newProbe("Host header with a canary", http.MethodPost, chatPath)
 		b.jsonBody(b.chatBody(echo, false, false)).headers(headerOpts{})
 		b.p.Host = b.c("Host header") + ".invalid"
-		b.expect("200")
+	}
+	{
+		// What a web page on another origin sends: refused, reads included.
+		b := t.newProbe("Origin header with a canary", http.MethodPost, chatPath)
+		b.jsonBody(b.chatBody(echo, false, false)).headers(headerOpts{})
+		b.p.Header.Set("Origin", "https://"+b.c("Origin header")+".example")
+		b.expect("403 origin_not_allowed")
+		b = t.newProbe("Origin header with a canary on a read", http.MethodGet, "/v1/models")
+		b.headers(headerOpts{})
+		b.p.Header.Set("Origin", "http://"+b.c("Origin header (read)")+".example:8080")
+		b.expect("403 origin_not_allowed")
+	}
+	{
+		// A browser sends a body without Content-Type cross-origin with no preflight: never JSON.
+		b := t.newProbe("body without Content-Type", http.MethodPost, chatPath)
+		b.jsonBody(b.chatBody(echo, false, false)).headers(headerOpts{})
+		b.p.Header.Del("Content-Type")
+		b.expect("415 unsupported_media_type")
 	}
 	{
 		b := t.newProbe("malformed traceparent", http.MethodPost, chatPath)

@@ -207,7 +207,7 @@ func (t *traffic) buildResponses(echo string) {
 		{"chat's messages on the Responses route", "400 unknown_parameter", func(b builder, body obj) {
 			body["messages"] = []any{obj{"role": "user", "content": b.text("chat messages sent to /v1/responses")}}
 		}},
-		{"hosted tool web_search with its options", "400 unsupported_parameter", func(b builder, body obj) {
+		{"web_search tool with its options (accepted, never called)", "200", func(b builder, body obj) {
 			body["tools"] = []any{obj{"type": "web_search", "search_context_size": "low", "filters": obj{"allowed_domains": []any{b.c("responses web_search allowed domain") + ".example"}},
 				"user_location": obj{"type": "approximate", "city": b.c("responses web_search user_location city"), "region": b.c("responses web_search user_location region")}}}
 		}},

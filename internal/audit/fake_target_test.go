@@ -28,6 +28,8 @@ type leaks struct {
 	noLogs      bool // nothing is written to the log file
 	// logInstructions: the access line of a /v1/responses request carries its instructions.
 	logInstructions bool
+	// logMetadata: the access line of a /v1/messages request carries its metadata.user_id.
+	logMetadata bool
 }
 
 // fakeTarget mimics enough of mockgateway's surface to be audited: the chat route (mock-echo
@@ -106,7 +108,8 @@ func (f *fakeTarget) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !f.leak.noLogs {
 		line := map[string]any{"time": time.Now().Format(time.RFC3339Nano), "level": "INFO", "msg": "request", "request_id": reqID, "trace_id": traceID, "status": status}
 		responses := r.URL.Path == "/v1/responses"
-		if prompt != "" && (f.leak.logPrompt && !responses || f.leak.logInstructions && responses) {
+		messages := r.URL.Path == "/v1/messages"
+		if prompt != "" && (f.leak.logPrompt && !responses && !messages || f.leak.logInstructions && responses || f.leak.logMetadata && messages) {
 			line["prompt"] = prompt
 		}
 		data, _ := json.Marshal(line)
@@ -164,6 +167,8 @@ func (f *fakeTarget) route(w http.ResponseWriter, r *http.Request, body []byte) 
 	case r.URL.Path == "/v1/chat/completions" && r.Method == http.MethodPost:
 	case r.URL.Path == "/v1/responses" && r.Method == http.MethodPost:
 		return f.responses(w, body)
+	case r.URL.Path == "/v1/messages" && r.Method == http.MethodPost:
+		return f.messages(w, body)
 	case r.URL.Path == "/v1/chat/completions":
 		f.writeError(w, 405, "method_not_allowed", "This route does not accept this method.")
 		return 405, "", ""
@@ -249,6 +254,35 @@ func (f *fakeTarget) responses(w http.ResponseWriter, body []byte) (int, string,
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = io.WriteString(w, `{"object":"response","status":"completed","output":[]}`)
+	return 200, req.Model, logged
+}
+
+// messages answers a Messages request for mock-echo: its metadata.user_id is what its leaky
+// access line could carry.
+func (f *fakeTarget) messages(w http.ResponseWriter, body []byte) (int, string, string) {
+	var req struct {
+		Model    string `json:"model"`
+		Stream   bool   `json:"stream"`
+		Metadata struct {
+			UserID string `json:"user_id"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		f.writeError(w, 400, "invalid_json", "We could not parse the JSON body of your request.")
+		return 400, "", ""
+	}
+	logged := req.Metadata.UserID
+	if req.Model != "mock-echo" {
+		f.writeError(w, 404, "model_not_found", "The model does not exist.")
+		return 404, req.Model, logged
+	}
+	if req.Stream {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "event: message_start\ndata: {\"type\":\"message_start\"}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
+		return 200, req.Model, logged
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = io.WriteString(w, `{"type":"message","content":[]}`)
 	return 200, req.Model, logged
 }
 

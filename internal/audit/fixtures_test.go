@@ -35,10 +35,13 @@ type realService struct {
 }
 
 // startRealService serves the real handler with the given flags; wrap, when not nil, stands
-// between the client and the service (a service that leaks on purpose).
+// between the client and the service (a service that leaks on purpose). It traces probes too
+// (--trace-probes): the audit's /health request carries a traceparent, and the audit waits for
+// every such request's span, so against a service that does not trace probes (the default)
+// every audit waits out --wait.
 func startRealService(t *testing.T, wrap func(http.Handler) http.Handler, args ...string) *realService {
 	t.Helper()
-	cfg, err := gwconfig.Parse(args, func(string) string { return "" }, io.Discard)
+	cfg, err := gwconfig.Parse(append([]string{"--trace-probes"}, args...), func(string) string { return "" }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +102,7 @@ func TestAuditRealServiceFixtures(t *testing.T) {
 		t.Fatalf("exit %d verdict %s, %d leaks, problems %v\n%s", code, rep.Verdict, len(rep.Leaks), rep.Problems, stderr)
 	}
 	probes := fixtureProbes(rep)
-	want := map[string]int{"200": 0, "400 no_fixture_match": 0, "400 fixture_mismatch": 0, "400 invalid_value": 0, "400 invalid_simulation_header": 0}
+	want := map[string]int{"200": 0, "400 no_fixture_match": 0, "400 fixture_mismatch": 0, "400 invalid_value": 0, "400 invalid_simulation_header": 0, "400 invalid_request_error": 0}
 	canaries := 0
 	for _, p := range probes {
 		if p.Unexpected || p.Verdict != "clean" {
@@ -110,10 +113,11 @@ func TestAuditRealServiceFixtures(t *testing.T) {
 		}
 		canaries += p.Canaries
 	}
-	// 1 add + 3 matches × 2 = 7 answered 200, and the Responses dialect's 2 matches × 2; a miss
-	// (chat and Responses) and a mismatch each JSON and stream; the refused body, the malformed
-	// ?scope=, DELETE and limit; the malformed x-mock-scope twice.
-	for k, n := range map[string]int{"200": 11, "400 no_fixture_match": 4, "400 fixture_mismatch": 2, "400 invalid_value": 4, "400 invalid_simulation_header": 2} {
+	// 1 add + 3 matches × 2 = 7 answered 200, and the Responses and Messages dialects' 2 matches
+	// × 2 each; a miss (chat, Responses, and Messages, whose envelope names the type) and a
+	// mismatch each JSON and stream; the refused body, the malformed ?scope=, DELETE and limit;
+	// the malformed x-mock-scope twice.
+	for k, n := range map[string]int{"200": 15, "400 no_fixture_match": 4, "400 fixture_mismatch": 2, "400 invalid_value": 4, "400 invalid_simulation_header": 2, "400 invalid_request_error": 2} {
 		if want[k] != n {
 			t.Errorf("%d fixture probes expected %s, want %d", want[k], k, n)
 		}

@@ -36,6 +36,9 @@ type probe struct {
 	// Responses: a POST /v1/responses, whose stream is named events ending with
 	// response.completed (no [DONE]) and whose mid-stream failure is an error event.
 	Responses bool
+	// Anthropic: a request of the Messages dialect (build_messages.go), whose stream is
+	// Anthropic's named events ending with message_stop and whose errors carry their type.
+	Anthropic bool
 	Timeout   time.Duration // the client's own limit for this request
 	Expect    string        // what the contract says, e.g. "400 unknown_parameter"
 

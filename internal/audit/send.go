@@ -122,7 +122,10 @@ func (t *traffic) send(ctx context.Context, p *probe) {
 	data, rerr := readLimited(resp.Body, 32<<20)
 	var sse chatclient.Stream
 	end := "[DONE]"
-	if stream && p.Responses {
+	if stream && p.Anthropic {
+		sse, end = readAnthropicEvents(data), "message_stop"
+		p.SSEErrors = sse.ErrorFrames
+	} else if stream && p.Responses {
 		sse, end = readResponsesEvents(data), "its final event (response.completed or response.incomplete)"
 		p.SSEErrors = sse.ErrorFrames
 	} else if stream {
@@ -145,6 +148,8 @@ func (t *traffic) send(ctx context.Context, p *probe) {
 		p.ErrBody = data[:min(len(data), maxErrorBody)]
 		if code, ok := chatclient.ErrorCode(p.ErrBody); ok {
 			p.ErrorCode = reportableCode(code)
+		} else if typ, ok := anthropicErrorType(p.ErrBody); ok && p.Anthropic {
+			p.ErrorCode = reportableCode(typ) // Anthropic's envelope names the type, not the code
 		}
 	} else if !stream {
 		p.okBody = data

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -83,10 +84,15 @@ type Config struct {
 	// calls the journal keeps per scope.
 	MaxScopes        int
 	MaxScopeFixtures int
-	MaxFixtureBytes  int // the bodies of the runtime fixtures held in all scopes together
+	MaxFixtureBytes  int // runtime fixtures held in all scopes together: bodies and compiled regexes
 	// ScopeTTL is how long a scope that only counts replies is kept after its last call.
-	ScopeTTL       time.Duration
-	JournalEntries int
+	ScopeTTL time.Duration
+	// MaxRegexProgram bounds one regex's compiled program (a fixture condition, a schema
+	// pattern), in instructions; RegexBudget one request's regex work, in steps
+	// (docs/fixtures.md, "What a regex may cost").
+	MaxRegexProgram int
+	RegexBudget     int
+	JournalEntries  int
 	// JournalScopes bounds the scopes the journal keeps (the least recently used goes first),
 	// apart from the unscoped journal: with JournalEntries, what bounds its memory.
 	JournalScopes int
@@ -101,6 +107,11 @@ type Config struct {
 	TraceProbes bool
 	// TraceBuffer is how many spans /debug/traces keeps.
 	TraceBuffer int
+	// CORSOrigins are the web origins (scheme://host[:port]) besides the mock's own that may call
+	// it from a browser, with CORS answers; AllowedHosts the Host names answered besides the
+	// loopback ones — on a loopback listener, and on any listener once set (docs/console.md).
+	CORSOrigins  []string
+	AllowedHosts []string
 	// GCFloorMB is the floor under the garbage collector's heap target, in MiB (see
 	// internal/gcfloor); 0 leaves the collector at Go's default. Ignored when GOGC is set.
 	GCFloorMB int
@@ -129,12 +140,12 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 		{flagenv.Setting{Name: "log-level", Env: "MOCKGATEWAY_LOG_LEVEL", Default: "info", Usage: "debug, info, warn or error"}, str(&c.LogLevel)},
 		{flagenv.Setting{Name: "log-format", Env: "MOCKGATEWAY_LOG_FORMAT", Default: "json", Usage: "json or text"}, str(&c.LogFormat)},
 		{flagenv.Setting{Name: "log-file", Env: "MOCKGATEWAY_LOG_FILE", Usage: "append the log to this file (rotated by size) instead of stderr, which keeps the lines other than access lines"}, str(&c.LogFile)},
-		{flagenv.Setting{Name: "log-stderr", Env: "MOCKGATEWAY_LOG_STDERR", Default: "false", Usage: "with --log-file, write the access lines to stderr too"}, boolOf(&c.LogStderr)},
+		{flagenv.Setting{Name: "log-stderr", Env: "MOCKGATEWAY_LOG_STDERR", Default: "false", Usage: "with --log-file, write the access lines to stderr too", Switch: true}, boolOf(&c.LogStderr)},
 		{flagenv.Setting{Name: "log-max-size-mb", Env: "MOCKGATEWAY_LOG_MAX_SIZE_MB", Default: "100", Usage: "size in MiB at which --log-file is rotated"}, intOf(&c.LogMaxSizeMB)},
 		{flagenv.Setting{Name: "log-max-backups", Env: "MOCKGATEWAY_LOG_MAX_BACKUPS", Default: "3", Usage: "rotated log files kept (FILE.1 the newest; 0: none)"}, intOf(&c.LogMaxBackups)},
 		{flagenv.Setting{Name: "access-log", Env: "MOCKGATEWAY_ACCESS_LOG", Default: "all", Usage: "access lines kept: all, errors (4xx, 5xx, streams not completed) or sample (errors and 1 success in --access-log-sample)"}, str(&c.AccessLog)},
 		{flagenv.Setting{Name: "access-log-sample", Env: "MOCKGATEWAY_ACCESS_LOG_SAMPLE", Default: "100", Usage: "with --access-log sample, keep the line of 1 successful request in this many"}, intOf(&c.AccessLogSample)},
-		{flagenv.Setting{Name: "allow-simulation-headers", Env: "MOCKGATEWAY_ALLOW_SIMULATION_HEADERS", Default: "true", Usage: "let x-mock-* request headers choose simulated faults and latency"}, boolOf(&c.AllowSimulationHeaders)},
+		{flagenv.Setting{Name: "allow-simulation-headers", Env: "MOCKGATEWAY_ALLOW_SIMULATION_HEADERS", Default: "true", Usage: "let x-mock-* request headers choose simulated faults and latency", Switch: true}, boolOf(&c.AllowSimulationHeaders)},
 		{flagenv.Setting{Name: "attempt-keys", Env: "MOCKGATEWAY_ATTEMPT_KEYS", Default: "10000", Usage: "requests remembered to count the attempts of clients that retry without an attempt header (0: off)"}, intOf(&c.AttemptKeys)},
 		{flagenv.Setting{Name: "attempt-ttl", Env: "MOCKGATEWAY_ATTEMPT_TTL", Default: "60s", Usage: "how long such a request is remembered after its last attempt"}, durationOf(&c.AttemptTTL)},
 		{flagenv.Setting{Name: "max-body-bytes", Env: "MOCKGATEWAY_MAX_BODY_BYTES", Default: "1048576", Usage: "largest request body accepted"}, int64Of(&c.MaxBodyBytes)},
@@ -150,19 +161,23 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 		{flagenv.Setting{Name: "drain-timeout", Env: "MOCKGATEWAY_DRAIN_TIMEOUT", Default: "5s", Usage: "on shutdown, how long open streams may go on before they end with shutting_down"}, durationOf(&c.DrainTimeout)},
 		{flagenv.Setting{Name: "drain-quiet", Env: "MOCKGATEWAY_DRAIN_QUIET", Default: "1s", Usage: "on shutdown, how long no request may start before idle keep-alive connections are closed"}, durationOf(&c.DrainQuiet)},
 		{flagenv.Setting{Name: "fixtures", Env: "MOCKGATEWAY_FIXTURES", Usage: "fixture file or directory (YAML or JSON), reloaded when it changes"}, str(&c.FixturesPath)},
-		{flagenv.Setting{Name: "fixtures-strict", Env: "MOCKGATEWAY_FIXTURES_STRICT", Default: "false", Usage: "answer a request that no fixture matches with 400 no_fixture_match"}, boolOf(&c.FixturesStrict)},
+		{flagenv.Setting{Name: "fixtures-strict", Env: "MOCKGATEWAY_FIXTURES_STRICT", Default: "false", Usage: "answer a request that no fixture matches with 400 no_fixture_match", Switch: true}, boolOf(&c.FixturesStrict)},
 		{flagenv.Setting{Name: "fixtures-reload", Env: "MOCKGATEWAY_FIXTURES_RELOAD", Default: "1s", Usage: "how often the fixture files are checked for changes"}, durationOf(&c.FixturesReload)},
 		{flagenv.Setting{Name: "max-fixture-file-bytes", Env: "MOCKGATEWAY_MAX_FIXTURE_FILE_BYTES", Default: "16777216", Usage: "largest fixture file read; a larger one is refused without being read"}, int64Of(&c.MaxFixtureFileBytes)},
 		{flagenv.Setting{Name: "max-scopes", Env: "MOCKGATEWAY_MAX_SCOPES", Default: "1024", Usage: "scopes (x-mock-scope) holding runtime fixtures or reply counters"}, intOf(&c.MaxScopes)},
 		{flagenv.Setting{Name: "max-scope-fixtures", Env: "MOCKGATEWAY_MAX_SCOPE_FIXTURES", Default: "256", Usage: "runtime fixtures in one scope"}, intOf(&c.MaxScopeFixtures)},
-		{flagenv.Setting{Name: "max-fixture-bytes", Env: "MOCKGATEWAY_MAX_FIXTURE_BYTES", Default: "67108864", Usage: "bytes of runtime fixtures (their request bodies) held in all scopes together"}, intOf(&c.MaxFixtureBytes)},
+		{flagenv.Setting{Name: "max-fixture-bytes", Env: "MOCKGATEWAY_MAX_FIXTURE_BYTES", Default: "67108864", Usage: "bytes of runtime fixtures (their request bodies and compiled regexes) held in all scopes together"}, intOf(&c.MaxFixtureBytes)},
 		{flagenv.Setting{Name: "scope-ttl", Env: "MOCKGATEWAY_SCOPE_TTL", Default: "10m", Usage: "how long a scope without runtime fixtures keeps its reply counters after its last call"}, durationOf(&c.ScopeTTL)},
+		{flagenv.Setting{Name: "max-regex-program", Env: "MOCKGATEWAY_MAX_REGEX_PROGRAM", Default: "5000", Usage: "instructions one compiled regex may have: a fixture's regex condition or a schema pattern"}, intOf(&c.MaxRegexProgram)},
+		{flagenv.Setting{Name: "regex-budget", Env: "MOCKGATEWAY_REGEX_BUDGET", Default: "8388608", Usage: "regex steps (program instructions × bytes of text) one request's fixture matching and reply check may take"}, intOf(&c.RegexBudget)},
 		{flagenv.Setting{Name: "journal-scopes", Env: "MOCKGATEWAY_JOURNAL_SCOPES", Default: "64", Usage: "scopes the journal keeps besides the unscoped one; beyond, the least recently used scope's calls go"}, intOf(&c.JournalScopes)},
 		{flagenv.Setting{Name: "journal-entries", Env: "MOCKGATEWAY_JOURNAL_ENTRIES", Default: "1000", Usage: "calls the journal keeps per scope (0: no journal)"}, intOf(&c.JournalEntries)},
 		{flagenv.Setting{Name: "state-store", Env: "MOCKGATEWAY_STATE_STORE", Usage: "redis:// or rediss:// URL of a Redis or Valkey the replicas share runtime fixtures, reply positions, attempts and the journal in (empty: this process)"}, str(&c.StateStore)},
 		{flagenv.Setting{Name: "state-ttl", Env: "MOCKGATEWAY_STATE_TTL", Default: "1h", Usage: "how long the state store keeps a scope's state after its last write"}, durationOf(&c.StateTTL)},
-		{flagenv.Setting{Name: "trace-probes", Env: "MOCKGATEWAY_TRACE_PROBES", Default: "false", Usage: "trace /health and /metrics requests too (they are always measured and logged)"}, boolOf(&c.TraceProbes)},
+		{flagenv.Setting{Name: "trace-probes", Env: "MOCKGATEWAY_TRACE_PROBES", Default: "false", Usage: "trace /health and /metrics requests too (they are always measured and logged)", Switch: true}, boolOf(&c.TraceProbes)},
 		{flagenv.Setting{Name: "trace-buffer", Env: "MOCKGATEWAY_TRACE_BUFFER", Default: "4096", Usage: "spans kept in memory for /debug/traces"}, intOf(&c.TraceBuffer)},
+		{flagenv.Setting{Name: "cors-origins", Env: "MOCKGATEWAY_CORS_ORIGINS", Usage: "comma-separated web origins (scheme://host[:port]) that may call the mock from a browser, with CORS answers; any other origin but its own is 403"}, listOf(&c.CORSOrigins, origin)},
+		{flagenv.Setting{Name: "allowed-hosts", Env: "MOCKGATEWAY_ALLOWED_HOSTS", Usage: "comma-separated Host names answered besides localhost, *.localhost, 127.0.0.1 and [::1] (.example.com: its subdomains); on a non-loopback listener, set, it restricts Host too"}, listOf(&c.AllowedHosts, hostName)},
 		{flagenv.Setting{Name: "gc-floor-mb", Env: "MOCKGATEWAY_GC_FLOOR_MB", Default: "32", Usage: "floor under the garbage collector's heap target, MiB (0: Go's default; GOGC, when set, wins)"}, intOf(&c.GCFloorMB)},
 	}
 	specs := make([]flagenv.Setting, 0, len(settings)+1)
@@ -177,7 +192,7 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 	if err != nil {
 		return c, err // flag has already printed the problem and the usage
 	}
-	if v.Get("version") != "" {
+	if v.Get("version") == "true" {
 		return c, ErrVersion
 	}
 	for _, s := range settings {
@@ -230,6 +245,8 @@ func (c Config) validate() error {
 		{c.MaxFixtureBytes >= 1024, "max-fixture-bytes: must be at least 1024"},
 		{c.MaxFixtureFileBytes >= 1024, "max-fixture-file-bytes: must be at least 1024"},
 		{c.ScopeTTL > 0, "scope-ttl: must be positive"},
+		{c.MaxRegexProgram >= 16, "max-regex-program: must be at least 16"},
+		{c.RegexBudget >= 1024, "regex-budget: must be at least 1024"},
 		{c.JournalEntries >= 0, "journal-entries: must not be negative"},
 		{c.JournalScopes >= 1, "journal-scopes: must be at least 1"},
 		{c.AttemptTTL > 0, "attempt-ttl: must be positive"},
@@ -281,6 +298,8 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("max_fixture_bytes", c.MaxFixtureBytes),
 		slog.Int64("max_fixture_file_bytes", c.MaxFixtureFileBytes),
 		slog.String("scope_ttl", c.ScopeTTL.String()),
+		slog.Int("max_regex_program", c.MaxRegexProgram),
+		slog.Int("regex_budget", c.RegexBudget),
 		slog.Int("journal_entries", c.JournalEntries),
 		slog.Int("journal_scopes", c.JournalScopes),
 		slog.String("state_store", maskURL(c.StateStore)),
@@ -302,6 +321,8 @@ func (c Config) LogValue() slog.Value {
 		slog.String("drain_quiet", c.DrainQuiet.String()),
 		slog.Int("trace_buffer", c.TraceBuffer),
 		slog.Int("gc_floor_mb", c.GCFloorMB),
+		slog.String("cors_origins", strings.Join(c.CORSOrigins, ",")),
+		slog.String("allowed_hosts", strings.Join(c.AllowedHosts, ",")),
 	)
 }
 
@@ -358,4 +379,41 @@ func durationOf(p *time.Duration) func(string) error {
 		*p = d
 		return nil
 	}
+}
+
+// listOf parses a comma-separated list, each entry checked by valid.
+func listOf(p *[]string, valid func(string) error) func(string) error {
+	return func(v string) error {
+		*p = nil
+		for e := range strings.SplitSeq(v, ",") {
+			if e = strings.TrimSpace(e); e == "" {
+				continue
+			}
+			if err := valid(e); err != nil {
+				return err
+			}
+			*p = append(*p, e)
+		}
+		return nil
+	}
+}
+
+// origin checks a web origin as a browser sends it in Origin: scheme://host[:port], nothing
+// after, no wildcard.
+func origin(o string) error {
+	u, err := url.Parse(o)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+		u.Path != "" || u.RawQuery != "" || u.Fragment != "" || strings.Contains(u.Host, "*") || strings.HasSuffix(o, "/") {
+		return errors.New("each entry must be an origin such as http://localhost:5173 (scheme://host[:port], no path, no wildcard)")
+	}
+	return nil
+}
+
+// hostName checks a host name, an IP address or a .domain (its subdomains), without a port.
+func hostName(h string) error {
+	name := strings.TrimPrefix(h, ".")
+	if name == "" || strings.ContainsAny(name, "/:*@ ") && net.ParseIP(strings.Trim(name, "[]")) == nil {
+		return errors.New("each entry must be a host name, an IP address or .domain (its subdomains), without a port")
+	}
+	return nil
 }

@@ -58,3 +58,28 @@ func TestAssetsRenderAsText(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestNoThrowingDecode: decodeURIComponent throws URIError on a malformed escape, and a link is
+// whatever someone typed or cut; a throw in routing once left a blank page. Every decode of a
+// URL part goes through app.js's decode, which catches it (the browser test opens
+// #/calls/%E0%A4%A).
+func TestNoThrowingDecode(t *testing.T) {
+	err := fs.WalkDir(assets, "assets", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".js") {
+			return err
+		}
+		b, _ := assets.ReadFile(p)
+		s := string(b)
+		n := len(regexp.MustCompile(`decodeURI(?:Component)?\(`).FindAllString(s, -1))
+		switch {
+		case p == "assets/app.js" && (n != 1 || !regexp.MustCompile(`try \{\s*return decodeURIComponent\(s\);\s*\} catch`).MatchString(s)):
+			t.Errorf("%s: decodeURI* outside decode's try (%d uses)", p, n)
+		case p != "assets/app.js" && n > 0:
+			t.Errorf("%s calls decodeURI*: use a decode that catches URIError", p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -36,15 +36,22 @@ func choiceCeiling(in Input, promptTokens, n int) (pieces, bytes int) {
 // comes first so that stop and the budget cut the same text whatever they are: a smaller budget
 // still gives a prefix of the answer.
 func (g *generation) cutText(pieces Pieces) (Pieces, string) {
+	pieces, finish, _ := g.cutTextAt(pieces)
+	return pieces, finish
+}
+
+// cutTextAt is cutText, and also the stop sequence that ended the text ("" when none did): the
+// Anthropic dialect names it (stop_sequence).
+func (g *generation) cutTextAt(pieces Pieces) (Pieces, string, string) {
 	pieces, capped := capPieces(pieces, g.maxPieces, g.maxBytes)
-	pieces, stopped := cutAtStop(pieces, g.stops)
+	pieces, stop := cutAtStop(pieces, g.stops)
 	finish := finishStop
 	if budget := g.req.MaxTokens; budget > 0 && pieces.Len() > budget {
-		pieces, finish = pieces.slice(0, budget), finishLength
-	} else if capped && !stopped {
+		pieces, finish, stop = pieces.slice(0, budget), finishLength, ""
+	} else if capped && stop == "" {
 		finish = finishLength
 	}
-	return pieces, finish
+	return pieces, finish, stop
 }
 
 // capPieces keeps at most maxPieces pieces and maxBytes bytes; the piece that crosses maxBytes
@@ -78,31 +85,32 @@ func capPieces(pieces Pieces, maxPieces, maxBytes int) (_ Pieces, capped bool) {
 
 // cutAtStop cuts the text at the earliest occurrence of any stop string. The pieces before the
 // cut are kept as they are, the piece holding the cut is truncated (and dropped if nothing of it
-// is left), so a stop never changes the words before it. stopped reports a stop string found.
-func cutAtStop(pieces Pieces, stops []string) (_ Pieces, stopped bool) {
+// is left), so a stop never changes the words before it. stop is the stop string found (the
+// first listed of those found at the cut), "" when none is.
+func cutAtStop(pieces Pieces, stops []string) (_ Pieces, stop string) {
 	if len(stops) == 0 || pieces.Len() == 0 {
-		return pieces, false
+		return pieces, ""
 	}
 	text := pieces.Text()
 	cut := -1
 	for _, s := range stops {
 		if i := strings.Index(text, s); i >= 0 && (cut < 0 || i < cut) {
-			cut = i
+			cut, stop = i, s
 		}
 	}
 	if cut < 0 {
-		return pieces, false
+		return pieces, ""
 	}
 	pos := 0
 	for k := range pieces.Len() {
 		p := pieces.At(k)
 		if cut < pos+len(p) {
 			if cut == pos {
-				return pieces.slice(0, k), true
+				return pieces.slice(0, k), stop
 			}
-			return pieces.truncateLast(k, cut-pos), true
+			return pieces.truncateLast(k, cut-pos), stop
 		}
 		pos += len(p)
 	}
-	return pieces, true
+	return pieces, stop
 }

@@ -42,11 +42,17 @@
 //     capitalized and its last one ends with "."; the final piece always ends a sentence (so the
 //     last sentence may be shorter). Words are separated by single spaces, so every piece but the
 //     first is " word" (punctuation belongs to the word: " river." is one piece).
-//   - tools (mock-tools): tool calls when the request has tools, tool_choice is not "none", and
-//     either the last message is not a tool result or tool_choice is "required" or names a
-//     function. The calls: the named function for a named tool_choice; otherwise, when
+//   - tools (mock-tools) plays every turn of an agent loop. With tools and tool_choice not
+//     "none": a named tool_choice calls that function, every turn. Otherwise a turn is fresh
+//     unless the request ends with tool results of which one answers a call (in the assistant
+//     message before them) of a tool the request offers; a result of a tool not offered — a
+//     handoff's transfer_to_… call, made by the agent before — leaves the turn fresh, and so
+//     does a result whose call is not in the request. A fresh turn calls, when
 //     parallel_tool_calls is not false and there are at least two tools, each tool once in
-//     order, at most 3 calls; otherwise the first tool. Each call's arguments are a valid
+//     order, at most 3 calls; otherwise the first tool. After a result of an offered tool,
+//     "auto" answers in prose and "required" calls the tools not yet called since the last
+//     user message, in order (at most 3 with parallel calls, else the first of them), or the
+//     last tool when every one has been called. Each call's arguments are a valid
 //     instance of the tool's parameters schema ("{}" without one) and finish_reason is
 //     "tool_calls". Otherwise the answer is prose like mock-chat's, DefaultTokens pieces long;
 //     after a tool result it opens with the fixed lead "Based on the tool result," (5 pieces,

@@ -63,6 +63,9 @@ type Choice struct {
 	// FinishReason is "stop", "length" or "tool_calls". A lazy choice has it once it is settled
 	// (see Lazy), "" before.
 	FinishReason string
+	// StopSequence is the request's stop string that ended the text, "" when none did (a lazy
+	// choice has no stop strings).
+	StopSequence string
 
 	lazy *lazyProse // the cursor of a lazy choice (Prepare), nil otherwise
 }
@@ -245,8 +248,8 @@ func (g *generation) choice(i int, r *rng) Choice {
 	}
 	b := g.builder(i == g.n-1 || g.fixedText) // a fixed text is made once (result)
 	g.fullText(b, r)
-	pieces, finish := g.cutText(b.pieces())
-	return Choice{Index: i, Content: pieces, FinishReason: finish}
+	pieces, finish, stop := g.cutTextAt(b.pieces())
+	return Choice{Index: i, Content: pieces, FinishReason: finish, StopSequence: stop}
 }
 
 // builder returns the request's piece builder, emptied, with the choice's ceiling. The choices

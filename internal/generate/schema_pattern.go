@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"unicode/utf8"
+
+	"mockgateway/internal/regexcost"
 )
 
 // Limits of pattern generation. A pattern is cheap to send and was expensive to honor: "[a-z]
@@ -41,7 +43,7 @@ func (g *schemaGen) pattern(src string) *pattern {
 	}
 	var p *pattern
 	if tree, err := syntax.Parse(src, syntax.Perl); err == nil {
-		p = &pattern{src: src, tree: tree, trusted: anchorsOnlyAtEnds(tree), insts: progSize(tree)}
+		p = &pattern{src: src, tree: tree, trusted: anchorsOnlyAtEnds(tree), insts: regexcost.Of(tree).Size()}
 	}
 	if g.cache.patterns == nil {
 		g.cache.patterns = make(map[string]*pattern)

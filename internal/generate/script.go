@@ -86,8 +86,8 @@ func (g *generation) scripted(i int, s Scripted) Choice {
 			text = *s.Content
 		}
 		b.appendSplit("", "", text)
-		pieces, finish := g.cutText(b.pieces())
-		return Choice{Index: i, Content: pieces, FinishReason: finish}
+		pieces, finish, stop := g.cutTextAt(b.pieces())
+		return Choice{Index: i, Content: pieces, FinishReason: finish, StopSequence: stop}
 	}
 }
 

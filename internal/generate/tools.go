@@ -9,22 +9,27 @@ import (
 // maxParallelCalls is the most calls one choice makes when parallel tool calls are allowed.
 const maxParallelCalls = 3
 
-// planToolCalls decides which tools mock-tools calls (rule 5 of the package documentation), as
-// indices into req.Tools written into calls, or nil when it answers with text.
+// planToolCalls decides which tools mock-tools calls (rule 5 of the package documentation, the
+// table "mock-tools plays a whole agent" of docs/protocol.md), as indices into req.Tools written
+// into calls, or nil when it answers with text.
+//
+// A turn is fresh unless the request ends with tool results of which one answers a call of a
+// tool the request offers: a result of a tool that is not offered is an earlier agent's (a
+// handoff's transfer_to_… call), so the agent that receives it starts its own turn. A fresh turn
+// calls the first tool (each tool once, at most three, when parallel calls are allowed). After
+// a result, auto answers in prose, and required moves on to the tools not yet called since the
+// last user message, so that a loop that ends on a tool of its own (LangChain's extract-… tool of
+// a structured response) reaches it; when every tool has been called it calls the last one.
 func planToolCalls(req *protocol.ChatRequest, calls *[maxParallelCalls]int) []int {
 	if len(req.Tools) == 0 {
 		return nil
 	}
 	mode := effectiveToolChoice(req)
-	if mode == protocol.ToolChoiceNone {
+	switch mode {
+	case protocol.ToolChoiceNone:
 		return nil
-	}
-	forced := mode == protocol.ToolChoiceRequired || mode == protocol.ToolChoiceFunction
-	if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == "tool" && !forced {
-		return nil
-	}
-	calls[0] = 0
-	if mode == protocol.ToolChoiceFunction {
+	case protocol.ToolChoiceFunction:
+		calls[0] = 0
 		for i := range req.Tools {
 			if req.Tools[i].Name == req.ToolChoice.Function {
 				calls[0] = i
@@ -33,6 +38,26 @@ func planToolCalls(req *protocol.ChatRequest, calls *[maxParallelCalls]int) []in
 		} // else 0: the decoder rejects unknown names; stay total anyway
 		return calls[:1]
 	}
+	if answersOfferedTool(req) {
+		if mode != protocol.ToolChoiceRequired {
+			return nil
+		}
+		called := calledSinceUser(req.Messages)
+		n := 0
+		for i := range req.Tools {
+			if _, done := called[req.Tools[i].Name]; !done {
+				calls[n], n = i, n+1
+				if n == maxParallelCalls || !req.ParallelToolCalls {
+					break
+				}
+			}
+		}
+		if n == 0 {
+			calls[0], n = len(req.Tools)-1, 1 // every tool called: the last one, often the loop's end
+		}
+		return calls[:n]
+	}
+	calls[0] = 0 // a fresh turn
 	if req.ParallelToolCalls && len(req.Tools) >= 2 {
 		n := min(len(req.Tools), maxParallelCalls)
 		for i := range n {
@@ -41,6 +66,55 @@ func planToolCalls(req *protocol.ChatRequest, calls *[maxParallelCalls]int) []in
 		return calls[:n]
 	}
 	return calls[:1]
+}
+
+// answersOfferedTool reports whether the request ends with tool results of which one answers a
+// call, in the assistant message before them, of a tool the request offers. A result whose call
+// is not in that message (an item_reference may stand for it) counts as offered, as it did
+// before handoffs were told apart.
+func answersOfferedTool(req *protocol.ChatRequest) bool {
+	msgs := req.Messages
+	end := len(msgs)
+	for end > 0 && msgs[end-1].Role == "tool" {
+		end--
+	}
+	if end == len(msgs) {
+		return false // not after a tool result
+	}
+	var asked []protocol.ToolCall // the calls the results answer
+	if end > 0 && msgs[end-1].Role == "assistant" {
+		asked = msgs[end-1].ToolCalls
+	}
+	offered := make(map[string]struct{}, len(req.Tools))
+	for i := range req.Tools {
+		offered[req.Tools[i].Name] = struct{}{}
+	}
+	names := make(map[string]string, len(asked)) // call id → tool name
+	for _, c := range asked {
+		names[c.ID] = c.Name
+	}
+	for _, m := range msgs[end:] {
+		name, found := names[m.ToolCallID]
+		if !found {
+			return true
+		}
+		if _, ok := offered[name]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// calledSinceUser is the set of tool names the assistant messages after the last user message
+// called.
+func calledSinceUser(msgs []protocol.Message) map[string]struct{} {
+	called := map[string]struct{}{}
+	for i := len(msgs) - 1; i >= 0 && msgs[i].Role != "user"; i-- {
+		for _, c := range msgs[i].ToolCalls {
+			called[c.Name] = struct{}{}
+		}
+	}
+	return called
 }
 
 // toolChoice generates the calls of one choice. All arguments are generated (up to the

@@ -17,6 +17,29 @@ func TestToolCalls(t *testing.T) {
 		{Role: "assistant", ToolCalls: []protocol.ToolCall{{ID: "call_1", Name: "get_weather", Arguments: `{"city":"Paris"}`}}},
 		{Role: "tool", ToolCallID: "call_1", Content: `{"temp_c":21,"secret":"do-not-repeat"}`},
 	}
+	// A handoff: the result answers transfer_to_Refunds, which this agent's request does not offer.
+	afterHandoff := []protocol.Message{
+		{Role: "user", Content: "a refund, please"},
+		{Role: "assistant", ToolCalls: []protocol.ToolCall{{ID: "call_h", Name: "transfer_to_Refunds", Arguments: `{}`}}},
+		{Role: "tool", ToolCallID: "call_h", Content: `{"assistant":"Refunds"}`},
+	}
+	// Every tool called since the last user message; an earlier turn's calls do not count.
+	afterAll := []protocol.Message{
+		{Role: "user", Content: "first question"},
+		{Role: "assistant", ToolCalls: []protocol.ToolCall{{ID: "call_0", Name: "get_time", Arguments: `{}`}}},
+		{Role: "tool", ToolCallID: "call_0", Content: "noon"},
+		{Role: "assistant", Content: "It is noon."},
+		{Role: "user", Content: "weather in Paris?"},
+		{Role: "assistant", ToolCalls: []protocol.ToolCall{{ID: "call_1", Name: "get_weather"}, {ID: "call_2", Name: "get_time"}}},
+		{Role: "tool", ToolCallID: "call_1", Content: "sunny"},
+		{Role: "tool", ToolCallID: "call_2", Content: "noon"},
+		{Role: "assistant", ToolCalls: []protocol.ToolCall{{ID: "call_3", Name: "no_params"}, {ID: "call_4", Name: "fourth"}}},
+		{Role: "tool", ToolCallID: "call_3", Content: "x"},
+		{Role: "tool", ToolCallID: "call_4", Content: "y"},
+	}
+	// A result whose call the request does not carry (an item_reference stood for it): a
+	// result all the same.
+	unmatched := []protocol.Message{{Role: "user", Content: "q"}, {Role: "tool", ToolCallID: "call_x", Content: "r"}}
 	tests := []struct {
 		name      string
 		tools     []protocol.Tool
@@ -35,7 +58,14 @@ func TestToolCalls(t *testing.T) {
 		{"none", weatherTools(), protocol.ToolChoice{Mode: "none"}, true, user, nil, false},
 		{"no tools", nil, protocol.ToolChoice{}, true, user, nil, false},
 		{"after tool result", weatherTools(), protocol.ToolChoice{}, true, afterTool, nil, true},
-		{"required after tool result", weatherTools(), protocol.ToolChoice{Mode: "required"}, false, afterTool, []string{"get_weather"}, false},
+		{"required after tool result: the next tool not called", weatherTools(), protocol.ToolChoice{Mode: "required"}, false, afterTool, []string{"get_time"}, false},
+		{"required after tool result, parallel", weatherTools(), protocol.ToolChoice{Mode: "required"}, true, afterTool, []string{"get_time", "no_params", "fourth"}, false},
+		{"required with every tool called: the last", weatherTools(), protocol.ToolChoice{Mode: "required"}, true, afterAll, []string{"fourth"}, false},
+		{"after a handoff: a fresh turn", weatherTools()[:1], protocol.ToolChoice{}, false, afterHandoff, []string{"get_weather"}, false},
+		{"after a handoff, parallel", weatherTools(), protocol.ToolChoice{}, true, afterHandoff, []string{"get_weather", "get_time", "no_params"}, false},
+		{"after a handoff, required", weatherTools(), protocol.ToolChoice{Mode: "required"}, false, afterHandoff, []string{"get_weather"}, false},
+		{"after a handoff, none", weatherTools(), protocol.ToolChoice{Mode: "none"}, false, afterHandoff, nil, true},
+		{"a result without its call", weatherTools(), protocol.ToolChoice{}, false, unmatched, nil, true},
 		{"named after tool result", weatherTools(), protocol.ToolChoice{Mode: "function", Function: "no_params"}, false, afterTool, []string{"no_params"}, false},
 		{"none after tool result", weatherTools(), protocol.ToolChoice{Mode: "none"}, false, afterTool, nil, true},
 	}

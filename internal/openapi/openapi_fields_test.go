@@ -16,7 +16,8 @@ var decoderKeys = map[string][]string{
 	"streamOptions":               {"/components/schemas/ChatCompletionRequest/properties/stream_options"},
 	"checkPromptCacheOptions":     {"/components/schemas/ChatCompletionRequest/properties/prompt_cache_options"},
 	"decodeMessage":               {"/components/schemas/SystemMessage", "/components/schemas/UserMessage", "/components/schemas/AssistantMessage", "/components/schemas/ToolMessage"},
-	"decodeContentPart":           {"/components/schemas/TextPart", "/components/schemas/RefusalPart"},
+	"decodeContentPart":           {"/components/schemas/TextPart"},
+	"decodeAssistantContentPart":  {"/components/schemas/AssistantTextPart", "/components/schemas/RefusalPart"},
 	"decodePromptCacheBreakpoint": {"/components/schemas/TextPart/properties/prompt_cache_breakpoint"},
 	"decodeAssistantAudio":        {"/components/schemas/AssistantMessage/properties/audio"},
 	"decodeToolCall":              {"/components/schemas/ToolCallParam"},
@@ -39,13 +40,17 @@ var decoderKeys = map[string][]string{
 	"decodeItemReference":          {"/components/schemas/ResponsesItemReference"},
 	"decodeReasoningItem":          {"/components/schemas/ResponsesReasoningItem"},
 	"decodeResponsesTool":          {"/components/schemas/ResponsesFunctionTool"},
+	"decodeWebSearchTool":          {"/components/schemas/ResponsesWebSearchTool"},
+	"decodeWebSearchFilters":       {"/components/schemas/ResponsesWebSearchTool/properties/filters"},
+	"decodeApproximateLocation":    {"/components/schemas/ResponsesWebSearchTool/properties/user_location"},
+	"decodeNamespaceTool":          {"/components/schemas/ResponsesNamespaceTool"},
 	"decodeResponsesToolChoice":    {"/components/schemas/ResponsesToolChoice/anyOf/1"},
 	"decodeText":                   {"/components/schemas/ResponsesRequest/properties/text"},
 	"decodeTextFormat":             {"/components/schemas/ResponsesTextFormat/oneOf/0", "/components/schemas/ResponsesTextFormat/oneOf/1", "/components/schemas/ResponsesTextFormat/oneOf/2"},
 }
 
 // decoderFiles are the files of internal/protocol whose tables decoderKeys maps.
-var decoderFiles = []string{"decode.go", "decode_responses.go", "decode_items.go", "decode_responses_tools.go"}
+var decoderFiles = []string{"decode.go", "decode_messages.go", "decode_responses.go", "decode_items.go", "decode_responses_tools.go"}
 
 // keyCase is one case of a decoder's switch over a key: the keys it matches and its body.
 type keyCase struct {

@@ -87,10 +87,12 @@ func TestOpenAPIJournalIsTheJournals(t *testing.T) {
 
 	// The shape's field names, per dialect, are exactly the request members a FieldSet can hold:
 	// each of them reads into one, and every other property of the dialect's request schema does
-	// not. (A FieldSet reads a list naming input as a Responses request's.)
+	// not. (A FieldSet reads a list naming input as a Responses request's, and one naming a member
+	// only Anthropic's request has, system among them, as a Messages request's.)
 	for _, dl := range []struct{ fields, request, with string }{
 		{"/components/schemas/JournalShape/properties/fields/anyOf/0/items/enum", "/components/schemas/ChatCompletionRequest", ""},
 		{"/components/schemas/JournalShape/properties/fields/anyOf/1/items/enum", "/components/schemas/ResponsesRequest", `"input",`},
+		{"/components/schemas/JournalShape/properties/fields/anyOf/2/items/enum", "/components/schemas/AnthropicMessagesRequest", `"system",`},
 	} {
 		fields := docStrings(t, dl.fields)
 		for k := range docAt(t, dl.request+"/properties").(map[string]any) {

@@ -3,6 +3,7 @@ package protocol
 import (
 	"mockgateway/internal/apierr"
 	"mockgateway/internal/jsonscan"
+	"mockgateway/internal/regexcost"
 )
 
 // How a request is decoded: the rooms of the decoder, in the order a body goes through them.
@@ -47,10 +48,11 @@ import (
 //     array's elements is a caller's stack array (stackMembers, stackElements).
 
 // Limits are the configurable bounds the decoder enforces. A zero field means the contract's
-// default (DefaultMaxTokensCeiling, DefaultMaxChoices).
+// default (DefaultMaxTokensCeiling, DefaultMaxChoices, regexcost.DefaultMaxProgram).
 type Limits struct {
 	MaxTokensCeiling int // budget above this: invalid_value whose message names the ceiling
 	MaxChoices       int // n above this: invalid_value
+	MaxRegexProgram  int // a schema pattern compiling to more: invalid_value (CheckSchemaPatterns)
 }
 
 // The contract's default limits.
@@ -65,6 +67,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxChoices <= 0 {
 		l.MaxChoices = DefaultMaxChoices
+	}
+	if l.MaxRegexProgram <= 0 {
+		l.MaxRegexProgram = regexcost.DefaultMaxProgram
 	}
 	return l
 }
@@ -284,12 +289,13 @@ func decodeMessage(m *Message, k, p, v string) (fieldClass, *apierr.Error) {
 	return unknown, nil
 }
 
-// decodeContentPart is a content part of the type readContentPart has set in part.
+// decodeContentPart is a text part of a system, developer, user or tool message (an assistant's
+// parts: decodeAssistantContentPart).
 func decodeContentPart(part partState, k, p, v string) (fieldClass, *apierr.Error) {
 	switch {
 	case k == "type":
 		return discriminator, nil
-	case k == "text" && part.typ == "text", k == "refusal" && part.typ == "refusal":
+	case k == "text" && part.typ == "text":
 		return supported, into(part.text)(asString(p, v))
 	case k == "prompt_cache_breakpoint" && part.typ == "text":
 		return noEffect, promptCacheBreakpointObject.decode(none{}, p, v)

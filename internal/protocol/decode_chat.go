@@ -122,6 +122,9 @@ func (c chatState) seed(path, v string) *apierr.Error {
 
 func (c chatState) tools(path, v string) (e *apierr.Error) {
 	c.req.Tools, e = decodeEach(path, v, readTool) // an empty array is the same as no tools
+	if e == nil {
+		e = checkToolPatterns(c.req.Tools, path, "function", c.lim.MaxRegexProgram)
+	}
 	return e
 }
 
@@ -130,7 +133,10 @@ func (c chatState) toolChoice(path, v string) *apierr.Error {
 }
 
 func (c chatState) responseFormat(path, v string) *apierr.Error {
-	return readResponseFormat(&c.req.ResponseFormat, path, v)
+	if e := readResponseFormat(&c.req.ResponseFormat, path, v); e != nil {
+		return e
+	}
+	return CheckSchemaPatterns(joinPath(joinPath(path, "json_schema"), "schema"), c.req.ResponseFormat.Schema, c.lim.MaxRegexProgram)
 }
 
 func (c chatState) temperature(path, v string) *apierr.Error {

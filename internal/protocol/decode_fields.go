@@ -65,6 +65,7 @@ const requiredFields FieldSet = 1<<fieldMessages | 1<<fieldModel
 // requestFieldNames: the two dialects share FieldSet, the journal's shape and its JSON.
 var responsesFieldNames = [...]string{
 	"background",
+	"client_metadata",
 	"include",
 	"input", // the dialect's required member besides model
 	"instructions",
@@ -96,7 +97,7 @@ var responsesFieldNames = [...]string{
 // implied members (input and model).
 const (
 	responsesDialect  FieldSet = 1 << 63
-	responsesRequired FieldSet = 1<<2 | 1<<7
+	responsesRequired FieldSet = 1<<3 | 1<<8
 )
 
 // responsesFieldIndex is k's index in responsesFieldNames, or -1.
@@ -134,6 +135,9 @@ func responsesFieldSetOf(o members[string]) FieldSet {
 
 // all is s with the implied required members, without the dialect bit.
 func (s FieldSet) all() FieldSet {
+	if s&anthropicDialect != 0 {
+		return (s | anthropicRequired) &^ anthropicDialect
+	}
 	if s&responsesDialect != 0 {
 		return (s | responsesRequired) &^ responsesDialect
 	}
@@ -142,6 +146,9 @@ func (s FieldSet) all() FieldSet {
 
 // names is the table s's bits index, and index finds a name's bit in it.
 func (s FieldSet) names() ([]string, func(string) int) {
+	if s&anthropicDialect != 0 {
+		return anthropicFieldNames[:], anthropicFieldIndex
+	}
 	if s&responsesDialect != 0 {
 		return responsesFieldNames[:], responsesFieldIndex
 	}
@@ -211,6 +218,9 @@ func (s *FieldSet) UnmarshalJSON(b []byte) error {
 	out, required, index := FieldSet(0), requiredFields, fieldIndex
 	if slices.Contains(names, "input") {
 		out, required, index = responsesDialect, responsesRequired, responsesFieldIndex
+	}
+	if slices.ContainsFunc(names, func(n string) bool { return slices.Contains(anthropicOnly, n) }) {
+		out, required, index = anthropicDialect, anthropicRequired, anthropicFieldIndex
 	}
 	for _, n := range names {
 		i := index(n)

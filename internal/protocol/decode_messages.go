@@ -100,11 +100,12 @@ type partState struct {
 	text *string
 }
 
-// The content part objects, by type. A part's required member is named like its type: the text
-// of a "text" part, the refusal of a "refusal" part.
+// The content part objects, by type and role. A part's required member is named like its type:
+// the text of a "text" part, the refusal of a "refusal" part (an assistant's only).
 var (
-	textPartObject    = objectSpec[partState]{fields: decodeContentPart, required: []string{"text"}}
-	refusalPartObject = objectSpec[partState]{fields: decodeContentPart, required: []string{"refusal"}}
+	textPartObject             = objectSpec[partState]{fields: decodeContentPart, required: []string{"text"}}
+	assistantTextPartObject    = objectSpec[partState]{fields: decodeAssistantContentPart, required: []string{"text"}}
+	assistantRefusalPartObject = objectSpec[partState]{fields: decodeAssistantContentPart, required: []string{"refusal"}}
 )
 
 func readContentPart(text *string, path, role string, v string) *apierr.Error {
@@ -121,11 +122,14 @@ func readContentPart(text *string, path, role string, v string) *apierr.Error {
 	switch typ {
 	case "text":
 		spec = &textPartObject
+		if role == roleAssistant {
+			spec = &assistantTextPartObject
+		}
 	case "refusal":
 		if role != roleAssistant {
 			return errValue(typePath, "refusal parts are only allowed in assistant messages")
 		}
-		spec = &refusalPartObject
+		spec = &assistantRefusalPartObject
 	case "image_url", "input_audio", "file":
 		if role == roleUser {
 			return errUnsupported(typePath, "only text content parts are supported by the mock")
@@ -135,6 +139,28 @@ func readContentPart(text *string, path, role string, v string) *apierr.Error {
 		return errValue(typePath, "unknown content part type")
 	}
 	return spec.walk(partState{typ: typ, text: text}, path, o)
+}
+
+// decodeAssistantContentPart is a content part of an assistant message. Besides a part's own
+// members it takes those of the answer's message that the Agents SDK (JS) copies into each part
+// when it sends an earlier answer back — its role, refusal and annotations (the chat model's
+// MemorySession does so on every turn after the first) — as sent-back fields, not used.
+func decodeAssistantContentPart(part partState, k, p, v string) (fieldClass, *apierr.Error) {
+	switch {
+	case k == "type":
+		return discriminator, nil
+	case k == "text" && part.typ == "text", k == "refusal" && part.typ == "refusal":
+		return supported, into(part.text)(asString(p, v))
+	case k == "prompt_cache_breakpoint" && part.typ == "text":
+		return noEffect, promptCacheBreakpointObject.decode(none{}, p, v)
+	case k == "role":
+		return noEffect, valid(asEnum(p, v, "assistant"))
+	case k == "refusal":
+		return noEffect, valid(asString(p, v))
+	case k == "annotations":
+		return noEffect, isArray(p, v)
+	}
+	return unknown, nil
 }
 
 func readToolCall(c *ToolCall, path string, v string) *apierr.Error {

@@ -30,6 +30,9 @@ type responsesState struct {
 	req        *ChatRequest
 	lim        Limits
 	unanswered *apierr.Error
+	// hostedTools counts the tools of other types than function that the request offers: they
+	// are accepted and never called (readResponsesTools).
+	hostedTools int
 }
 
 // newResponsesState allocates the state and the request it builds as one object, so that the
@@ -93,7 +96,7 @@ func decodeResponsesEchoed(doc string, lim Limits, root string) (echoedRequest, 
 	// A stream always ends with the usage (in response.completed): the same work as chat's
 	// include_usage, so the same flag.
 	c.req.IncludeUsage = c.req.Stream
-	return echoedRequest{c.req, echoOf(top, c.req)}, nil
+	return echoedRequest{c.req, echoOf(top, c.req, c.hostedTools > 0)}, nil
 }
 
 var responsesObject = objectSpec[*responsesState]{fields: responsesTopField, required: []string{"model", "input"}}
@@ -121,7 +124,7 @@ func responsesTopField(c *responsesState, k, p, v string) (fieldClass, *apierr.E
 
 	// Tools and structured output.
 	case "tools":
-		return supported, into(&c.req.Tools)(decodeEach(p, v, readResponsesTool))
+		return supported, c.readTools(p, v)
 	case "tool_choice":
 		return supported, readResponsesToolChoice(&c.req.ToolChoice, p, v)
 	case "parallel_tool_calls":
@@ -129,7 +132,7 @@ func responsesTopField(c *responsesState, k, p, v string) (fieldClass, *apierr.E
 	case "max_tool_calls":
 		return noEffect, valid(asBoundedInt(p, v, 0, 1<<31-1))
 	case "text":
-		return supported, textObject.decode(&c.req.ResponseFormat, p, v)
+		return supported, c.text(p, v)
 
 	// Sampling and reasoning: a deterministic mock answers the same whatever they are.
 	case "temperature":
@@ -148,6 +151,10 @@ func responsesTopField(c *responsesState, k, p, v string) (fieldClass, *apierr.E
 	// Bookkeeping for the client and the platform.
 	case "user", "prompt_cache_key":
 		return noEffect, valid(asString(p, v))
+	case "client_metadata":
+		// The Codex CLI's, on every turn: its thread, turn and session ids, and its turn
+		// metadata as a JSON string (longer than metadata's values may be).
+		return noEffect, checkClientMetadata(p, v)
 	case "safety_identifier":
 		return noEffect, checkResponsesSafetyIdentifier(p, v)
 	case "metadata":
@@ -182,6 +189,9 @@ func (c *responsesState) finish(top members[string]) *apierr.Error {
 		return errValue("stream_options", "only allowed when stream is true")
 	}
 	if hasMember(top, "tool_choice") {
+		if r.ToolChoice.Mode == ToolChoiceRequired && len(r.Tools) == 0 && c.hostedTools > 0 {
+			return errUnsupported("tool_choice", "the mock calls function tools only, and none is offered")
+		}
 		if e := checkToolChoice(r, "tool_choice.name"); e != nil {
 			return e
 		}
@@ -265,6 +275,21 @@ func checkInclude(path, v string) *apierr.Error {
 			"web_search_call.action.sources", "message.input_image.image_url", "computer_call_output.output.image_url",
 			"code_interpreter_call.outputs", "reasoning.encrypted_content", "message.output_text.logprobs"); e != nil {
 			return e
+		}
+	}
+	return nil
+}
+
+// checkClientMetadata: an object of strings, which OpenAI's document leaves unbounded.
+func checkClientMetadata(path, v string) *apierr.Error {
+	var room stackMembers
+	o, e := asObject(room[:0], path, v)
+	if e != nil {
+		return e
+	}
+	for _, raw := range o.all() { // keys and values are the client's: never in an error
+		if jsonKind(raw) != '"' {
+			return errType(path, "an object whose values are strings")
 		}
 	}
 	return nil

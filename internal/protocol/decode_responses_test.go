@@ -147,7 +147,13 @@ func TestDecodeResponsesErrors(t *testing.T) {
 		{"conversation", respWith(`"conversation":{"id":"c"}`), "unsupported_parameter", "conversation"},
 		{"background", respWith(`"background":true`), "unsupported_parameter", "background"},
 		{"prompt", respWith(`"prompt":{"id":"p"}`), "unsupported_parameter", "prompt"},
-		{"hosted tool", respWith(`"tools":[{"type":"web_search"}]`), "unsupported_parameter", "tools[0].type"},
+		{"hosted tool", respWith(`"tools":[{"type":"file_search","vector_store_ids":["v"]}]`), "unsupported_parameter", "tools[0].type"},
+		{"web search's unknown member", respWith(`"tools":[{"type":"web_search","name":"f"}]`), "unknown_parameter", "tools[0].name"},
+		{"web search preview's filters", respWith(`"tools":[{"type":"web_search_preview","filters":{}}]`), "unknown_parameter", "tools[0].filters"},
+		{"an empty namespace", respWith(`"tools":[{"type":"namespace","name":"n","description":"d","tools":[]}]`), "invalid_value", "tools[0].tools"},
+		{"a namespace's hosted tool", respWith(`"tools":[{"type":"namespace","name":"n","description":"d","tools":[{"type":"web_search"}]}]`), "invalid_value", "tools[0].tools[0].type"},
+		{"required with web search only", respWith(`"tools":[{"type":"web_search"}],"tool_choice":"required"`), "unsupported_parameter", "tool_choice"},
+		{"client_metadata of numbers", respWith(`"client_metadata":{"a":1}`), "invalid_value", "client_metadata"},
 		{"unknown tool type", respWith(`"tools":[{"type":"nope","name":"f"}]`), "invalid_value", "tools[0].type"},
 		{"nested function", respWith(`"tools":[{"type":"function","function":{"name":"f"}}]`), "unknown_parameter", "tools[0].function"},
 		{"tool without name", respWith(`"tools":[{"type":"function"}]`), "missing_required_parameter", "tools[0].name"},
@@ -258,7 +264,7 @@ func TestResponsesFieldNamesAreTheDecoders(t *testing.T) {
 	if !slices.IsSorted(responsesFieldNames[:]) || len(responsesFieldNames) > 63 {
 		t.Fatal("responsesFieldNames must be sorted and leave the dialect bit free")
 	}
-	if responsesFieldNames[2] != "input" || responsesFieldNames[7] != "model" {
+	if responsesFieldNames[3] != "input" || responsesFieldNames[8] != "model" {
 		t.Fatal("responsesRequired does not index input and model")
 	}
 	f, err := parser.ParseFile(token.NewFileSet(), "decode_responses.go", nil, 0)
@@ -330,4 +336,16 @@ func FuzzDecodeResponsesRequest(f *testing.F) {
 			t.Fatalf("echo %s is not JSON members", echo.members)
 		}
 	})
+}
+
+// TestResponsesToolPatternsBesideHostedTools: a function tool's schema pattern over the bound is
+// named at the tool's index as sent, though the web_search tool before it is not kept.
+func TestResponsesToolPatternsBesideHostedTools(t *testing.T) {
+	big := strings.Repeat(`[^b]{1000}`, 6)
+	body := `{"model":"m","input":"hi","tools":[{"type":"web_search"},{"type":"function","name":"g","parameters":` +
+		`{"type":"object","properties":{"code":{"type":"string","pattern":"` + big + `"}}}}]}`
+	_, _, e := DecodeResponsesRequest([]byte(body), Limits{})
+	if e == nil || e.Code != "invalid_value" || e.Param != "tools[1].parameters.properties.code.pattern" {
+		t.Fatalf("%+v", e)
+	}
 }

@@ -207,9 +207,10 @@ var echoed = [...]struct{ key, absent string }{
 // echoOf is what every Response of a call repeats of its request (ResponseEcho): the echoed
 // members from the top level's members, which the key pass has validated, and the tools from the
 // decoded request. A request that sends none of them, as most do, shares defaultEcho.
-func echoOf(top members[string], req *ChatRequest) *ResponseEcho {
+// hosted says the request offers tools of other types than function, which req.Tools leaves out.
+func echoOf(top members[string], req *ChatRequest, hosted bool) *ResponseEcho {
 	at := noneSent() // where each echoed member is in top
-	sent := len(req.Tools) > 0
+	sent := len(req.Tools) > 0 || hosted
 	i := 0
 	for n, m := range &echoed { // both are in key order: one pass over the two
 		for i < len(top) && top[i].key < m.key {
@@ -226,12 +227,12 @@ func echoOf(top members[string], req *ChatRequest) *ResponseEcho {
 		return defaultEcho
 	}
 	tools, _ := top.get("tools")
-	return &ResponseEcho{members: encodeEcho(top, &at, tools, req.Tools)}
+	return &ResponseEcho{members: encodeEcho(top, &at, tools, req.Tools, hosted)}
 }
 
 // defaultEcho is the echo of a request that sends no echoed member and no tool: made once, and
 // shared by every such call (TestDefaultEcho), which its unexported, never-written members allow.
-var defaultEcho = &ResponseEcho{members: encodeEcho(nil, new(noneSent()), "", nil)}
+var defaultEcho = &ResponseEcho{members: encodeEcho(nil, new(noneSent()), "", nil, false)}
 
 // noneSent are echoOf's positions of echoed members when none is sent.
 func noneSent() (at [len(echoed)]int) {
@@ -243,7 +244,7 @@ func noneSent() (at [len(echoed)]int) {
 
 // encodeEcho encodes the echoed members, each top[at[n]] or, when at[n] is -1, its absent value,
 // and then the tools (appendEchoTools), sentTools being the tools member as it came.
-func encodeEcho(top members[string], at *[len(echoed)]int, sentTools string, tools []Tool) []byte {
+func encodeEcho(top members[string], at *[len(echoed)]int, sentTools string, tools []Tool, hosted bool) []byte {
 	size := 512 + len(sentTools) // the defaults alone take about 400 bytes
 	for _, i := range at {
 		if i >= 0 {
@@ -270,6 +271,9 @@ func encodeEcho(top members[string], at *[len(echoed)]int, sentTools string, too
 		}
 	}
 	b = append(b, `,"tools":`...)
+	if hosted {
+		return appendEchoToolsAsSent(b, sentTools, tools)
+	}
 	return appendEchoTools(b, sentTools, tools)
 }
 
@@ -281,36 +285,65 @@ func appendEchoTools(buf []byte, sent string, tools []Tool) []byte {
 	var items []string // sent's, split when first needed
 	buf = append(buf, '[')
 	for i := range tools {
-		t := &tools[i]
 		if i > 0 {
 			buf = append(buf, ',')
 		}
-		buf = append(buf, `{"type":"function","name":`...)
-		buf = jsonenc.AppendString(buf, t.Name)
-		buf = append(buf, `,"description":`...)
-		if t.Description != "" {
-			buf = jsonenc.AppendString(buf, t.Description)
-		} else {
-			buf = append(buf, "null"...)
-		}
-		buf = append(buf, `,"parameters":`...)
-		if t.Parameters != nil {
-			buf = append(buf, t.Parameters...)
-		} else {
-			buf = append(buf, "null"...)
-		}
-		strict := t.Strict
+		strict := tools[i].Strict
 		if !strict {
 			if items == nil {
 				items, _ = appendElements(room[:0], sent)
 			}
 			strict = i >= len(items) || !sentMember(items[i], "strict")
 		}
-		buf = append(buf, `,"strict":`...)
-		buf = strconv.AppendBool(buf, strict)
-		buf = append(buf, '}')
+		buf = appendEchoTool(buf, &tools[i], strict)
 	}
 	return append(buf, ']')
+}
+
+// appendEchoToolsAsSent is appendEchoTools for a request whose tools are not all functions: each
+// sent tool in its place, the functions as appendEchoTools writes them and the others (web
+// search, namespaces) as they came, without their nulls.
+func appendEchoToolsAsSent(buf []byte, sent string, tools []Tool) []byte {
+	var room stackElements
+	items, _ := appendElements(room[:0], sent)
+	buf = append(buf, '[')
+	j := 0 // the next function tool
+	for i, it := range items {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		var room stackMembers
+		o, _ := appendMembers(room[:0], it, it)
+		raw, _ := o.get("type")
+		if typ, _ := asString("type", raw); typ == "function" && j < len(tools) {
+			buf = appendEchoTool(buf, &tools[j], tools[j].Strict || !hasMember(o, "strict"))
+			j++
+			continue
+		}
+		buf = appendWithoutNulls(buf, it)
+	}
+	return append(buf, ']')
+}
+
+// appendEchoTool writes the function tool t as OpenAI echoes it.
+func appendEchoTool(buf []byte, t *Tool, strict bool) []byte {
+	buf = append(buf, `{"type":"function","name":`...)
+	buf = jsonenc.AppendString(buf, t.Name)
+	buf = append(buf, `,"description":`...)
+	if t.Description != "" {
+		buf = jsonenc.AppendString(buf, t.Description)
+	} else {
+		buf = append(buf, "null"...)
+	}
+	buf = append(buf, `,"parameters":`...)
+	if t.Parameters != nil {
+		buf = append(buf, t.Parameters...)
+	} else {
+		buf = append(buf, "null"...)
+	}
+	buf = append(buf, `,"strict":`...)
+	buf = strconv.AppendBool(buf, strict)
+	return append(buf, '}')
 }
 
 // sentMember reports whether the valid JSON object o has key, not null.

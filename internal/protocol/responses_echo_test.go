@@ -141,8 +141,22 @@ func echoAsBefore(body []byte, req *ChatRequest) []byte {
 		items, _ = splitArray(v)
 	}
 	b = append(b, '[')
-	for i := range req.Tools {
-		tool := &req.Tools[i]
+	// The tools as they were sent: the function tools as decoded, the others (web search,
+	// namespaces) as they came.
+	fn := 0
+	for i, it := range items {
+		if o, _ := splitObject(it); !isFunctionTool(o) {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = withoutNullsAsBefore(b, it, 2)
+			continue
+		}
+		if fn == len(req.Tools) {
+			break
+		}
+		tool := &req.Tools[fn]
+		fn++
 		if i > 0 {
 			b = append(b, ',')
 		}
@@ -171,6 +185,13 @@ func echoAsBefore(body []byte, req *ChatRequest) []byte {
 		b = append(b, '}')
 	}
 	return append(b, ']')
+}
+
+// isFunctionTool reports whether a sent tool is a function tool.
+func isFunctionTool(o members[json.RawMessage]) bool {
+	raw, ok := o.get("type")
+	var typ string
+	return ok && json.Unmarshal(raw, &typ) == nil && typ == "function"
 }
 
 func withoutNullsAsBefore(buf []byte, v json.RawMessage, levels int) []byte {

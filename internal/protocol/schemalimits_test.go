@@ -107,3 +107,65 @@ func BenchmarkCheckSchemaLimits(b *testing.B) {
 		}
 	}
 }
+
+// A schema pattern (a pattern keyword, a patternProperties name) whose program is over the
+// bound is a 400 invalid_value whose param is the pattern's path, in every place a request
+// carries a schema, strict or not: the mock compiles them to generate and to check fixtures'
+// replies (issue 30: a 30 KB pattern pinned hundreds of megabytes).
+func TestSchemaPatternsOverTheBound(t *testing.T) {
+	big := strings.Repeat(`[^b]{1000}`, 6)
+	ok := `^[a-z]{1,100}$`
+	chatWith := func(schema string) string {
+		return `{"model":"m","messages":[{"role":"user","content":"hi"}],"response_format":{"type":"json_schema","json_schema":{"name":"a","schema":` + schema + `}}}`
+	}
+	toolWith := func(schema string) string {
+		return `{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f"}},{"type":"function","function":{"name":"g","parameters":` + schema + `}}]}`
+	}
+	responsesWith := func(schema string) string {
+		return `{"model":"m","input":"hi","text":{"format":{"type":"json_schema","name":"a","schema":` + schema + `}},"tools":[{"type":"function","name":"g","parameters":` + schema + `}]}`
+	}
+	prop := func(p string) string {
+		return `{"type":"object","properties":{"code":{"type":"string","pattern":"` + p + `"},"list":{"type":"array","items":[{"type":"string"}]}}}`
+	}
+	patternProps := `{"type":"object","patternProperties":{"` + big + `":{"type":"string"}}}`
+	for _, c := range []struct{ body, param string }{
+		{chatWith(prop(big)), "response_format.json_schema.schema.properties.code.pattern"},
+		{chatWith(patternProps), "response_format.json_schema.schema.patternProperties." + big},
+		{toolWith(prop(big)), "tools[1].function.parameters.properties.code.pattern"},
+	} {
+		_, e := DecodeChatRequest([]byte(c.body), Limits{})
+		if e == nil || e.Code != "invalid_value" || e.Param != c.param || !strings.Contains(e.Message, "--max-regex-program") {
+			t.Errorf("%.80s…: %+v", c.body, e)
+		}
+	}
+	if _, _, e := DecodeResponsesRequest([]byte(responsesWith(prop(big))), Limits{}); e == nil || e.Param != "text.format.schema.properties.code.pattern" {
+		t.Errorf("responses: %+v", e)
+	}
+	// Anthropic's Messages: a custom tool's input_schema at its index as sent (a server tool
+	// before it is not kept), and output_config.format's schema.
+	messagesWith := func(schema string) string {
+		return `{"model":"m","max_tokens":16,"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"web_search_20250305","name":"web_search"},{"name":"g","input_schema":` + schema + `}]}`
+	}
+	if _, e := DecodeMessagesRequest([]byte(messagesWith(prop(big))), Limits{}); e == nil || e.Param != "tools[1].input_schema.properties.code.pattern" {
+		t.Errorf("messages tool: %+v", e)
+	}
+	format := `{"model":"m","max_tokens":16,"messages":[{"role":"user","content":"hi"}],"output_config":{"format":{"type":"json_schema","schema":` + prop(big) + `}}}`
+	if _, e := DecodeMessagesRequest([]byte(format), Limits{}); e == nil || e.Param != "output_config.format.schema.properties.code.pattern" {
+		t.Errorf("messages output_config: %+v", e)
+	}
+	if _, e := DecodeMessagesRequest([]byte(messagesWith(prop(ok))), Limits{}); e != nil {
+		t.Errorf("messages under the bound: %+v", e)
+	}
+	for _, body := range []string{chatWith(prop(ok)), toolWith(prop(ok)), chatWith(`{"type":"string","pattern":"(?<=x)y"}`)} {
+		if _, e := DecodeChatRequest([]byte(body), Limits{}); e != nil {
+			t.Errorf("%.80s…: %+v", body, e)
+		}
+	}
+	// The bound is the caller's.
+	if _, e := DecodeChatRequest([]byte(chatWith(prop(ok))), Limits{MaxRegexProgram: 100}); e == nil {
+		t.Error("a pattern over a bound of 100 passed")
+	}
+	if _, _, e := DecodeResponsesRequest([]byte(responsesWith(prop(ok))), Limits{}); e != nil {
+		t.Errorf("responses: %+v", e)
+	}
+}

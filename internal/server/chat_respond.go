@@ -40,6 +40,10 @@ func (h *chatHandler) respond(ctx context.Context, w http.ResponseWriter, r *htt
 
 // answer is the call's JSON answer in its dialect.
 func (c *chatCall) answer() jsonAppender {
+	if c.anthropic() {
+		body := messageBody(c)
+		return &body
+	}
 	if c.Echo != nil {
 		body := responseBody(c)
 		return &body

@@ -22,7 +22,11 @@ type corpusEntry struct {
 	Notes   string            `json:"notes,omitempty"`
 	Headers map[string]string `json:"headers,omitempty"` // headers the client sends (retry, timeout, SDK identity)
 	Expect  *corpusExpect     `json:"expect,omitempty"`  // nil: accepted (200)
-	Body    json.RawMessage   `json:"body"`
+	// Calls, when given, are the tools mock-tools calls in answer to a JSON body, in order; an
+	// empty list is a text answer. The body is a turn of an agent loop, which moves on, and
+	// ends, only if the mock answers so (docs/protocol.md, mock-tools plays a whole agent).
+	Calls *[]string       `json:"calls,omitempty"`
+	Body  json.RawMessage `json:"body"`
 }
 
 // corpusExpect is the documented error for a body that the real API rejects too.
@@ -102,11 +106,24 @@ func TestClientCorpus(t *testing.T) {
 				return
 			}
 			var c struct {
-				Object  string            `json:"object"`
-				Choices []json.RawMessage `json:"choices"`
+				Object  string `json:"object"`
+				Choices []struct {
+					Message struct {
+						ToolCalls []struct {
+							Function struct{ Name string } `json:"function"`
+						} `json:"tool_calls"`
+					} `json:"message"`
+				} `json:"choices"`
 			}
 			if err := json.Unmarshal(rr.Body.Bytes(), &c); err != nil || c.Object != "chat.completion" || len(c.Choices) == 0 {
 				t.Fatalf("not a chat completion: %s", body)
+			}
+			if e.Calls != nil {
+				var called []string
+				for _, tc := range c.Choices[0].Message.ToolCalls {
+					called = append(called, tc.Function.Name)
+				}
+				checkCalls(t, *e.Calls, called)
 			}
 		})
 	}
@@ -143,6 +160,29 @@ func TestResponsesClientCorpus(t *testing.T) {
 			}
 			responseSchema, _ := officialSchemas(t)
 			validateOfficial(t, name, responseSchema, rr.Body.Bytes())
+			if e.Calls != nil {
+				var r struct {
+					Output []struct{ Type, Name string } `json:"output"`
+				}
+				if err := json.Unmarshal(rr.Body.Bytes(), &r); err != nil {
+					t.Fatal(err)
+				}
+				var called []string
+				for _, it := range r.Output {
+					if it.Type == "function_call" {
+						called = append(called, it.Name)
+					}
+				}
+				checkCalls(t, *e.Calls, called)
+			}
 		})
+	}
+}
+
+// checkCalls holds the tools an answer called to the ones its corpus entry expects.
+func checkCalls(t *testing.T, want, called []string) {
+	t.Helper()
+	if strings.Join(called, ",") != strings.Join(want, ",") {
+		t.Errorf("mock-tools called %q; the client's loop moves on only with %q", called, want)
 	}
 }

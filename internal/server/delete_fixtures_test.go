@@ -100,7 +100,7 @@ func TestDeleteScopedFixtures(t *testing.T) {
 // 1,100 chat calls, each in a new x-mock-scope, answered by a file fixture with replies. A later
 // test's sequence still starts at its first reply, and a new scope still takes fixtures.
 func TestScopeFloodThroughTheServer(t *testing.T) {
-	set, err := fixtures.Parse(fixtures.OriginFile, "seq.yaml", []byte("fixtures:\n- name: seq\n  match: {model: mock-chat}\n  replies: [{content: first}, {content: second}, {content: third}]\n"))
+	set, err := fixtures.Parse(fixtures.OriginFile, "seq.yaml", []byte("fixtures:\n- name: seq\n  match: {model: mock-chat}\n  replies: [{content: first}, {content: second}, {content: third}]\n"), fixtures.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,6 +47,10 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if e.Status == http.StatusTooManyRequests && w.Header().Get("Retry-After") == "" {
 		w.Header().Set("Retry-After", "1")
 	}
+	if anthropicRequest(r) {
+		writeAnthropicError(w, r, e) // the Messages dialect's envelope (errors_anthropic.go)
+		return
+	}
 	encodeJSON(w, e.Status, envelopeOf(e))
 }
 

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
@@ -14,27 +15,45 @@ import (
 
 // script finds the fixture that answers the request (docs/fixtures.md), or nil when the model's
 // own generated answer does. A strict miss is 400 no_fixture_match; a fixture whose reply does
-// not fit the request (a tool it did not offer, arguments or content outside its schema) is
-// 400 fixture_mismatch — so SDKs do not retry either.
+// not fit the request (a tool it did not offer, arguments or content outside its schema), or
+// whose regexes the request's budget cannot cover, is 400 fixture_mismatch — so SDKs do not
+// retry either. A client that leaves meanwhile stops the matching: errClientLeft, and nothing
+// is written.
 //
 //go:noinline
 func (h *chatHandler) script(r *http.Request, req *protocol.ChatRequest, rec *observability.Record) (*fixtures.Hit, error) {
-	hit, ok, miss, err := h.state.Match(r.Context(), fixtures.Query{Request: req, Header: r.Header, Scope: rec.Scope})
+	hit, ok, miss, err := h.state.Match(r.Context(), fixtures.Query{Request: req, Header: r.Header, Scope: rec.Scope, Context: r.Context()})
+	if errors.Is(err, context.Canceled) {
+		rec.Status = observability.StatusClientClosed
+		return nil, errClientLeft
+	}
 	if err != nil {
 		return nil, stateError(err)
 	}
 	if miss != nil {
-		return nil, fixtureError(miss.AsError())
+		return nil, scriptError(rec, miss.AsError())
 	}
 	if !ok {
 		return nil, nil
 	}
 	if e := h.fixtures.Check(hit, req); e != nil {
-		return nil, fixtureError(e)
+		return nil, scriptError(rec, e)
 	}
 	rec.Fixture = hit.Name
 	h.metrics.ObserveFixture(hit.Label)
 	return &hit, nil
+}
+
+// errClientLeft says the client left while fixtures were matched: there is no one to answer.
+var errClientLeft = errors.New("the client left")
+
+// scriptError is fixtureError, or errClientLeft (recorded as 499) when the client has left.
+func scriptError(rec *observability.Record, e *fixtures.Error) error {
+	if e.Code == fixtures.CodeClientGone {
+		rec.Status = observability.StatusClientClosed
+		return errClientLeft
+	}
+	return fixtureError(e)
 }
 
 // stateError is an error of the state store in the envelope: a refused Add (its message names

@@ -82,8 +82,11 @@ func (g *v1Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // learned from response timing.
 func checkKey(key string, r *http.Request) *apierr.Error {
 	h := r.Header.Get("Authorization")
+	if k := r.Header.Get("X-Api-Key"); h == "" && k != "" {
+		h = "Bearer " + k // Anthropic's clients send the key so (Claude Code, the SDKs)
+	}
 	if h == "" {
-		return apierr.New(apierr.MissingAPIKey, "", "This mock requires a local API key: send 'Authorization: Bearer <key>' with the key it was started with.")
+		return apierr.New(apierr.MissingAPIKey, "", "This mock requires a local API key: send 'Authorization: Bearer <key>' (or x-api-key) with the key it was started with.")
 	}
 	token, ok := strings.CutPrefix(h, "Bearer ")
 	if !ok {

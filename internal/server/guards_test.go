@@ -92,6 +92,7 @@ func TestBodyReadErrors(t *testing.T) {
 			gate := make(chan struct{})
 			close(gate)
 			req := httptest.NewRequest("POST", chatPath, &gatedBody{gate: gate, reading: make(chan struct{}), r: strings.NewReader(c.body), err: c.err})
+			req.Header.Set("Content-Type", "application/json")
 			req.ContentLength = -1 // as if chunked: the size is learned by reading
 			rr := httptest.NewRecorder()
 			g.ServeHTTP(rr, req)

@@ -53,15 +53,16 @@ type chatHandler struct {
 type dialect uint8
 
 const (
-	chatCompletions dialect = iota // POST /v1/chat/completions
-	responsesAPI                   // POST /v1/responses
+	chatCompletions   dialect = iota // POST /v1/chat/completions
+	responsesAPI                     // POST /v1/responses
+	anthropicMessages                // POST /v1/messages (messages.go)
 )
 
 func newChatHandler(d Deps, dl dialect) http.Handler {
 	h := &chatHandler{
 		dialect:          dl,
 		catalog:          d.Catalog,
-		limits:           protocol.Limits{MaxTokensCeiling: d.Config.MaxTokens, MaxChoices: d.Config.MaxChoices},
+		limits:           protocol.Limits{MaxTokensCeiling: d.Config.MaxTokens, MaxChoices: d.Config.MaxChoices, MaxRegexProgram: d.Config.MaxRegexProgram},
 		maxBody:          d.Config.MaxBodyBytes,
 		tokenCeiling:     d.Config.MaxTokens,
 		maxResponseBytes: d.Config.MaxResponseBytes,
@@ -98,6 +99,9 @@ func newChatHandler(d Deps, dl dialect) http.Handler {
 func (h *chatHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := observability.RecordFrom(r.Context())
 	rec.Chat, rec.Model = true, observability.ModelOther
+	if h.dialect == anthropicMessages {
+		setRequestIDHeader(w)
+	}
 	req, facts, err := h.decode(w, r)
 	if err != nil {
 		writeError(w, r, err)
@@ -110,7 +114,9 @@ func (h *chatHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	hit, err := h.script(r, req, rec)
 	if err != nil {
-		writeError(w, r, err)
+		if err != errClientLeft { // no one to answer
+			writeError(w, r, err)
+		}
 		return
 	}
 	sim, err := h.sim.decide(r, model, facts.seed, hit)
@@ -123,7 +129,9 @@ func (h *chatHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx, span := h.tracer.Start(r.Context(), h.spanNames[model.ID])
 	describeChatRequest(span, model, req, hit)
 	defer span.End() // also on a panic: the span still reaches the buffer
-	w.Header()["Openai-Version"] = openAIVersion
+	if h.dialect != anthropicMessages {
+		w.Header()["Openai-Version"] = openAIVersion
+	}
 	reportPlan(ctx, w, span, h.metrics, model.ID, sim)
 	if sim.plan.Sleep && !h.wait(ctx, sim.plan.Wait) {
 		return // the client left
@@ -184,9 +192,14 @@ func (h *chatHandler) decode(w http.ResponseWriter, r *http.Request) (*protocol.
 	var req *protocol.ChatRequest
 	var echo *protocol.ResponseEcho
 	var aerr *apierr.Error
-	if h.dialect == responsesAPI {
+	switch h.dialect {
+	case responsesAPI:
 		req, echo, aerr = protocol.DecodeResponsesRequest(buf.Bytes(), h.limits)
-	} else {
+	case anthropicMessages:
+		if aerr = checkAnthropicVersion(r); aerr == nil {
+			req, aerr = protocol.DecodeMessagesRequest(buf.Bytes(), h.limits)
+		}
+	default:
 		req, aerr = protocol.DecodeChatRequest(buf.Bytes(), h.limits)
 	}
 	if aerr != nil {
@@ -214,7 +227,7 @@ func (h *chatHandler) resolve(req *protocol.ChatRequest, facts requestFacts, rec
 	switch {
 	case !model.Executable():
 		return nil, apierr.New(apierr.ModelNotExecutable, "model", "The model "+model.ID+" is external provider metadata and never executes here; use a mock model from GET /v1/models.")
-	case len(req.Tools) > 0 && !model.Capabilities.Tools:
+	case len(req.Tools) > 0 && !model.Capabilities.Tools && !offeredOnly(req):
 		return nil, apierr.New(apierr.ToolsNotSupported, "tools", "The model "+model.ID+" does not support tools; mock-tools does.")
 	case req.Stream && !model.Capabilities.Streaming:
 		return nil, apierr.New(apierr.InvalidValue, "stream", "The model "+model.ID+" does not support streaming.")
@@ -252,9 +265,12 @@ func (h *chatHandler) generate(req *protocol.ChatRequest, sim *simulated, facts 
 	rec.CompletionTokens = res.CompletionTokens    // a stream counts what it sent (streamChat)
 	rec.FinishReason = res.Choices[0].FinishReason // "" for a lazy choice until streamChat settles it
 	var id string
-	if facts.echo != nil {
+	switch {
+	case facts.echo != nil:
 		id = responseID(facts.seed, served.ID)
-	} else {
+	case h.dialect == anthropicMessages:
+		id = messageID(facts.seed, served.ID)
+	default:
 		id = newCompletionID()
 	}
 	return &chatCall{
@@ -290,10 +306,12 @@ func answer(in generate.Input, hit *fixtures.Hit) generate.Result {
 // (as answerContentType).
 var openAIVersion = []string{"2020-10-01"}
 
-// jsonContentType accepts application/json and application/*+json with any parameters, and a
-// missing Content-Type (read as JSON, as the contract says).
+// jsonContentType accepts application/json and application/*+json with any parameters. A
+// missing Content-Type is not JSON: a browser sends a body without one cross-origin, with no
+// preflight (a no-cors fetch of a Blob), so reading it as JSON let any web page post to the
+// mock (CONTRACT.md, November 2026).
 func jsonContentType(ct string) bool {
-	if ct == "" || ct == "application/json" { // what clients send: no parameters to parse
+	if ct == "application/json" { // what clients send: no parameters to parse
 		return true
 	}
 	mt, _, err := mime.ParseMediaType(ct)

@@ -98,7 +98,13 @@ func handleListModels(c *catalog.Catalog) http.Handler {
 		list.Data = append(list.Data, modelObjectOf(m))
 	}
 	body := mustMarshal(list)
+	anthropicBody, _ := anthropicModelBodies(c)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if len(r.Header[anthropicVersionHeader]) > 0 { // Anthropic's shape (messages.go)
+			setRequestIDHeader(w)
+			writeJSONBytes(w, http.StatusOK, anthropicBody)
+			return
+		}
 		writeJSONBytes(w, http.StatusOK, body)
 	})
 }
@@ -108,9 +114,15 @@ func handleGetModel(c *catalog.Catalog) http.Handler {
 	for _, m := range c.Executable() {
 		bodies[m.ID] = mustMarshal(modelObjectOf(m))
 	}
+	_, anthropicBodies := anthropicModelBodies(c)
 	notFound := apierr.New(apierr.ModelNotFound, "model", "The model does not exist in this mock's catalog or is metadata only; GET /v1/models lists the executable models.")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, ok := bodies[mux.Vars(r)["model"]]
+		shape := bodies
+		if len(r.Header[anthropicVersionHeader]) > 0 { // Anthropic's shape (messages.go)
+			setRequestIDHeader(w)
+			shape = anthropicBodies
+		}
+		body, ok := shape[mux.Vars(r)["model"]]
 		if !ok {
 			writeError(w, r, notFound)
 			return

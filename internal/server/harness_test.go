@@ -66,6 +66,9 @@ func testConfig() config.Config {
 	if err != nil {
 		panic(err)
 	}
+	// httptest.NewRequest's Host: the default loopback listener answers it only when allowed
+	// (browser_test.go holds the refusal).
+	cfg.AllowedHosts = []string{"example.com"}
 	return cfg
 }
 
@@ -123,6 +126,10 @@ func (h *harness) do(method, path, body string, header ...string) *httptest.Resp
 		req.Header.Set("Content-Type", "application/json")
 	}
 	for i := 0; i+1 < len(header); i += 2 {
+		if header[i] == "Host" {
+			req.Host = header[i+1]
+			continue
+		}
 		if header[i+1] == "" {
 			req.Header.Del(header[i])
 			continue

@@ -21,7 +21,7 @@ func BenchmarkHeldStreams(b *testing.B) {
 	srv := httptest.NewServer(h.handler)
 	defer srv.Close()
 	body := `{"model":"mock-echo","stream":true,"messages":[{"role":"user","content":"` + loadTestMessage + `"}]}`
-	req := "POST " + chatPath + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Mock-Latency: ttfc=0s;between=10m\r\nContent-Length: " +
+	req := "POST " + chatPath + " HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nX-Mock-Latency: ttfc=0s;between=10m\r\nContent-Length: " +
 		strconv.Itoa(len(body)) + "\r\n\r\n" + body
 	testutil.HoldStreams(b, srv.Listener.Addr().String(), []byte(req), 500)
 }

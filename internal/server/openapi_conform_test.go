@@ -112,6 +112,8 @@ func TestOpenAPIResponsesConform(t *testing.T) {
 		{"GET", "/debug/traces?trace_id=XYZ", "", "", ""},
 		{"GET", "/debug/traces?request_id=bad;id", "", "", ""},
 		{"GET", "/debug/traces?limit=0", "", "", ""},
+		{"POST", "/_mock/fixtures", `{"fixtures":[]}`, "Origin", "https://evil.example"},
+		{"GET", "/v1/models", "", "Host", "rebind.evil.example:8080"},
 	} {
 		do(h, r.method, r.path, r.body, r.header, r.value)
 	}
@@ -162,6 +164,7 @@ func TestOpenAPIResponsesConform(t *testing.T) {
 	srv := httptest.NewServer(busy.handler)
 	ctx, cancel := context.WithCancel(context.Background())
 	sreq, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+chatPath, strings.NewReader(chatBody("mock-slow", `"stream":true`)))
+	sreq.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(sreq)
 	if err != nil {
 		t.Fatal(err)
@@ -186,6 +189,8 @@ func TestOpenAPIResponsesConform(t *testing.T) {
 	conformStateUnavailable(t, d)
 	// POST /v1/responses and the stored-response routes.
 	conformResponses(t, d, do)
+	// POST /v1/messages and count_tokens (openapi_messages_test.go).
+	conformMessages(t, d, h)
 	do(draining, "POST", "/v1/responses", `{"model":"mock-echo","input":"hi"}`)
 	do(draining, "GET", "/v1/responses/resp_1", "")
 	do(keyed, "POST", "/v1/responses", `{"model":"mock-echo","input":"hi"}`, "Authorization", "Bearer local-key")

@@ -21,6 +21,7 @@ var unsupportedSurfaces = []string{
 	"/v1/files", "/v1/batches", "/v1/fine_tuning", "/v1/moderations", "/v1/assistants",
 	"/v1/threads", "/v1/vector_stores", "/v1/uploads", "/v1/realtime", "/v1/evals",
 	"/v1/containers", "/v1/conversations", "/v1/videos", "/v1/organization",
+	"/v1/messages/batches", "/v1/skills",
 }
 
 // addRoutes is the one list of every endpoint.
@@ -43,6 +44,9 @@ func addRoutes(r *mux.Router, d Deps, metricsOn bool) {
 	get := []string{http.MethodGet, http.MethodHead}
 	handle("/v1/chat/completions", v1(newChatHandler(d, chatCompletions))).Methods(http.MethodPost)
 	handle("/v1/responses", v1(newChatHandler(d, responsesAPI))).Methods(http.MethodPost)
+	// Anthropic's Messages API (messages.go): the chat path's third dialect.
+	handle("/v1/messages", v1(newChatHandler(d, anthropicMessages))).Methods(http.MethodPost)
+	handle("/v1/messages/count_tokens", v1(handleCountTokens(d))).Methods(http.MethodPost)
 	// Stored responses (retrieve, delete, cancel, input_items) and the token counting and
 	// compaction endpoints: the mock keeps no responses, on purpose.
 	r.PathPrefix("/v1/responses/").Handler(newRouted("/v1/responses/{rest}", v1(handleStoredResponses())))
@@ -151,6 +155,20 @@ func (d *dispatch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	match.Handler.ServeHTTP(w, r)
 }
 
+// template is the template of the route that would serve r with method: "" when none matches,
+// or when the route names itself in telemetry (the unsupported surfaces). Only refusals and
+// preflights ask, so the router's own matching is good enough.
+func (d *dispatch) template(r *http.Request, method string) string {
+	probe := &http.Request{Method: method, URL: r.URL, Host: r.Host, Header: http.Header{}}
+	var match mux.RouteMatch
+	if d.router.Match(probe, &match) {
+		if rt, ok := match.Handler.(*routed); ok {
+			return rt.template
+		}
+	}
+	return ""
+}
+
 // routed gives the Record the matched route's template, the only form of the path that reaches
 // telemetry, and the server span's name. Both are made per route when the routes are added,
 // rather than per request.
@@ -177,7 +195,7 @@ func (h *routed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func handleNotFound() http.Handler {
-	err := apierr.New(apierr.NotFound, "", "No such route. The mock serves GET /health, GET /v1/models, GET /v1/models/{model}, POST /v1/chat/completions, POST /v1/responses, GET /openapi.json and the /_mock control API (docs/fixtures.md).")
+	err := apierr.New(apierr.NotFound, "", "No such route. The mock serves GET /health, GET /v1/models, GET /v1/models/{model}, POST /v1/chat/completions, POST /v1/responses, POST /v1/messages, GET /openapi.json and the /_mock control API (docs/fixtures.md).")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 	})
@@ -192,7 +210,7 @@ func handleStoredResponses() http.Handler {
 }
 
 func handleUnsupportedSurface(surface string) http.Handler {
-	err := apierr.New(apierr.UnsupportedSurface, "", surface+" is intentionally unsupported: this mock gateway offers only /v1/models, /v1/chat/completions and /v1/responses.")
+	err := apierr.New(apierr.UnsupportedSurface, "", surface+" is intentionally unsupported: this mock gateway offers only /v1/models, /v1/chat/completions, /v1/responses and /v1/messages.")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		observability.RecordFrom(r.Context()).SetRoute(surface)
 		writeError(w, r, err)

@@ -95,6 +95,7 @@ func BenchmarkDispatch(b *testing.B) {
 	d, metricsOn := Deps{Config: testConfig(), Catalog: catalog.Builtin()}.withDefaults()
 	router := newRouter(d, metricsOn)
 	req := httptest.NewRequest(http.MethodPost, chatPath, nil)
+	req.Header.Set("Content-Type", "application/json")
 	b.Run("exact", func(b *testing.B) {
 		exact := newDispatch(router).exact
 		b.ReportAllocs()

@@ -57,7 +57,7 @@ type Deps struct {
 func New(d Deps) http.Handler {
 	d, metricsOn := d.withDefaults()
 	r := newRouter(d, metricsOn)
-	return observability.Chain(newDispatch(r), observability.ChainConfig{
+	return observability.Chain(newFrontGuard(d.Config, newDispatch(r)), observability.ChainConfig{
 		Logger:             d.Logger,
 		Tracer:             d.Tracer,
 		Propagator:         d.Propagator,
@@ -144,10 +144,15 @@ func (d *Drain) AbortStreams() { d.abortOnce.Do(func() { close(d.abort) }) }
 func (d *Drain) Aborted() <-chan struct{} { return d.abort }
 
 // NewFixtureStore is the fixture store the configuration asks for, without file fixtures (run
-// loads them and keeps them fresh).
+// loads them, within FixtureLimits, and keeps them fresh).
 func NewFixtureStore(cfg config.Config) *fixtures.Store {
 	return fixtures.NewStore(fixtures.StoreConfig{MaxScopes: cfg.MaxScopes, MaxFixturesPerScope: cfg.MaxScopeFixtures, MaxBytes: cfg.MaxFixtureBytes,
-		ScopeTTL: cfg.ScopeTTL, Strict: cfg.FixturesStrict})
+		ScopeTTL: cfg.ScopeTTL, Strict: cfg.FixturesStrict, Regex: FixtureLimits(cfg)})
+}
+
+// FixtureLimits is what the configuration lets fixtures cost: their files' size, their regexes.
+func FixtureLimits(cfg config.Config) fixtures.Limits {
+	return fixtures.Limits{MaxFileBytes: cfg.MaxFixtureFileBytes, MaxRegexProgram: cfg.MaxRegexProgram, RegexBudget: int64(cfg.RegexBudget)}
 }
 
 // NewJournal is the journal the configuration asks for; nil when --journal-entries is 0.

@@ -37,6 +37,12 @@ func TestErrorTable(t *testing.T) {
 		{"invalid json", "POST", chatPath, `{"model":`, nil, 400, "invalid_json", ""},
 		{"body not an object", "POST", chatPath, `[1,2]`, nil, 400, "invalid_json", ""},
 		{"form content type", "POST", chatPath, `model=x`, []string{"Content-Type", "application/x-www-form-urlencoded"}, 415, "unsupported_media_type", ""},
+		// No Content-Type: what a browser sends cross-origin without a preflight (a no-cors
+		// fetch of a Blob), so never read as JSON.
+		{"no content type", "POST", chatPath, chatBody("mock-echo", ""), []string{"Content-Type", ""}, 415, "unsupported_media_type", ""},
+		{"no content type, responses", "POST", "/v1/responses", `{"model":"mock-echo","input":"hi"}`, []string{"Content-Type", ""}, 415, "unsupported_media_type", ""},
+		{"no content type, fixtures", "POST", "/_mock/fixtures", `{"fixtures":[]}`, []string{"Content-Type", ""}, 415, "unsupported_media_type", ""},
+		{"json with parameters reaches the parser", "POST", "/_mock/fixtures", `{"fixtures":[]}`, []string{"Content-Type", "application/json; charset=utf-8"}, 400, "invalid_value", "fixtures"},
 		{"unknown field", "POST", chatPath, chatBody("mock-echo", `"bogus":1`), nil, 400, "unknown_parameter", "bogus"},
 		{"unknown nested field", "POST", chatPath, `{"model":"mock-echo","messages":[{"role":"user","content":"hi","colour":1}]}`, nil, 400, "unknown_parameter", "messages[0].colour"},
 		{"unsupported field", "POST", chatPath, chatBody("mock-echo", `"audio":{"voice":"alloy","format":"mp3"}`), nil, 400, "unsupported_parameter", "audio"},
@@ -190,6 +196,7 @@ func TestServerBusy(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+chatPath, strings.NewReader(chatBody("mock-slow", `"stream":true`)))
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

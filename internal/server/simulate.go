@@ -201,7 +201,7 @@ func faultError(f *simulation.Fault) *apierr.Error {
 	case simulation.ServerError:
 		e = apierr.New(apierr.SimulatedServerError, "", "Simulated server error: this mock was asked to fail this attempt. Nothing real failed.")
 	case simulation.Unavailable:
-		e = apierr.New(apierr.SimulatedUnavailable, "", "Simulated unavailability: this mock was asked to answer 503 for this attempt. Nothing real is down.")
+		e = apierr.New(apierr.SimulatedUnavailable, "", "Simulated unavailability: this mock was asked to answer this attempt as unavailable (503; 529 overloaded in the Anthropic dialect). Nothing real is down.")
 	case simulation.Timeout:
 		e = apierr.New(apierr.SimulatedTimeout, "", "Simulated timeout: this mock stalled as asked, then gave up. Nothing real timed out.")
 	default: // simulation.StreamError

@@ -191,6 +191,7 @@ func TestMidStreamFaults(t *testing.T) {
 
 	// stream_cut: 3 chunks, then the connection drops: no [DONE], and the client sees a broken body.
 	req, _ := http.NewRequest("POST", srv.URL+chatPath, strings.NewReader(chatBody("mock-chat", `"stream":true`)))
+	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Mock-Fault", "stream_cut;after=3")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -214,6 +215,7 @@ func TestMidStreamFaults(t *testing.T) {
 
 	// stream_cut on a JSON request: half a body, then the connection drops.
 	req, _ = http.NewRequest("POST", srv.URL+chatPath, strings.NewReader(chatBody("mock-chat", "")))
+	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Mock-Fault", "stream_cut")
 	resp, err = http.DefaultClient.Do(req)
 	if err != nil {
@@ -309,6 +311,7 @@ func TestFaultedStreamCountsWhatItSent(t *testing.T) {
 	// chunk, which after=4 strikes.
 	for _, fault := range []string{"stream_error;after=4", "stream_cut;after=4"} {
 		req, _ := http.NewRequest("POST", srv.URL+chatPath, strings.NewReader(chatBody("mock-echo", `"stream":true`)))
+		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("X-Mock-Fault", fault)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {

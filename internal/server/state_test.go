@@ -58,7 +58,13 @@ func TestStateUnavailable(t *testing.T) {
 			t.Errorf("%s %s in a scope: %d %s", r.method, r.path, rr.Code, rr.Body)
 		}
 	}
-	rr := h.do("GET", "/health", "")
+	// The Anthropic dialect answers in its own envelope, with the same status.
+	rr := h.do("POST", "/v1/messages", `{"model":"mock-chat","max_tokens":16,"messages":[{"role":"user","content":"hi"}]}`,
+		"X-Mock-Scope", "down-1", "Anthropic-Version", "2023-06-01")
+	if rr.Code != http.StatusServiceUnavailable || rr.Header().Get("X-Request-Id") == "" || !strings.Contains(rr.Body.String(), `"type":"error"`) {
+		t.Errorf("POST /v1/messages in a scope: %d %s", rr.Code, rr.Body)
+	}
+	rr = h.do("GET", "/health", "")
 	if rr.Code != http.StatusOK || !strings.Contains(rr.Body.String(), `"state":{"store":"redis","available":false}`) {
 		t.Errorf("/health: %d %s", rr.Code, rr.Body)
 	}

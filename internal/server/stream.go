@@ -13,12 +13,13 @@ import (
 	"mockgateway/observability"
 )
 
-// The stream path: a chat completion with "stream": true, or a Responses API call with it, from
-// the handler's call of streamChat to the last byte. Five files:
+// The stream path: a chat completion with "stream": true, or a Responses API or Anthropic
+// Messages call with it, from the handler's call of streamChat to the last byte. Six files:
 //
 //	stream.go            the states below and the functions that move a stream between them
 //	stream_frames.go     what a chat stream sends: frames made one at a time from the result
 //	stream_responses.go  what a Responses stream sends: its events, a step at a time
+//	stream_messages.go   what a Messages stream sends: Anthropic's events, a step at a time
 //	stream_sse.go        sseWriter: appending frames to one buffer, and the one writer of it
 //	stream_pace.go       pacer (pauses, the clock, the checks for an end) and writeDeadline
 //
@@ -34,7 +35,7 @@ import (
 // Code in these files may rely on, and must keep:
 //
 //   - Frames are appended to sseWriter.buf (appendFrame, appendChunk, appendUsage, appendError;
-//     commitEvent for a Responses event) and reach the connection only through writePending
+//     commitEvent for a Responses or Messages event) and reach the connection only through writePending
 //     (flushPending, writeFinal). Writing to w directly skips the write deadline and the
 //     counters.
 //   - Nothing pending waits: before any real delay, waitLatency flushes what is pending
@@ -56,13 +57,15 @@ import (
 //	                ▼
 //	             opened ──waitLatency(first-chunk delay > 0)──► flushPending: headers out
 //	                │                                                      │
-//	                │ instant: chunksToFirstToken / eventsToFirstToken     │
+//	                │ instant: chunksToFirstToken / eventsToFirstToken /   │
+//	                │ messagesToFirstToken                                 │
 //	                │ append the frames up to the first token              │
 //	                ▼                                                      │
 //	          flushPending: headers (+ those frames) in one write ◄────────┘
 //	                │
 //	                ▼
-//	            streaming ◄──┐   runChunks (chat) / runEvents (Responses), per frame:
+//	            streaming ◄──┐   runChunks (chat) / runEvents (Responses) /
+//	                │        │   runMessages (Messages), per frame:
 //	                │        │   beforeFrame: betweenTokens (flushPending, waitLatency)
 //	                │        │   and strikeFault; then appendChunk / commitEvent
 //	                │        └── next frame
@@ -84,7 +87,7 @@ type errStreamEnded struct {
 
 func (e errStreamEnded) Error() string { return "stream ended: " + e.outcome }
 
-// streamChat writes the stream, chat chunks or a Responses API stream's events (the states
+// streamChat writes the stream, chat chunks or a Responses or Messages stream's events (the states
 // above). Every exit records exactly one terminal outcome: completed, client_disconnected (the
 // client went away: generation stops at once), timed_out (the stream ran past
 // --stream-timeout: an error frame then [DONE]; or the client stopped reading and a write did
@@ -103,7 +106,9 @@ func streamChat(ctx context.Context, w http.ResponseWriter, c *chatCall) {
 	// (TestStreamWrites).
 	err := st.waitLatency(c.Timings.First())
 	if err == nil && c.Timings.Instant() {
-		if st.responsesAPI {
+		if st.msg != nil {
+			err = st.messagesToFirstToken(ctx)
+		} else if st.namedEvents {
 			err = st.eventsToFirstToken(ctx)
 		} else {
 			err = st.chunksToFirstToken(ctx, c)
@@ -112,7 +117,9 @@ func streamChat(ctx context.Context, w http.ResponseWriter, c *chatCall) {
 	if werr := st.flushPending(); err == nil && werr != nil { // when err is set, endEarly writes why
 		err = writeFailed(werr)
 	}
-	if err == nil && st.responsesAPI {
+	if err == nil && st.msg != nil {
+		err = st.runMessages(ctx, c) // Anthropic's Messages (stream_messages.go)
+	} else if err == nil && st.namedEvents {
 		err = st.runEvents(ctx, c) // the Responses API (stream_responses.go)
 	} else if err == nil {
 		err = st.runChunks(ctx, c)
@@ -151,6 +158,7 @@ type stream struct {
 	*sseWriter
 	frames     *frames     // a chat stream's, pulled by chunksToFirstToken and runChunks
 	ev         *respEvents // a Responses stream's, pulled by eventsToFirstToken and runEvents
+	msg        *msgEvents  // a Messages stream's, pulled by messagesToFirstToken and runMessages
 	rec        *observability.Record
 	telemetry  *observability.StreamTelemetry // the stream's metrics and span events; counts the chunks
 	faultFired bool                           // the simulated mid-stream fault has struck
@@ -171,8 +179,10 @@ func openStream(ctx context.Context, w http.ResponseWriter, c *chatCall) *stream
 	st.pace.streamDeadline = rec.Start.Add(c.h.streamTimeout)
 	st.pace.clientGone, st.pace.drainAborted = ctx.Done(), c.h.drain.Aborted()
 	st.writes.timeout, st.writes.until = c.h.writeTimeout, st.pace.streamDeadline
-	st.responsesAPI = c.Echo != nil // a Responses API stream
-	if st.responsesAPI {
+	st.namedEvents = c.Echo != nil || c.anthropic() // a stream of named events
+	if c.anthropic() {
+		st.msg = newMsgEvents(c)
+	} else if st.namedEvents {
 		st.ev = newRespEvents(c)
 	} else {
 		st.frames = framesOf(c.Result)

@@ -42,7 +42,7 @@ func benchLoopback(b *testing.B, path, body, latency string) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = conn.Close() }) // before srv.Close, which waits for idle connections
-	request := []byte("POST " + path + " HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n" +
+	request := []byte("POST " + path + " HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n" +
 		"X-Mock-Latency: " + latency + "\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body)
 	br := bufio.NewReaderSize(conn, 64<<10)
 	var last bytes.Buffer

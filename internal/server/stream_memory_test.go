@@ -281,7 +281,7 @@ func (f *flushCounter) SetWriteDeadline(time.Time) error { return nil }
 // TestStreamWrites: a stream holds each token until the next is due, and the frames around the
 // tokens with them, never across a wait: the last token goes with the frames that end the
 // stream, and those are left to net/http to write with the response's end — for chat and the
-// Responses API alike.
+// Responses API and Anthropic's Messages alike.
 func TestStreamWrites(t *testing.T) {
 	h := newHarness(t)
 	for _, tc := range []struct {
@@ -303,11 +303,16 @@ func TestStreamWrites(t *testing.T) {
 			// headers + created, in_progress, item added, part added + the first delta; " a";
 			// " b" + the four closing events
 			[]int{5, 1, 5}},
+		{"messages, no latency", messagesPath, `{"model":"mock-echo","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"a b"}]}`, "instant",
+			// headers + message_start, content_block_start, ping + the first delta; " a"; " b" +
+			// content_block_stop, message_delta, message_stop
+			[]int{4, 1, 4}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req := httptest.NewRequest(http.MethodPost, tc.path, strings.NewReader(tc.body))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("X-Mock-Latency", tc.latency)
+			req.Header.Set("Anthropic-Version", "2023-06-01") // the Messages dialect's; the others ignore it
 			w := &flushCounter{ResponseRecorder: httptest.NewRecorder()}
 			h.handler.ServeHTTP(w, req)
 			// The last write is net/http's, when the handler returns: what the handler left

@@ -192,7 +192,7 @@ func TestStalledStreamIsCut(t *testing.T) {
 	t.Cleanup(func() { _ = c.Close() })
 	body := `{"model":"mock-long","n":16,"stream":true,"messages":[{"role":"user","content":"hi"}]}`
 	start := time.Now()
-	if _, err := io.WriteString(c, "POST "+chatPath+" HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: "+
+	if _, err := io.WriteString(c, "POST "+chatPath+" HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: "+
 		strconv.Itoa(len(body))+"\r\n\r\n"+body); err != nil {
 		t.Fatal(err)
 	}

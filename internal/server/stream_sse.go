@@ -27,10 +27,13 @@ type sseWriter struct {
 	flush  func() error // the writer's own FlushError: one frame less than a ResponseController's
 	buf    []byte
 	chunk  protocol.Chunk
-	// responsesAPI: a Responses API stream (stream_responses.go), whose frames are named events
-	// numbered by eventSeq, whose error is an error event, and which ends without [DONE].
-	responsesAPI bool
-	eventSeq     int
+	// namedEvents: a stream of named events — the Responses API's (stream_responses.go) or
+	// Anthropic's Messages (stream_messages.go) — whose frames are numbered by eventSeq, whose
+	// error is an error event, and which ends without [DONE]. anthropic: the Messages one,
+	// whose error event is Anthropic's.
+	namedEvents bool
+	anthropic   bool
+	eventSeq    int
 	// pendingLen is how many bytes of buf are whole frames not yet written (buf may hold a
 	// frame being made beyond it), pendingTokens how many of those frames carry a token;
 	// headersSent, whether the response headers have gone out.
@@ -46,8 +49,9 @@ func newSSEWriter(w http.ResponseWriter, c *chatCall) *sseWriter {
 	if f, ok := w.(interface{ FlushError() error }); ok {
 		s.flush = f.FlushError
 	}
-	if c.Echo != nil {
-		return s // a Responses API stream: its events are not chunks (stream_responses.go)
+	if c.Echo != nil || c.anthropic() {
+		s.anthropic = c.anthropic()
+		return s // a stream of events, not chunks (stream_responses.go, stream_messages.go)
 	}
 	s.chunk = protocol.Chunk{
 		ID: c.ID, Object: "chat.completion.chunk", Created: c.Created, Model: c.Model.ID,
@@ -128,7 +132,11 @@ func (s *sseWriter) appendUsage(u protocol.Usage) {
 // appendError is rare (one per failed stream): encoding/json is fine for it, with HTML escaping
 // off like every other body. It goes after what is pending; writeFinal writes them.
 func (s *sseWriter) appendError(e *apierr.Error) error {
-	if s.responsesAPI {
+	if s.anthropic {
+		s.anthropicErrorEvent(e)
+		return nil
+	}
+	if s.namedEvents {
 		s.appendErrorEvent(e)
 		return nil
 	}
@@ -151,7 +159,7 @@ func (s *sseWriter) appendError(e *apierr.Error) error {
 // at the write that blocks, and only a stall within these last few frames is logged completed —
 // the write deadline armed here still cuts it (docs/performance.md).
 func (s *sseWriter) writeFinal() error {
-	if !s.responsesAPI {
+	if !s.namedEvents {
 		s.buf = append(s.buf, "data: [DONE]\n\n"...)
 		s.pendingLen = len(s.buf)
 	}

@@ -93,6 +93,7 @@ func TestCanaries(t *testing.T) {
 	h := newHarness(t, journaled, func(d *Deps) {
 		d.Catalog = slow
 		d.Config.MaxBodyBytes = 64 << 10
+		d.Config.CORSOrigins = []string{"http://allowed.example"}
 	})
 	srv := httptest.NewServer(h.handler)
 	defer srv.Close()
@@ -136,6 +137,7 @@ func TestCanaries(t *testing.T) {
 		name, method, path, body string
 		disconnect               bool
 		header                   []string
+		host                     string // the Host header, when not the server's
 	}
 	q := "?q=" + c.at("query string")
 	unknownName := c.at("unknown field name")
@@ -256,8 +258,19 @@ func TestCanaries(t *testing.T) {
 			body: `{"model":"mock-tools","stream":true,"input":` + fmt.Sprintf("%q", "say "+contains) + `}`},
 		call{name: "responses strict miss", method: "POST", path: respPath + q, header: scope, body: `{"model":"mock-echo","input":` + fmt.Sprintf("%q", c.at("responses scoped unmatched")) + `}`},
 	)
+	for _, a := range anthropicCanaryCalls(c, q, scope, contains, caseHeader) { // messages_canaries_test.go
+		calls = append(calls, call{name: a.name, method: a.method, path: a.path, body: a.body, disconnect: a.disconnect, header: a.header})
+	}
+	// Browsers (front.go): a foreign Origin, a rebinding Host, an allowed origin's preflight.
 	calls = append(calls, []call{
 		{name: "health", method: "GET", path: "/health" + q},
+		{name: "foreign origin read", method: "GET", path: "/v1/models" + q, header: []string{"Origin", "https://" + c.at("origin header") + ".example"}},
+		{name: "foreign origin write", method: "POST", path: "/_mock/fixtures" + q, body: fixtureBody, header: []string{"Origin", "http://" + c.at("origin header on a write") + ":8080"}},
+		{name: "rebinding host", method: "GET", path: "/_mock/journal" + q, host: c.at("host header") + ".example:8080"},
+		{name: "rebinding host with its origin", method: "POST", path: chatPath + q, body: `{"model":"mock-echo","messages":` + messages() + `}`,
+			host: c.at("host header on a write") + ".example", header: []string{"Origin", "http://" + c.at("origin of a rebinding page") + ".example"}},
+		{name: "preflight", method: "OPTIONS", path: chatPath + q, header: []string{"Origin", "http://allowed.example",
+			"Access-Control-Request-Method", "POST", "Access-Control-Request-Headers", "content-type, x-" + c.at("preflight header name")}},
 	}...)
 	var bodies strings.Builder // every response body and header set, searched too
 	for _, cl := range calls {
@@ -273,6 +286,9 @@ func TestCanaries(t *testing.T) {
 		}
 		for i := 0; i+1 < len(cl.header); i += 2 {
 			req.Header.Set(cl.header[i], cl.header[i+1])
+		}
+		if cl.host != "" {
+			req.Host = cl.host
 		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -347,14 +363,20 @@ func TestCanaries(t *testing.T) {
 		}
 	}
 	_ = json.Unmarshal(h.do("GET", "/_mock/journal?scope=canary-scope&limit=1000", "").Body.Bytes(), &inScope)
-	var respMatched, respMissed int
+	var respMatched, respMissed, msgMatched int
 	for _, e := range inScope.Data {
+		if e.Route == "/v1/messages" && e.Fixture == "cnr-content" {
+			msgMatched++
+		}
 		if e.Route == "/v1/responses" && e.Fixture == "cnr-content" {
 			respMatched++
 		}
 		if e.Route == "/v1/responses" && e.ErrorCode == "no_fixture_match" {
 			respMissed++
 		}
+	}
+	if msgMatched != 2 {
+		t.Errorf("the Messages calls in the scope did not run as planned: %d matched", msgMatched)
 	}
 	if respMatched != 2 || respMissed != 1 {
 		t.Errorf("the Responses calls in the scope did not run as planned: %d matched, %d missed", respMatched, respMissed)

@@ -50,26 +50,26 @@ end
 `
 
 // addScript: KEYS meta, fx, names, n; ARGV prefix, scope, TTL, ScopeTTL (ms), MaxScopes,
-// MaxFixturesPerScope, MaxBytes, body, names…
+// MaxFixturesPerScope, MaxBytes, body, the bytes it holds (fixtures.Runtime.Held), names…
 var addScript = newScript(luaNow + luaSweep + `
 local P, id, ttl, sttl = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
-local maxScopes, maxPer, maxBytes, body = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), ARGV[8]
+local maxScopes, maxPer, maxBytes, body, held = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), ARGV[8], tonumber(ARGV[9])
 sweep(P, now, sttl)
 if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('HDEL', P .. 'bytes', id) end
-for i = 9, #ARGV do
-  if redis.call('SISMEMBER', KEYS[3], ARGV[i]) == 1 then return {'dup', i - 9} end
+for i = 10, #ARGV do
+  if redis.call('SISMEMBER', KEYS[3], ARGV[i]) == 1 then return {'dup', i - 10} end
 end
-if redis.call('SCARD', KEYS[3]) + #ARGV - 8 > maxPer then return {'many', 0} end
+if redis.call('SCARD', KEYS[3]) + #ARGV - 9 > maxPer then return {'many', 0} end
 local total = 0
 for _, v in ipairs(redis.call('HVALS', P .. 'bytes')) do total = total + tonumber(v) end
-if total + #body > maxBytes then return {'bytes', 0} end
+if total + held > maxBytes then return {'bytes', 0} end
 if id ~= '' and not redis.call('ZSCORE', P .. 'fx', id) and not redis.call('ZSCORE', P .. 'ct', id) and not room(P, maxScopes) then
   return {'scopes', 0}
 end
 redis.call('ZREM', P .. 'ct', id)
 redis.call('RPUSH', KEYS[2], body)
-for i = 9, #ARGV do redis.call('SADD', KEYS[3], ARGV[i]) end
-redis.call('HINCRBY', P .. 'bytes', id, #body)
+for i = 10, #ARGV do redis.call('SADD', KEYS[3], ARGV[i]) end
+redis.call('HINCRBY', P .. 'bytes', id, held)
 if redis.call('EXISTS', P .. 'gen') == 0 then redis.call('SET', P .. 'gen', now) end
 local gen = redis.call('INCR', P .. 'gen')
 redis.call('HSET', KEYS[1], 'gen', gen)
@@ -133,11 +133,11 @@ func ms(d interface{ Milliseconds() int64 }) int64 { return max(d.Milliseconds()
 
 // AddFixtures validates the body here, then adds it in one script: all or nothing.
 func (r *Redis) AddFixtures(ctx context.Context, scope string, body []byte) ([]string, error) {
-	rt, err := fixtures.ParseRuntime(scope, body, r.cfg.MaxFixturesPerScope)
+	rt, err := r.cfg.Fixtures.ParseRuntime(scope, body)
 	if err != nil {
 		return nil, err
 	}
-	args := []any{prefix, scope, ms(r.cfg.TTL), ms(r.cfg.ScopeTTL), r.cfg.MaxScopes, r.cfg.MaxFixturesPerScope, r.cfg.MaxBytes, body}
+	args := []any{prefix, scope, ms(r.cfg.TTL), ms(r.cfg.ScopeTTL), r.cfg.MaxScopes, r.cfg.MaxFixturesPerScope, r.cfg.MaxBytes, body, rt.Held}
 	for _, n := range rt.Names {
 		args = append(args, n)
 	}
@@ -200,7 +200,7 @@ func (r *Redis) fetch(ctx context.Context, scope string) (*compiled, error) {
 	for _, b := range res[1:] {
 		bodies = append(bodies, []byte(toString(b)))
 	}
-	if c.set, err = fixtures.CompileRuntime(bodies); err != nil {
+	if c.set, err = r.cfg.Fixtures.CompileRuntime(bodies); err != nil {
 		return nil, ErrUnavailable // bodies this version cannot read: not a request's fault
 	}
 	if scope != "" {

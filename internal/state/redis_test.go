@@ -82,7 +82,7 @@ func TestRedisAddBounds(t *testing.T) {
 		t.Fatalf("past the fixtures of a scope: %v", err)
 	}
 	// A counting scope ("c" counts a file fixture's replies) gives its place to a fixture scope.
-	files, err := fixtures.Parse(fixtures.OriginFile, "seq.json", []byte(`{"fixtures":[{"name":"seq","match":{"model":"m"},"replies":[{"content":"1"},{"content":"2"}]}]}`))
+	files, err := fixtures.Parse(fixtures.OriginFile, "seq.json", []byte(`{"fixtures":[{"name":"seq","match":{"model":"m"},"replies":[{"content":"1"},{"content":"2"}]}]}`), fixtures.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,10 @@ import (
 const everyFlag = `config:
   logLevel: debug
   logFormat: text
+  logMaxSizeMb: 10
+  logMaxBackups: 2
+  accessLog: sample
+  accessLogSample: 10
   allowSimulationHeaders: false
   attemptKeys: 500
   attemptTtl: 30s
@@ -37,6 +41,12 @@ const everyFlag = `config:
   maxScopes: 16
   maxScopeFixtures: 8
   maxFixtureBytes: 67108864
+  maxFixtureFileBytes: 1048576
+  scopeTtl: 5m
+  maxRegexProgram: 2000
+  regexBudget: 1048576
+  corsOrigins: http://localhost:3000,https://app.example.com
+  allowedHosts: mockgateway,mockgateway.default.svc
   journalScopes: 4
   journalEntries: 100
   traceProbes: true

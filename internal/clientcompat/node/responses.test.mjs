@@ -278,12 +278,19 @@ describe('openai SDK: responses.create', () => {
         return true;
       });
     }
-    await assert.rejects(strictClient.responses.create({ model: 'mock-tools', input: 'Search the web.', tools: [{ type: 'web_search' }] }), (err) => {
+    await assert.rejects(strictClient.responses.create({ model: 'mock-tools', input: 'Search my files.', tools: [{ type: 'file_search', vector_store_ids: ['vs_1'] }] }), (err) => {
       assert.ok(err instanceof BadRequestError, String(err));
       assert.equal(err.code, 'unsupported_parameter');
       assert.match(String(err.param), /^tools/);
       return true;
     });
+  });
+
+  test('web_search beside a function tool is accepted and never called (as the Codex CLI offers it)', { timeout: TIMEOUT }, async () => {
+    const weather = { type: 'function', name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } };
+    const r = await strictClient.responses.create({ model: 'mock-tools', input: 'Weather in Paris?', tools: [{ type: 'web_search', search_context_size: 'low' }, weather] });
+    assert.deepEqual(r.output.map((it) => [it.type, it.name]), [['function_call', 'get_weather']]);
+    assert.deepEqual(r.tools.map((t) => t.type), ['web_search', 'function'], 'the tools echoed where they were sent');
   });
 });
 

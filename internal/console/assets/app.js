@@ -17,6 +17,16 @@ const calls = new CallsView();
 const call = new CallView(state);
 let current = null;
 
+// decode is decodeURIComponent that never throws: a malformed escape in a hand-typed or cut
+// link (#/calls/%E0%A4%A) is shown as it was typed instead of leaving a blank page.
+function decode(s) {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
 // route reads the hash: #/calls/<id>[?scope=<scope>] opens one call.
 function route() {
   const hash = location.hash.replace(/^#/, '') || '/setup';
@@ -25,7 +35,7 @@ function route() {
   let view = 'setup';
   if (path.startsWith('/calls/') && path.length > '/calls/'.length) {
     view = 'call';
-    call.show(decodeURIComponent(path.slice('/calls/'.length)), params.get('scope') ?? calls.scope);
+    call.show(decode(path.slice('/calls/'.length)), params.get('scope') ?? calls.scope);
   } else if (path.startsWith('/calls')) {
     view = 'calls';
   }

@@ -40,10 +40,19 @@ function facts(pairs) {
   return dl;
 }
 
+// DIALECTS name the protocol a call spoke, by its route: the three dialects of the chat path.
+const DIALECTS = {
+  '/v1/chat/completions': 'OpenAI Chat Completions',
+  '/v1/responses': 'OpenAI Responses',
+  '/v1/messages': 'Anthropic Messages',
+  '/v1/messages/count_tokens': 'Anthropic Messages (count_tokens)',
+};
+
 function shapeView(e) {
   const s = e.shape || {};
   const box = document.createDocumentFragment();
   box.append(facts([
+    ['dialect', DIALECTS[e.route]],
     ['fields set', (s.fields || []).join(', ')],
     ['longest message', s.longest_content_chars !== undefined ? `${s.longest_content_chars} chars` : ''],
     ['messages carry a name', s.message_names],

@@ -63,6 +63,7 @@ function fullRow(e) {
     td(sdkLabel(e.sdk)),
   );
   if (e.sdk?.user_agent) tr.lastChild.title = e.sdk.user_agent;
+  tr.children[3].title = e.route; // the dialect a call spoke: /v1/chat/completions, /v1/responses, /v1/messages
   return tr;
 }
 

@@ -76,6 +76,12 @@ const snippets = {
     'const { text } = await generateText({ model: mock("mock-chat"), prompt: "Hello" });',
     'console.log(text);',
   ].join('\n'),
+  'Claude Code': (base, keyRequired) => [
+    '# Claude Code, and every Anthropic client (SDKs, @ai-sdk/anthropic, ChatAnthropic): the root URL, no /v1',
+    `export ANTHROPIC_BASE_URL=${base.replace(/\/v1$/, '')}`,
+    `export ANTHROPIC_API_KEY=${keyRequired ? `"$${KEY_ENV}"` : 'mock'}`,
+    'claude -p "Hello" --model mock-chat',
+  ].join('\n'),
   LangChain: (base, keyRequired) => [
     '// hello.mjs — @langchain/openai',
     'import { ChatOpenAI } from "@langchain/openai";',

@@ -1,0 +1,327 @@
+package protocol
+
+import (
+	"slices"
+	"strings"
+
+	"mockgateway/internal/apierr"
+)
+
+// The messages of a Messages request and their content blocks, and the chat messages they
+// become (decode_anthropic.go has the translation).
+
+// messages decodes the conversation: each turn becomes one message of its role, and a user
+// turn's tool_result blocks a tool message each after it.
+func (c *anthropicState) messages(path, v string) *apierr.Error {
+	var room stackElements
+	items, e := asArray(room[:0], path, v)
+	if e != nil {
+		return e
+	}
+	if len(items) == 0 {
+		return errValue(path, "must contain at least one message")
+	}
+	msgs := make([]Message, 0, len(items)+1)
+	for i, it := range items {
+		if msgs, e = readAnthropicTurn(msgs, indexPath(path, i), it); e != nil {
+			return e
+		}
+	}
+	c.req.Messages = msgs
+	return nil
+}
+
+// readSystem is the system prompt, a string or text blocks: a system message before the
+// conversation (finish puts it there; messages come first in the key order).
+func (c *anthropicState) readSystem(path, v string) *apierr.Error {
+	t := anthropicTurn{role: roleSystem}
+	if e := t.content(path, v); e != nil {
+		return e
+	}
+	c.system = []Message{{Role: roleSystem, Content: t.text.String()}}
+	return nil
+}
+
+// anthropicTurn is one message of the conversation being decoded: its role, its text, the tool
+// calls of an assistant turn and the tool results of a user turn. before are the messages of
+// the turns before it, where a tool result finds the call it answers.
+type anthropicTurn struct {
+	role    string
+	text    strings.Builder
+	calls   []ToolCall
+	results []Message
+	before  []Message
+	// result is the content of the tool_result block being decoded, read once the block's key
+	// pass is done (block), not from inside it: its blocks nested in the pass doubled a parked
+	// stream's stack (TestParkedStreamStack, docs/performance.md).
+	result string
+}
+
+var anthropicTurnObject = objectSpec[*anthropicTurn]{fields: decodeAnthropicTurn, required: []string{"content"}}
+
+// readAnthropicTurn decodes the turn v and appends its messages to msgs.
+func readAnthropicTurn(msgs []Message, path, v string) ([]Message, *apierr.Error) {
+	var room stackMembers
+	o, e := asObject(room[:0], path, v)
+	if e != nil {
+		return nil, e
+	}
+	role, rolePath, e := readDiscriminator(path, o, "role")
+	if e != nil {
+		return nil, e
+	}
+	switch role {
+	case roleUser, roleAssistant:
+	case roleSystem:
+		// Not in Anthropic's API, but Claude Code sends its environment so, after the user's
+		// first message: kept where it stands, as a system message (docs/protocol.md).
+	default:
+		return nil, errValue(rolePath, "must be one of user, assistant")
+	}
+	t := &anthropicTurn{role: role, before: msgs}
+	if e := anthropicTurnObject.walk(t, path, o); e != nil {
+		return nil, e
+	}
+	if role != roleUser || t.text.Len() > 0 || len(t.results) == 0 {
+		msgs = append(msgs, Message{Role: role, Content: t.text.String(), ToolCalls: t.calls})
+	}
+	return append(msgs, t.results...), nil
+}
+
+func decodeAnthropicTurn(t *anthropicTurn, k, p, v string) (fieldClass, *apierr.Error) {
+	switch k {
+	case "role":
+		return discriminator, nil
+	case "content":
+		return supported, t.content(p, v)
+	}
+	return unknown, nil
+}
+
+// content is a string, or an array of content blocks.
+func (t *anthropicTurn) content(path, v string) *apierr.Error {
+	switch jsonKind(v) {
+	case '"':
+		s, e := asString(path, v)
+		t.text.WriteString(s)
+		return e
+	case '[':
+	default:
+		return errType(path, "a string or an array of content blocks")
+	}
+	var room stackElements
+	items, e := asArray(room[:0], path, v)
+	if e != nil {
+		return e
+	}
+	for i, it := range items {
+		if e := t.block(indexPath(path, i), it); e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// blockState is a content block being decoded: its type and the turn it belongs to.
+type blockState struct {
+	typ  string
+	turn *anthropicTurn
+	call *ToolCall // a tool_use block's
+	out  *Message  // a tool_result block's
+}
+
+// The required members of the content blocks, by type; which types a turn may hold depends on
+// its role. (The blocks' objects are made in block: a tool_result's content holds blocks too,
+// and package-level objects would refer to themselves.)
+var (
+	textBlockRequired       = []string{"text"}
+	sourceBlockRequired     = []string{"source"}
+	toolUseBlockRequired    = []string{"id", "input", "name"}
+	toolResultBlockRequired = []string{"tool_use_id"}
+	thinkingBlockRequired   = []string{"signature", "thinking"}
+	redactedBlockRequired   = []string{"data"}
+	searchResultRequired    = []string{"content", "source", "title"}
+)
+
+func (t *anthropicTurn) block(path, v string) *apierr.Error {
+	var room stackMembers
+	o, e := asObject(room[:0], path, v)
+	if e != nil {
+		return e
+	}
+	typ, typePath, e := readDiscriminator(path, o, "type")
+	if e != nil {
+		return e
+	}
+	b := blockState{typ: typ, turn: t}
+	var required []string
+	user, assistant := t.role == roleUser, t.role == roleAssistant
+	switch {
+	case typ == "text":
+		required = textBlockRequired
+	case (typ == "image" || typ == "document") && user:
+		required = sourceBlockRequired
+	case typ == "search_result" && user:
+		required = searchResultRequired
+	case typ == "tool_result" && user:
+		t.results = append(t.results, Message{Role: roleTool})
+		b.out, required = &t.results[len(t.results)-1], toolResultBlockRequired
+	case typ == "tool_use" && assistant:
+		t.calls = append(t.calls, ToolCall{})
+		b.call, required = &t.calls[len(t.calls)-1], toolUseBlockRequired
+	case typ == "thinking" && assistant:
+		required = thinkingBlockRequired
+	case typ == "redacted_thinking" && assistant:
+		required = redactedBlockRequired
+	case user:
+		return errValue(typePath, "must be one of text, image, document, search_result, tool_result")
+	case assistant:
+		return errValue(typePath, "must be one of text, tool_use, thinking, redacted_thinking")
+	default:
+		return errValue(typePath, "must be text")
+	}
+	spec := objectSpec[blockState]{fields: decodeBlock, required: required}
+	if e := spec.walk(b, path, o); e != nil {
+		return e
+	}
+	if b.out == nil {
+		return nil
+	}
+	if t.result != "" {
+		raw := t.result
+		t.result = ""
+		if e := resultContent(b.out, joinPath(path, "content"), raw); e != nil {
+			return e
+		}
+	}
+	return t.answers(joinPath(path, "tool_use_id"), b.out.ToolCallID)
+}
+
+// resultContent is a tool result's content: a string, or blocks whose text is the result
+// (images and documents add none).
+func resultContent(m *Message, path, v string) *apierr.Error {
+	t := anthropicTurn{role: roleUser}
+	e := t.content(path, v)
+	if e == nil && len(t.results) > 0 {
+		e = errValue(path, "must not hold a tool_result")
+	}
+	m.Content = t.text.String()
+	return e
+}
+
+// answers checks that a tool result answers a tool_use of the latest assistant turn, as
+// Anthropic requires.
+func (t *anthropicTurn) answers(path, id string) *apierr.Error {
+	for i := len(t.before) - 1; i >= 0; i-- {
+		if m := &t.before[i]; m.Role == roleAssistant {
+			if slices.ContainsFunc(m.ToolCalls, func(c ToolCall) bool { return c.ID == id }) {
+				return nil
+			}
+			break
+		}
+	}
+	return errValue(path, "must name a tool_use block of the assistant message before it")
+}
+
+func decodeBlock(b blockState, k, p, v string) (fieldClass, *apierr.Error) {
+	switch {
+	case k == "type":
+		return discriminator, nil
+	case k == "cache_control" && b.typ != "thinking" && b.typ != "redacted_thinking":
+		return noEffect, cacheControlObject.decode(none{}, p, v)
+	case k == "text" && b.typ == "text":
+		s, e := asString(p, v)
+		b.turn.text.WriteString(s)
+		return supported, e
+	case k == "citations" && (b.typ == "text" || b.typ == "search_result" || b.typ == "document"):
+		// Sent back as the API gave them (a text block's list), or asked for ({enabled}).
+		if jsonKind(v) == '[' {
+			return noEffect, nil
+		}
+		return noEffect, citationsObject.decode(none{}, p, v)
+	case k == "source" && (b.typ == "image" || b.typ == "document"):
+		return noEffect, isObject(p, v) // base64, url, file or text: the mock reads none of it
+	case (k == "title" || k == "context") && b.typ == "document":
+		return noEffect, valid(asString(p, v))
+	case b.typ == "search_result":
+		return decodeSearchResult(k, p, v)
+	case b.typ == "tool_use":
+		return decodeToolUse(b.call, k, p, v)
+	case b.typ == "tool_result":
+		return decodeToolResult(b, k, p, v)
+	case k == "thinking" && b.typ == "thinking", k == "signature" && b.typ == "thinking", k == "data" && b.typ == "redacted_thinking":
+		return noEffect, valid(asString(p, v))
+	}
+	return unknown, nil
+}
+
+func decodeSearchResult(k, p, v string) (fieldClass, *apierr.Error) {
+	switch k {
+	case "source", "title":
+		return noEffect, valid(asString(p, v))
+	case "content":
+		return noEffect, isArray(p, v)
+	}
+	return unknown, nil
+}
+
+func decodeToolUse(c *ToolCall, k, p, v string) (fieldClass, *apierr.Error) {
+	switch k {
+	case "id":
+		s, e := asString(p, v)
+		if e == nil && s == "" {
+			e = errValue(p, "must not be empty")
+		}
+		c.ID = s
+		return supported, e
+	case "name":
+		return supported, into(&c.Name)(asName(p, v))
+	case "input":
+		args, e := asCompactObject(p, v)
+		c.Arguments = string(args)
+		return supported, e
+	}
+	return unknown, nil
+}
+
+func decodeToolResult(b blockState, k, p, v string) (fieldClass, *apierr.Error) {
+	switch k {
+	case "tool_use_id":
+		return supported, into(&b.out.ToolCallID)(asString(p, v))
+	case "content":
+		// Its type now, in the key order; its blocks once the pass is done (block).
+		switch jsonKind(v) {
+		case '"', '[':
+			b.turn.result = v
+			return supported, nil
+		}
+		return supported, errType(p, "a string or an array of content blocks")
+	case "is_error":
+		return noEffect, valid(asBool(p, v))
+	}
+	return unknown, nil
+}
+
+var cacheControlObject = objectSpec[none]{fields: decodeCacheControl, required: []string{"type"}}
+
+// decodeCacheControl is a prompt-caching breakpoint: the mock caches nothing, and reports no
+// cached tokens.
+func decodeCacheControl(_ none, k, p, v string) (fieldClass, *apierr.Error) {
+	switch k {
+	case "type":
+		return noEffect, valid(asEnum(p, v, "ephemeral"))
+	case "ttl":
+		return noEffect, valid(asEnum(p, v, "5m", "1h"))
+	}
+	return unknown, nil
+}
+
+var citationsObject = objectSpec[none]{fields: decodeCitations}
+
+func decodeCitations(_ none, k, p, v string) (fieldClass, *apierr.Error) {
+	switch k {
+	case "enabled":
+		return noEffect, valid(asBool(p, v))
+	}
+	return unknown, nil
+}

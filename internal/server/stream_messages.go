@@ -1,0 +1,180 @@
+package server
+
+import (
+	"context"
+	"strconv"
+
+	"mockgateway/internal/generate"
+	"mockgateway/internal/protocol"
+)
+
+// A Messages stream is streamChat in Anthropic's events, as a Responses stream is in OpenAI's
+// (stream_responses.go): the same pacing (the first-chunk latency before message_start, the
+// between-chunk latency before every delta), the same faults, deadlines and outcomes; every
+// event counts as a chunk. The deltas spell the answer that a JSON call gets, one per token:
+//
+//	message_start
+//	per block: content_block_start (then one ping, after the first), content_block_delta
+//	           (text_delta or input_json_delta) per token, content_block_stop
+//	message_delta (stop_reason, stop_sequence, output_tokens), message_stop
+//
+// A fault after the start ends it with an error event; there is no [DONE].
+
+// msgEvents is a Messages stream's answer as the events still to come, pulled a step at a time
+// like respEvents: messagesToFirstToken stops at the first delta and runMessages goes on from there.
+type msgEvents struct {
+	c      *chatCall
+	ch     *generate.Choice
+	calls  bool // the answer calls tools, a tool_use block each; else one text block
+	blocks int  // the blocks of the answer
+	step   int  // what the next send sends (evCreated …, as a Responses stream's)
+	k      int  // the block being sent
+	j      int  // its next piece: a listed text's, or the call's next argument fragment
+	pinged bool
+}
+
+func newMsgEvents(c *chatCall) *msgEvents {
+	ch := &c.Result.Choices[0]
+	ev := &msgEvents{c: c, ch: ch, blocks: 1}
+	if len(ch.ToolCalls) > 0 {
+		ev.calls, ev.blocks = true, len(ch.ToolCalls)
+	}
+	return ev
+}
+
+// send sends the next step: token reports a delta sent, more whether a step was left to send.
+func (ev *msgEvents) send(ctx context.Context, st *stream) (token, more bool, err error) {
+	c := ev.c
+	switch ev.step {
+	case evCreated:
+		start := protocol.AnthropicMessage{ID: c.ID, Model: c.Model.ID, Usage: protocol.AnthropicUsage{Input: c.Result.PromptTokens}}
+		b := protocol.AppendAnthropicEventStart(st.buf, "message_start")
+		b = append(b, `,"message":`...)
+		st.buf = start.AppendJSON(b)
+		err, ev.step = st.commitEvent(ctx, c, false), evOpen
+	case evOpen:
+		err, ev.step = ev.open(ctx, st), evDelta
+	case evDelta:
+		if token, err = ev.delta(ctx, st); !token && err == nil {
+			ev.step = evClose
+		}
+	case evClose:
+		st.buf = protocol.AppendAnthropicIndex(protocol.AppendAnthropicEventStart(st.buf, "content_block_stop"), ev.k)
+		err = st.commitEvent(ctx, c, false)
+		if ev.k, ev.j, ev.step = ev.k+1, 0, evDone; ev.k < ev.blocks {
+			ev.step = evOpen
+		}
+	default:
+		return false, false, nil
+	}
+	return token && err == nil, true, err
+}
+
+// open sends the block's content_block_start, and after the first one a ping, as Anthropic's
+// streams do.
+func (ev *msgEvents) open(ctx context.Context, st *stream) error {
+	block := protocol.ContentBlock{}
+	if ev.calls {
+		tc := &ev.ch.ToolCalls[ev.k]
+		block = protocol.ContentBlock{ToolUse: true, ID: toolUseID(tc.ID), Name: tc.Name}
+	}
+	b := protocol.AppendAnthropicIndex(protocol.AppendAnthropicEventStart(st.buf, "content_block_start"), ev.k)
+	b = append(b, `,"content_block":`...)
+	st.buf = block.AppendJSON(b, true)
+	if err := st.commitEvent(ctx, ev.c, false); err != nil || ev.pinged {
+		return err
+	}
+	ev.pinged = true
+	st.buf = protocol.AppendAnthropicEventStart(st.buf, "ping")
+	return st.commitEvent(ctx, ev.c, false)
+}
+
+// delta sends the block's next delta, after the between-chunk latency; false when it has none
+// left.
+func (ev *msgEvents) delta(ctx context.Context, st *stream) (bool, error) {
+	var piece string
+	if ev.calls {
+		args := ev.ch.ToolCalls[ev.k].Arguments
+		if ev.j >= args.Len() {
+			return false, nil
+		}
+		piece = args.At(ev.j)
+		ev.j++
+	} else {
+		var ok bool
+		if piece, ok = ev.nextPiece(); !ok {
+			return false, nil
+		}
+	}
+	if err := st.betweenTokens(ev.c); err != nil {
+		return false, err
+	}
+	b := protocol.AppendAnthropicIndex(protocol.AppendAnthropicEventStart(st.buf, "content_block_delta"), ev.k)
+	st.buf = protocol.AppendAnthropicDelta(b, ev.calls, piece)
+	return true, st.commitEvent(ctx, ev.c, true)
+}
+
+// nextPiece is the text's next piece: made now for a lazy choice, read from the result
+// otherwise.
+func (ev *msgEvents) nextPiece() (string, bool) {
+	if ev.ch.Lazy() {
+		return ev.ch.Next()
+	}
+	pieces := ev.ch.Content
+	if !ev.ch.Refusal.IsNil() {
+		pieces = ev.ch.Refusal
+	}
+	if ev.j >= pieces.Len() {
+		return "", false
+	}
+	ev.j++
+	return pieces.At(ev.j - 1), true
+}
+
+// messagesToFirstToken holds an instant Messages stream's events up to its first delta, as chunksToFirstToken
+// does a chat stream's frames.
+func (st *stream) messagesToFirstToken(ctx context.Context) error {
+	for {
+		token, more, err := st.msg.send(ctx, st)
+		if err != nil || !more || token {
+			return err
+		}
+	}
+}
+
+// runMessages writes the events from where messagesToFirstToken left them, then message_delta with the
+// settled stop reason and output tokens, and message_stop.
+func (st *stream) runMessages(ctx context.Context, c *chatCall) error {
+	for {
+		_, more, err := st.msg.send(ctx, st)
+		if err != nil {
+			return err
+		}
+		if !more {
+			break
+		}
+	}
+	if err := st.strikeFault(ctx, c, true); err != nil { // a stream shorter than after= fails at its end
+		return err
+	}
+	c.Result.Settle() // every piece was read: this only sums the tokens
+	ch := st.msg.ch
+	b := protocol.AppendAnthropicEventStart(st.buf, "message_delta")
+	b = append(b, `,"delta":{"stop_reason":`...)
+	b = protocol.AppendStringOrNull(b, stopReason(ch))
+	b = append(b, `,"stop_sequence":`...)
+	b = protocol.AppendStringOrNull(b, ch.StopSequence)
+	b = append(b, `},"usage":{"output_tokens":`...)
+	st.buf = append(strconv.AppendInt(b, int64(c.Result.CompletionTokens), 10), '}')
+	if err := st.commitEvent(ctx, c, false); err != nil {
+		return err
+	}
+	st.buf = protocol.AppendAnthropicEventStart(st.buf, "message_stop")
+	if err := st.commitEvent(ctx, c, false); err != nil {
+		return err
+	}
+	if err := st.writeFinal(); err != nil {
+		return writeFailed(err)
+	}
+	return nil
+}
