@@ -244,7 +244,8 @@ func TestMessagesErrors(t *testing.T) {
 	}
 	if rr := keyed.do("POST", messagesPath, ok, append(append([]string{}, anthropicHeaders...), key...)...); rr.Code != 200 {
 		t.Fatalf("x-api-key: %d %s", rr.Code, rr.Body)
-	} // x-api-key is the key of Anthropic's dialect only: the models list of an Anthropic SDK
+	}
+	// x-api-key is the key of Anthropic's dialect only: the models list of an Anthropic SDK
 	// (which sends anthropic-version) takes it, an OpenAI client's chat call with a stray
 	// x-api-key and no Authorization is missing its key (the audit's probe).
 	if rr := keyed.do("GET", "/v1/models", "", append(append([]string{}, anthropicHeaders...), key...)...); rr.Code != 200 {
