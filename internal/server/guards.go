@@ -80,9 +80,13 @@ func (g *v1Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // checkKey compares digests in constant time, so neither the key's bytes nor its length can be
 // learned from response timing.
+//
+// x-api-key is the key only on a request of Anthropic's dialect (its routes, or any request
+// that carries anthropic-version, as the Anthropic SDKs' calls of /v1/models do): an OpenAI
+// client's stray x-api-key is not its key.
 func checkKey(key string, r *http.Request) *apierr.Error {
 	h := r.Header.Get("Authorization")
-	if k := r.Header.Get("X-Api-Key"); h == "" && k != "" {
+	if k := r.Header.Get("X-Api-Key"); h == "" && k != "" && anthropicRequest(r) {
 		h = "Bearer " + k // Anthropic's clients send the key so (Claude Code, the SDKs)
 	}
 	if h == "" {

@@ -245,6 +245,16 @@ func TestMessagesErrors(t *testing.T) {
 	if rr := keyed.do("POST", messagesPath, ok, append(append([]string{}, anthropicHeaders...), key...)...); rr.Code != 200 {
 		t.Fatalf("x-api-key: %d %s", rr.Code, rr.Body)
 	}
+	// x-api-key is the key of Anthropic's dialect only: the models list of an Anthropic SDK
+	// (which sends anthropic-version) takes it, an OpenAI client's chat call with a stray
+	// x-api-key and no Authorization is missing its key (the audit's probe).
+	if rr := keyed.do("GET", "/v1/models", "", append(append([]string{}, anthropicHeaders...), key...)...); rr.Code != 200 {
+		t.Fatalf("models with x-api-key: %d %s", rr.Code, rr.Body)
+	}
+	chat := `{"model":"mock-chat","messages":[{"role":"user","content":"hi"}]}`
+	if rr := keyed.do("POST", "/v1/chat/completions", chat, "Content-Type", "application/json", "X-Api-Key", "local-key"); rr.Code != 401 || !strings.Contains(rr.Body.String(), "missing_api_key") {
+		t.Fatalf("chat with only x-api-key: %d %s", rr.Code, rr.Body)
+	}
 }
 
 // TestMessagesFixtures: a fixture's conditions mean the same in this dialect — tools, the turn,

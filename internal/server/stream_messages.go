@@ -102,7 +102,7 @@ func (ev *msgEvents) delta(ctx context.Context, st *stream) (bool, error) {
 		ev.j++
 	} else {
 		var ok bool
-		if piece, ok = ev.nextPiece(); !ok {
+		if piece, ok = nextPiece(ev.ch, &ev.j); !ok {
 			return false, nil
 		}
 	}
@@ -112,23 +112,6 @@ func (ev *msgEvents) delta(ctx context.Context, st *stream) (bool, error) {
 	b := protocol.AppendAnthropicIndex(protocol.AppendAnthropicEventStart(st.buf, "content_block_delta"), ev.k)
 	st.buf = protocol.AppendAnthropicDelta(b, ev.calls, piece)
 	return true, st.commitEvent(ctx, ev.c, true)
-}
-
-// nextPiece is the text's next piece: made now for a lazy choice, read from the result
-// otherwise.
-func (ev *msgEvents) nextPiece() (string, bool) {
-	if ev.ch.Lazy() {
-		return ev.ch.Next()
-	}
-	pieces := ev.ch.Content
-	if !ev.ch.Refusal.IsNil() {
-		pieces = ev.ch.Refusal
-	}
-	if ev.j >= pieces.Len() {
-		return "", false
-	}
-	ev.j++
-	return pieces.At(ev.j - 1), true
 }
 
 // messagesToFirstToken holds an instant Messages stream's events up to its first delta, as chunksToFirstToken

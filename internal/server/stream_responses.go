@@ -163,7 +163,7 @@ func (ev *respEvents) delta(ctx context.Context, st *stream) (bool, error) {
 		ev.j++
 		return true, st.sendArguments(ctx, c, "response.function_call_arguments.delta", ev.k, it, "delta", args.At(ev.j-1))
 	}
-	piece, ok := ev.nextPiece()
+	piece, ok := nextPiece(ev.ch, &ev.j)
 	if !ok {
 		return false, nil
 	}
@@ -174,21 +174,22 @@ func (ev *respEvents) delta(ctx context.Context, st *stream) (bool, error) {
 	return true, st.sendText(ctx, c, ev.deltaType, it, "delta", piece)
 }
 
-// nextPiece is the message's next piece: made now for a lazy choice, read from the result
-// otherwise.
-func (ev *respEvents) nextPiece() (string, bool) {
-	if ev.ch.Lazy() {
-		return ev.ch.Next()
+// nextPiece is a text answer's next piece, for the event streams (Responses, Messages) that
+// pull one piece per delta: made now for a lazy choice, else read from the result at *j (the
+// content, or the refusal), which it advances.
+func nextPiece(ch *generate.Choice, j *int) (string, bool) {
+	if ch.Lazy() {
+		return ch.Next()
 	}
-	pieces := ev.ch.Content
-	if !ev.ch.Refusal.IsNil() {
-		pieces = ev.ch.Refusal
+	pieces := ch.Content
+	if !ch.Refusal.IsNil() {
+		pieces = ch.Refusal
 	}
-	if ev.j >= pieces.Len() {
+	if *j >= pieces.Len() {
 		return "", false
 	}
-	ev.j++
-	return pieces.At(ev.j - 1), true
+	*j++
+	return pieces.At(*j - 1), true
 }
 
 func (ev *respEvents) close(ctx context.Context, st *stream) error {
