@@ -95,6 +95,9 @@ chromium:
 		sudo=; [ "$$(id -u)" -eq 0 ] || sudo=sudo; \
 		$$sudo apt-get update && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y chromium; }
 	@command -v chromium >/dev/null 2>&1 || { echo "chromium is still missing after apt-get install chromium"; exit 1; }
+	@# Debian's redis-server, which the shared-state tests start (internal/state, cmd/mockgateway).
+	@command -v redis-server >/dev/null 2>&1 || { sudo=; [ "$$(id -u)" -eq 0 ] || sudo=sudo; \
+		$$sudo apt-get update && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y redis-server=5:7.0.15-1~deb12u10; }
 
 compose:
 	@bash deploy/test/deps.sh compose

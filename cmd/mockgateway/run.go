@@ -20,6 +20,7 @@ import (
 	"mockgateway/internal/gcfloor"
 	"mockgateway/internal/server"
 	"mockgateway/internal/simulation"
+	"mockgateway/internal/state"
 	"mockgateway/internal/traffic"
 	"mockgateway/observability"
 )
@@ -111,6 +112,25 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
+	// The shared state store, when --state-store names one, lives until run returns: past ctx,
+	// so that requests finishing during the drain still reach it.
+	stateCtx, stopState := context.WithCancel(context.WithoutCancel(ctx))
+	shared, err := server.NewSharedState(stateCtx, cfg, store, metrics.Registry(), logger)
+	if err != nil {
+		stopState()
+		return err
+	}
+	var runtime state.Store // nil: in memory
+	if shared != nil {
+		runtime = shared
+		state.RouteClientLogs(logger)
+	}
+	defer func() {
+		stopState()
+		if shared != nil {
+			shared.Wait()
+		}
+	}()
 	drain := server.NewDrain()
 	handler := server.New(server.Deps{
 		Config:     cfg,
@@ -124,6 +144,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Attempts:   simulation.NewAttemptCounter(cfg.AttemptKeys, cfg.AttemptTTL, time.Now),
 		Fixtures:   store,
 		Journal:    server.NewJournal(cfg),
+		State:      runtime,
 		Version:    version,
 		Release:    release,
 		Started:    time.Now(),

@@ -34,6 +34,9 @@ const (
 	ServerBusy               Code = "server_busy"
 	ShuttingDown             Code = "shutting_down"
 	InternalError            Code = "internal_error"
+	// StateUnavailable: the request needs the shared state store (--state-store) and it did
+	// not answer. Requests that need no shared state are served without it.
+	StateUnavailable Code = "state_unavailable"
 	// StreamTimeout ends a stream that ran past its total duration limit. It only ever appears
 	// in an error frame, after the 200 has been sent.
 	StreamTimeout Code = "stream_timeout"
@@ -91,6 +94,7 @@ var table = map[Code]row{
 	ServerBusy:               {http.StatusTooManyRequests, TypeRateLimit},
 	ShuttingDown:             {http.StatusServiceUnavailable, TypeServer},
 	InternalError:            {http.StatusInternalServerError, TypeServer},
+	StateUnavailable:         {http.StatusServiceUnavailable, TypeServer},
 	StreamTimeout:            {http.StatusGatewayTimeout, TypeServer},
 	NoFixtureMatch:           {http.StatusBadRequest, TypeInvalidRequest},
 	FixtureMismatch:          {http.StatusBadRequest, TypeInvalidRequest},

@@ -96,6 +96,11 @@ type Config struct {
 	// JournalScopes bounds the scopes the journal keeps (the least recently used goes first),
 	// apart from the unscoped journal: with JournalEntries, what bounds its memory.
 	JournalScopes int
+	// StateStore is where runtime state lives: "" in this process, or a redis:// or rediss://
+	// URL shared by replicas (internal/state). It may hold a password: LogValue masks it.
+	// StateTTL is how long a scope's shared state is kept after its last write.
+	StateStore string
+	StateTTL   time.Duration
 	// TraceProbes traces /health and /metrics too. Off, they are still measured and logged, but
 	// a probe every few seconds and a scrape every fifteen do not fill the trace buffer and
 	// Jaeger with spans nobody reads.
@@ -167,6 +172,8 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 		{flagenv.Setting{Name: "regex-budget", Env: "MOCKGATEWAY_REGEX_BUDGET", Default: "8388608", Usage: "regex steps (program instructions × bytes of text) one request's fixture matching and reply check may take"}, intOf(&c.RegexBudget)},
 		{flagenv.Setting{Name: "journal-scopes", Env: "MOCKGATEWAY_JOURNAL_SCOPES", Default: "64", Usage: "scopes the journal keeps besides the unscoped one; beyond, the least recently used scope's calls go"}, intOf(&c.JournalScopes)},
 		{flagenv.Setting{Name: "journal-entries", Env: "MOCKGATEWAY_JOURNAL_ENTRIES", Default: "1000", Usage: "calls the journal keeps per scope (0: no journal)"}, intOf(&c.JournalEntries)},
+		{flagenv.Setting{Name: "state-store", Env: "MOCKGATEWAY_STATE_STORE", Usage: "redis:// or rediss:// URL of a Redis or Valkey the replicas share runtime fixtures, reply positions, attempts and the journal in (empty: this process)"}, str(&c.StateStore)},
+		{flagenv.Setting{Name: "state-ttl", Env: "MOCKGATEWAY_STATE_TTL", Default: "1h", Usage: "how long the state store keeps a scope's state after its last write"}, durationOf(&c.StateTTL)},
 		{flagenv.Setting{Name: "trace-probes", Env: "MOCKGATEWAY_TRACE_PROBES", Default: "false", Usage: "trace /health and /metrics requests too (they are always measured and logged)", Switch: true}, boolOf(&c.TraceProbes)},
 		{flagenv.Setting{Name: "trace-buffer", Env: "MOCKGATEWAY_TRACE_BUFFER", Default: "4096", Usage: "spans kept in memory for /debug/traces"}, intOf(&c.TraceBuffer)},
 		{flagenv.Setting{Name: "cors-origins", Env: "MOCKGATEWAY_CORS_ORIGINS", Usage: "comma-separated web origins (scheme://host[:port]) that may call the mock from a browser, with CORS answers; any other origin but its own is 403"}, listOf(&c.CORSOrigins, origin)},
@@ -243,6 +250,8 @@ func (c Config) validate() error {
 		{c.JournalEntries >= 0, "journal-entries: must not be negative"},
 		{c.JournalScopes >= 1, "journal-scopes: must be at least 1"},
 		{c.AttemptTTL > 0, "attempt-ttl: must be positive"},
+		{c.StateTTL > 0, "state-ttl: must be positive"},
+		{validStateStore(c.StateStore), "state-store: must be empty or a redis:// or rediss:// URL"},
 		{c.MaxConcurrent >= 1, "max-concurrent: must be at least 1"},
 		{c.ReadHeaderTimeout > 0, "read-header-timeout: must be positive"},
 		{c.ReadTimeout >= c.ReadHeaderTimeout, "read-timeout: must be at least read-header-timeout"},
@@ -293,6 +302,8 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("regex_budget", c.RegexBudget),
 		slog.Int("journal_entries", c.JournalEntries),
 		slog.Int("journal_scopes", c.JournalScopes),
+		slog.String("state_store", maskURL(c.StateStore)),
+		slog.String("state_ttl", c.StateTTL.String()),
 		slog.Bool("trace_probes", c.TraceProbes),
 		slog.Int("attempt_keys", c.AttemptKeys),
 		slog.String("attempt_ttl", c.AttemptTTL.String()),

@@ -2,6 +2,8 @@ package config
 
 import (
 	"bytes"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 )
@@ -20,6 +22,25 @@ func TestScopeAndFixtureFileSettings(t *testing.T) {
 	for _, args := range [][]string{{"--scope-ttl", "0s"}, {"--max-fixture-file-bytes", "10"}} {
 		if _, err := Parse(args, env(nil), &bytes.Buffer{}); err == nil {
 			t.Errorf("%v accepted", args)
+		}
+	}
+}
+
+// TestStateStoreMasked: --state-store takes redis:// and rediss:// URLs only, and the config's
+// log value never carries the URL's password.
+func TestStateStoreMasked(t *testing.T) {
+	c, err := Parse([]string{"--state-store", "redis://app:s3cr3t-canary@cache:6379/2"}, env(nil), &bytes.Buffer{})
+	if err != nil || c.StateStore == "" || c.StateTTL != time.Hour {
+		t.Fatalf("parse: %+v %v", c.StateStore, err)
+	}
+	var logs bytes.Buffer
+	slog.New(slog.NewJSONHandler(&logs, nil)).Info("config", slog.Any("config", c))
+	if strings.Contains(logs.String(), "s3cr3t-canary") || !strings.Contains(logs.String(), "cache:6379") {
+		t.Fatalf("log: %s", logs.String())
+	}
+	for _, v := range []string{"http://cache:6379", "redis://", "cache:6379"} {
+		if _, err := Parse([]string{"--state-store", v}, env(nil), &bytes.Buffer{}); err == nil {
+			t.Errorf("%q accepted", v)
 		}
 	}
 }

@@ -138,6 +138,13 @@ func (j *Journal) AppendJSON(buf []byte, scope string, limit int) []byte {
 	if limit >= 0 {
 		entries = j.List(scope, limit)
 	} // else an invalid scope: nothing to show
+	return AppendList(buf, scope, entries)
+}
+
+// AppendList appends the journal's JSON answer for scope with these entries, in their order:
+// {"object":"list","scope":"…","data":[…]}. A shared store's journal (internal/state) answers
+// with it too.
+func AppendList(buf []byte, scope string, entries []Entry) []byte {
 	buf = append(buf, `{"object":"list","scope":`...)
 	buf = jsonenc.AppendString(buf, scope)
 	buf = append(buf, `,"data":[`...)
@@ -155,6 +162,9 @@ func (j *Journal) AppendJSON(buf []byte, scope string, limit int) []byte {
 	}
 	return append(buf, "]}"...)
 }
+
+// Bound cuts e's strings to the journal's bounds, as Add does: for a shared store's journal.
+func (e *Entry) Bound() { e.bound() }
 
 // ring returns scope's ring, creating it when create is set, and marks it most recently used.
 func (j *Journal) ring(scope string, create bool) *ring {

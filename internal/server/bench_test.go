@@ -26,17 +26,17 @@ import (
 // sampled into the redacted in-memory buffer, metrics, JSON access log, the call journal) or
 // with no-op providers,
 // and with the garbage collector tuned as run tunes it (the --gc-floor-mb default).
-func benchHandler(b *testing.B, telemetry bool) *harness {
+func benchHandler(b *testing.B, telemetry bool, opts ...func(*Deps)) *harness {
 	b.Helper()
 	cat, err := catalog.Parse([]byte("models:\n  - {id: mock-chat, kind: mock, behavior: chat, default_tokens: 64, capabilities: {streaming: true, tools: false}}\n"))
 	if err != nil {
 		b.Fatal(err)
 	}
-	return benchChain(b, cat, telemetry)
+	return benchChain(b, cat, telemetry, opts...)
 }
 
 // benchChain is benchHandler's chain serving cat's models.
-func benchChain(b *testing.B, cat *catalog.Catalog, telemetry bool) *harness {
+func benchChain(b *testing.B, cat *catalog.Catalog, telemetry bool, opts ...func(*Deps)) *harness {
 	b.Helper()
 	cfg := testConfig()
 	// The collector as the service runs it (run starts the same floor, unless GOGC is set), for
@@ -63,6 +63,9 @@ func benchChain(b *testing.B, cat *catalog.Catalog, telemetry bool) *harness {
 	} else {
 		d.Tracer = noop.NewTracerProvider().Tracer("")
 		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	for _, o := range opts {
+		o(&d)
 	}
 	return &harness{handler: New(d)}
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
@@ -8,6 +9,7 @@ import (
 	"mockgateway/internal/fixtures"
 	"mockgateway/internal/generate"
 	"mockgateway/internal/protocol"
+	"mockgateway/internal/state"
 	"mockgateway/observability"
 )
 
@@ -20,7 +22,14 @@ import (
 //
 //go:noinline
 func (h *chatHandler) script(r *http.Request, req *protocol.ChatRequest, rec *observability.Record) (*fixtures.Hit, error) {
-	hit, ok, miss := h.fixtures.Match(fixtures.Query{Request: req, Header: r.Header, Scope: rec.Scope, Context: r.Context()})
+	hit, ok, miss, err := h.state.Match(r.Context(), fixtures.Query{Request: req, Header: r.Header, Scope: rec.Scope, Context: r.Context()})
+	if errors.Is(err, context.Canceled) {
+		rec.Status = observability.StatusClientClosed
+		return nil, errClientLeft
+	}
+	if err != nil {
+		return nil, stateError(err)
+	}
 	if miss != nil {
 		return nil, scriptError(rec, miss.AsError())
 	}
@@ -45,6 +54,18 @@ func scriptError(rec *observability.Record, e *fixtures.Error) error {
 		return errClientLeft
 	}
 	return fixtureError(e)
+}
+
+// stateError is an error of the state store in the envelope: a refused Add (its message names
+// fixtures, fields and limits, never the body's text), or 503 state_unavailable.
+func stateError(err error) *apierr.Error {
+	if e, ok := err.(*fixtures.Error); ok {
+		return fixtureError(e)
+	}
+	if errors.Is(err, state.ErrUnavailable) {
+		return apierr.New(apierr.StateUnavailable, "", "The shared state store (--state-store) is not answering: requests that need a scope, runtime fixtures, a reply position, an attempt count or the journal's list fail until it returns; other requests are served.")
+	}
+	return apierr.New(apierr.InvalidValue, "", "The fixtures could not be added.")
 }
 
 // fixtureError is a fixtures error in the contract's envelope. Its message names fixtures,

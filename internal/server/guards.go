@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"mockgateway/internal/apierr"
-	"mockgateway/internal/journal"
+	"mockgateway/internal/state"
 	"mockgateway/observability"
 )
 
@@ -32,7 +32,7 @@ type v1Guard struct {
 	key     string
 	drain   *Drain
 	limit   *concurrencyLimit
-	journal *journal.Journal // nil: no journal
+	journal state.Store // nil: no journal
 	next    http.Handler
 }
 

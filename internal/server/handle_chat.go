@@ -19,6 +19,7 @@ import (
 	"mockgateway/internal/generate"
 	"mockgateway/internal/protocol"
 	"mockgateway/internal/simulation"
+	"mockgateway/internal/state"
 	"mockgateway/observability"
 )
 
@@ -34,7 +35,8 @@ type chatHandler struct {
 	tokenCeiling     int // --max-tokens: every choice of every model stops there
 	maxResponseBytes int
 	sim              simulator
-	fixtures         *fixtures.Store
+	fixtures         *fixtures.Store // the file fixtures, and Check's schema cache
+	state            state.Store     // runtime fixtures and reply positions
 	tracer           trace.Tracer
 	metrics          *observability.Metrics
 	drain            *Drain
@@ -64,8 +66,9 @@ func newChatHandler(d Deps, dl dialect) http.Handler {
 		maxBody:          d.Config.MaxBodyBytes,
 		tokenCeiling:     d.Config.MaxTokens,
 		maxResponseBytes: d.Config.MaxResponseBytes,
-		sim:              simulator{headers: d.Config.AllowSimulationHeaders, catalog: d.Catalog, attempts: d.Attempts},
+		sim:              simulator{headers: d.Config.AllowSimulationHeaders, catalog: d.Catalog, attempts: d.State},
 		fixtures:         d.Fixtures,
+		state:            d.State,
 		tracer:           d.Tracer,
 		metrics:          d.Metrics,
 		drain:            d.Drain,

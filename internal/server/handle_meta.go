@@ -12,6 +12,7 @@ import (
 
 	"mockgateway/internal/apierr"
 	"mockgateway/internal/catalog"
+	"mockgateway/internal/state"
 	"mockgateway/observability"
 )
 
@@ -24,6 +25,10 @@ type healthBody struct {
 	UptimeSeconds float64        `json:"uptime_seconds"`
 	Models        healthModels   `json:"models"`
 	Boundaries    healthBoundary `json:"boundaries"`
+	// State is where the runtime state lives and whether it answers: an unavailable shared
+	// store leaves /health at 200, so that replicas stay in the Service and keep serving
+	// what needs no shared state.
+	State state.Health `json:"state"`
 }
 
 type healthModels struct {
@@ -45,6 +50,7 @@ func handleHealth(d Deps) http.Handler {
 			UptimeSeconds: math.Round(time.Since(d.Started).Seconds()*10) / 10,
 			Models:        healthModels{Executable: exec, MetadataOnly: meta},
 			Boundaries:    healthBoundary{RetryFallback: "simulated"},
+			State:         d.State.Health(),
 		}
 		status := http.StatusOK
 		if d.Drain.Draining() {

@@ -7,9 +7,8 @@ import (
 	"github.com/gorilla/mux"
 
 	"mockgateway/internal/apierr"
-	"mockgateway/internal/fixtures"
 	"mockgateway/internal/journal"
-	"mockgateway/internal/simulation"
+	"mockgateway/internal/state"
 	"mockgateway/observability"
 )
 
@@ -60,7 +59,7 @@ type fixturesAdded struct {
 }
 
 // handleAddFixtures serves POST /_mock/fixtures: the body's fixtures join the request's scope.
-func handleAddFixtures(store *fixtures.Store, maxBody int64) http.Handler {
+func handleAddFixtures(store state.Store, maxBody int64) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := readBody(w, r, maxBody); err != nil {
 			writeError(w, r, err)
@@ -69,22 +68,13 @@ func handleAddFixtures(store *fixtures.Store, maxBody int64) http.Handler {
 		buf := takeBody(r)
 		defer putBuffer(buf)
 		scope := observability.RecordFrom(r.Context()).Scope
-		names, err := store.Add(scope, buf.Bytes())
+		names, err := store.AddFixtures(r.Context(), scope, buf.Bytes())
 		if err != nil {
-			writeError(w, r, storeError(err))
+			writeError(w, r, stateError(err))
 			return
 		}
 		encodeJSON(w, http.StatusOK, fixturesAdded{Object: "fixtures.added", Scope: scope, Names: names})
 	})
-}
-
-// storeError is an error of the fixture store in the envelope; the store's messages name
-// fixtures, fields and limits, never the body's text.
-func storeError(err error) error {
-	if e, ok := err.(*fixtures.Error); ok {
-		return fixtureError(e)
-	}
-	return apierr.New(apierr.InvalidValue, "", "The fixtures could not be added.")
 }
 
 type fixtureList struct {
@@ -103,14 +93,19 @@ type fixtureInfo struct {
 
 // handleListFixtures serves GET /_mock/fixtures: the scope's runtime fixtures and the file
 // fixtures, with their hit counts.
-func handleListFixtures(store *fixtures.Store) http.Handler {
+func handleListFixtures(store state.Store) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		scope, ok := scopeParam(w, r)
 		if !ok {
 			return
 		}
+		infos, err := store.ListFixtures(r.Context(), scope)
+		if err != nil {
+			writeError(w, r, stateError(err))
+			return
+		}
 		list := fixtureList{Object: "list", Scope: scope, Data: []fixtureInfo{}}
-		for _, f := range store.List(scope) {
+		for _, f := range infos {
 			conds := f.Conditions
 			if conds == nil {
 				conds = []string{}
@@ -131,15 +126,16 @@ type fixturesDeleted struct {
 // ?scope= or x-mock-scope — the unscoped ones when neither names one — go, with the scope's
 // reply counters and attempt counts; its journal stays (DELETE /_mock/scopes/{scope} drops that
 // too). It is the one way to drop the unscoped fixtures, which no path can name.
-func handleDeleteFixtures(store *fixtures.Store, attempts *simulation.AttemptCounter) http.Handler {
+func handleDeleteFixtures(store state.Store) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		scope, ok := scopeParam(w, r)
 		if !ok {
 			return
 		}
-		deleted := store.DropScope(scope)
-		if attempts.DropScope(scope) {
-			deleted = true
+		deleted, err := store.DropScope(r.Context(), scope, false)
+		if err != nil {
+			writeError(w, r, stateError(err))
+			return
 		}
 		encodeJSON(w, http.StatusOK, fixturesDeleted{Object: "fixtures.deleted", Scope: scope, Deleted: deleted})
 	})
@@ -153,19 +149,17 @@ type scopeDeleted struct {
 
 // handleDeleteScope serves DELETE /_mock/scopes/{scope}: the scope's runtime fixtures, reply
 // counters, attempt counts and journal go.
-func handleDeleteScope(store *fixtures.Store, attempts *simulation.AttemptCounter, j *journal.Journal) http.Handler {
+func handleDeleteScope(store state.Store) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		scope := mux.Vars(r)["scope"]
 		if scope == "" || !journal.ValidScope(scope) {
 			writeError(w, r, apierr.New(apierr.InvalidValue, "scope", "A scope is 1 to 128 letters, digits, '.', '_', ':' or '-'."))
 			return
 		}
-		deleted := store.DropScope(scope)
-		if attempts.DropScope(scope) {
-			deleted = true
-		}
-		if j != nil {
-			j.Drop(scope)
+		deleted, err := store.DropScope(r.Context(), scope, true)
+		if err != nil {
+			writeError(w, r, stateError(err))
+			return
 		}
 		encodeJSON(w, http.StatusOK, scopeDeleted{Object: "scope.deleted", Scope: scope, Deleted: deleted})
 	})
@@ -176,9 +170,9 @@ const defaultJournalLimit = 100
 
 // handleJournal serves GET /_mock/journal?scope=…&limit=…: the scope's most recent calls, newest
 // first, without a word of what was said.
-func handleJournal(j *journal.Journal) http.Handler {
+func handleJournal(j state.Store, on bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if j == nil {
+		if !on {
 			writeError(w, r, apierr.New(apierr.NotFound, "", "The call journal is off (--journal-entries 0)."))
 			return
 		}
@@ -197,7 +191,11 @@ func handleJournal(j *journal.Journal) http.Handler {
 		}
 		buf := getBuffer()
 		defer putBuffer(buf)
-		b := j.AppendJSON(buf.AvailableBuffer(), scope, limit)
+		b, err := j.AppendJournal(r.Context(), buf.AvailableBuffer(), scope, limit)
+		if err != nil {
+			writeError(w, r, stateError(err))
+			return
+		}
 		writeJSONBytes(w, http.StatusOK, append(b, '\n'))
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"mockgateway/internal/apierr"
 	"mockgateway/internal/journal"
 	"mockgateway/internal/protocol"
+	"mockgateway/internal/state"
 	"mockgateway/observability"
 )
 
@@ -48,7 +49,7 @@ func (n *callNote) noteShape(req *protocol.ChatRequest) {
 // answered.
 //
 //go:noinline
-func journalCall(j *journal.Journal, r *http.Request, rec *observability.Record, note *callNote) {
+func journalCall(j state.Store, r *http.Request, rec *observability.Record, note *callNote) {
 	fixture := ""
 	if rec.Chat && rec.Status == http.StatusOK {
 		fixture = "generated"
@@ -56,7 +57,7 @@ func journalCall(j *journal.Journal, r *http.Request, rec *observability.Record,
 			fixture = rec.Fixture
 		}
 	}
-	j.Add(rec.Scope, journal.Entry{
+	j.RecordCall(rec.Scope, journal.Entry{
 		RequestID:          rec.RequestID,
 		Time:               rec.Start,
 		Method:             rec.Method,

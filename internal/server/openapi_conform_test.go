@@ -186,6 +186,7 @@ func TestOpenAPIResponsesConform(t *testing.T) {
 
 	// Fixtures, scopes and the journal: the control surface and the chat answers it scripts.
 	conformMockControl(t, d, do)
+	conformStateUnavailable(t, d)
 	// POST /v1/responses and the stored-response routes.
 	conformResponses(t, d, do)
 	// POST /v1/messages and count_tokens (openapi_messages_test.go).

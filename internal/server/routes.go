@@ -10,6 +10,7 @@ import (
 	"mockgateway/internal/apierr"
 	"mockgateway/internal/console"
 	"mockgateway/internal/openapi"
+	"mockgateway/internal/state"
 	"mockgateway/observability"
 )
 
@@ -31,8 +32,12 @@ func addRoutes(r *mux.Router, d Deps, metricsOn bool) {
 	// The router tries routes in order, each with its own regexp, and no two paths overlap, so
 	// the busiest route comes first.
 	limit := newConcurrencyLimit(d.Config.MaxConcurrent) // one budget shared by every /v1 route
+	var calls state.Store                                // nil: no journal
+	if d.journalOn() {
+		calls = d.State
+	}
 	v1 := func(h http.Handler) http.Handler {
-		return &v1Guard{key: d.Config.APIKey, drain: d.Drain, limit: limit, journal: d.Journal, next: h}
+		return &v1Guard{key: d.Config.APIKey, drain: d.Drain, limit: limit, journal: calls, next: h}
 	}
 	// Every GET route answers HEAD too, as net/http's own handlers do: the same status and
 	// headers, no body (net/http drops what a handler writes to a HEAD request).
@@ -50,11 +55,11 @@ func addRoutes(r *mux.Router, d Deps, metricsOn bool) {
 
 	// /_mock: the mock's own control surface (docs/fixtures.md), guarded by the local key.
 	mock := func(h http.Handler) http.Handler { return &mockGuard{key: d.Config.APIKey, next: h} }
-	handle("/_mock/fixtures", mock(handleAddFixtures(d.Fixtures, d.Config.MaxBodyBytes))).Methods(http.MethodPost)
-	handle("/_mock/fixtures", mock(handleListFixtures(d.Fixtures))).Methods(get...)
-	handle("/_mock/fixtures", mock(handleDeleteFixtures(d.Fixtures, d.Attempts))).Methods(http.MethodDelete)
-	handle("/_mock/scopes/{scope}", mock(handleDeleteScope(d.Fixtures, d.Attempts, d.Journal))).Methods(http.MethodDelete)
-	handle("/_mock/journal", mock(handleJournal(d.Journal))).Methods(get...)
+	handle("/_mock/fixtures", mock(handleAddFixtures(d.State, d.Config.MaxBodyBytes))).Methods(http.MethodPost)
+	handle("/_mock/fixtures", mock(handleListFixtures(d.State))).Methods(get...)
+	handle("/_mock/fixtures", mock(handleDeleteFixtures(d.State))).Methods(http.MethodDelete)
+	handle("/_mock/scopes/{scope}", mock(handleDeleteScope(d.State))).Methods(http.MethodDelete)
+	handle("/_mock/journal", mock(handleJournal(d.State, d.journalOn()))).Methods(get...)
 
 	// The console (docs/console.md): a page and its assets, reading the endpoints below.
 	handle("/", console.Handler()).Methods(get...)

@@ -5,6 +5,7 @@
 package server
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gorilla/mux"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
@@ -20,6 +22,7 @@ import (
 	"mockgateway/internal/fixtures"
 	"mockgateway/internal/journal"
 	"mockgateway/internal/simulation"
+	"mockgateway/internal/state"
 	"mockgateway/observability"
 )
 
@@ -40,9 +43,14 @@ type Deps struct {
 	// an empty store from Config. Journal keeps the calls per scope; nil: no journal.
 	Fixtures *fixtures.Store
 	Journal  *journal.Journal
-	Version  string
-	Release  string
-	Started  time.Time
+	// State is where the runtime state lives (internal/state): nil keeps it in this process,
+	// in Fixtures, Attempts and Journal; a shared store (--state-store) keeps it there instead,
+	// and Fixtures then holds the file fixtures only.
+	State state.Store
+
+	Version string
+	Release string
+	Started time.Time
 }
 
 // New builds the router and wraps it in the middleware chain.
@@ -77,7 +85,19 @@ func (d Deps) withDefaults() (Deps, bool) {
 	if d.Fixtures == nil {
 		d.Fixtures = NewFixtureStore(d.Config)
 	}
+	if d.State == nil {
+		d.State = &state.Memory{Fixtures: d.Fixtures, Attempts: d.Attempts, Calls: d.Journal}
+	}
 	return d, metricsOn
+}
+
+// journalOn reports whether calls are journaled: in memory when there is a Journal, in a
+// shared store unless --journal-entries is 0.
+func (d Deps) journalOn() bool {
+	if _, ok := d.State.(*state.Memory); ok {
+		return d.Journal != nil
+	}
+	return d.Config.JournalEntries > 0
 }
 
 // newRouter is the router with every route of addRoutes.
@@ -141,4 +161,17 @@ func NewJournal(cfg config.Config) *journal.Journal {
 		return nil
 	}
 	return journal.New(journal.Config{EntriesPerScope: cfg.JournalEntries, MaxScopes: cfg.JournalScopes})
+}
+
+// NewSharedState is the shared state store --state-store names, over the file fixtures in
+// files; nil when the flag is empty (the state stays in memory). Its background work ends with
+// ctx. reg may be nil (no metrics).
+func NewSharedState(ctx context.Context, cfg config.Config, files *fixtures.Store, reg prometheus.Registerer, logger *slog.Logger) (*state.Redis, error) {
+	if cfg.StateStore == "" {
+		return nil, nil
+	}
+	return state.NewRedis(ctx, state.RedisConfig{URL: cfg.StateStore, Fixtures: files,
+		MaxScopes: cfg.MaxScopes, MaxFixturesPerScope: cfg.MaxScopeFixtures, MaxBytes: cfg.MaxFixtureBytes,
+		ScopeTTL: cfg.ScopeTTL, TTL: cfg.StateTTL, AttemptKeys: cfg.AttemptKeys, AttemptTTL: cfg.AttemptTTL,
+		JournalEntries: cfg.JournalEntries, JournalScopes: cfg.JournalScopes, Registerer: reg, Logger: logger})
 }

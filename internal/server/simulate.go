@@ -13,6 +13,7 @@ import (
 	"mockgateway/internal/catalog"
 	"mockgateway/internal/fixtures"
 	"mockgateway/internal/simulation"
+	"mockgateway/internal/state"
 	"mockgateway/observability"
 )
 
@@ -28,7 +29,7 @@ type simulated struct {
 type simulator struct {
 	headers  bool // --allow-simulation-headers: the x-mock-* headers are read
 	catalog  *catalog.Catalog
-	attempts *simulation.AttemptCounter
+	attempts state.Store
 }
 
 // decide reads the x-mock-* headers (when allowed) over the fixture's or the model's settings
@@ -71,7 +72,7 @@ func (s simulator) decide(r *http.Request, model *catalog.Model, bodyHash uint64
 	}
 	plan := simulation.Decide(model.ID, fault, attempt, model.Gateway, s.catalog.Target)
 	if key != 0 && plan.Fault == nil {
-		s.attempts.Done(key) // it got through: an identical request later is a first try again
+		s.attempts.AttemptDone(r.Context(), key, observability.RecordFrom(r.Context()).Scope) // it got through: an identical request later is a first try again
 	}
 	served := model
 	if plan.ServedBy != model.ID {
@@ -121,7 +122,11 @@ func (s simulator) attemptOf(r *http.Request, model *catalog.Model, fault *simul
 		// forgets the first try the counter saw.
 		return attempt, key, nil
 	}
-	return s.attempts.Next(key, scope), key, nil
+	n, err := s.attempts.NextAttempt(r.Context(), key, scope)
+	if err != nil {
+		return 0, 0, stateError(err)
+	}
+	return n, key, nil
 }
 
 func invalidHeader(name string, err error) *apierr.Error {

@@ -131,6 +131,25 @@ func TestRenderMatrix(t *testing.T) {
 				t.Errorf("MOCKGATEWAY_API_KEY from %+v, want gw-key/token", ref)
 			}
 		}},
+		{"shared state store from a secret", renderOpts{values: "stateStore: {url: {secretName: gw-redis, secretKey: redis-url}}"}, func(t *testing.T, r *release) {
+			if n := r.count("Secret"); n != 0 {
+				t.Errorf("%d Secrets rendered: the chart names the store's, it makes none", n)
+			}
+			ref := envOf(deployment(t, r))["MOCKGATEWAY_STATE_STORE"].ValueFrom
+			if ref == nil || ref.SecretKeyRef == nil || ref.SecretKeyRef.Name != "gw-redis" || ref.SecretKeyRef.Key != "redis-url" {
+				t.Errorf("MOCKGATEWAY_STATE_STORE from %+v, want gw-redis/redis-url", ref)
+			}
+			for _, k := range r.kinds() {
+				if strings.Contains(strings.ToLower(k), "statefulset") {
+					t.Errorf("the chart rendered a %s: it installs no Redis", k)
+				}
+			}
+		}},
+		{"no shared state store by default", renderOpts{}, func(t *testing.T, r *release) {
+			if _, ok := envOf(deployment(t, r))["MOCKGATEWAY_STATE_STORE"]; ok {
+				t.Error("MOCKGATEWAY_STATE_STORE set without stateStore.url")
+			}
+		}},
 		{"key in a created secret", renderOpts{values: "apiKey: {value: s3cret}"}, func(t *testing.T, r *release) {
 			var s corev1.Secret
 			_ = decodeStrict(r.only(t, "Secret").raw, &s)
@@ -180,15 +199,16 @@ func TestRenderMatrix(t *testing.T) {
 // TestValuesSchemaRejects: unknown and mistyped values fail the install itself.
 func TestValuesSchemaRejects(t *testing.T) {
 	for name, values := range map[string]string{
-		"unknown top-level key":    "replicas: 2",
-		"unknown nested key":       "image: {repo: x}",
-		"unknown flag":             "config: {logLevl: debug}",
-		"mistyped count":           "replicaCount: two",
-		"mistyped port":            "service: {port: '8080'}",
-		"bad enum":                 "serviceMonitor: {enabled: yes-please}",
-		"bad duration":             "config: {writeTimeout: 30}",
-		"fixture without yaml ext": "fixtures: {hello.txt: 'fixtures: []'}",
-		"resources unknown key":    "resources: {limits: {gpu: 1}}",
+		"unknown top-level key":     "replicas: 2",
+		"unknown nested key":        "image: {repo: x}",
+		"unknown flag":              "config: {logLevl: debug}",
+		"mistyped count":            "replicaCount: two",
+		"mistyped port":             "service: {port: '8080'}",
+		"bad enum":                  "serviceMonitor: {enabled: yes-please}",
+		"bad duration":              "config: {writeTimeout: 30}",
+		"fixture without yaml ext":  "fixtures: {hello.txt: 'fixtures: []'}",
+		"resources unknown key":     "resources: {limits: {gpu: 1}}",
+		"state store URL in values": "stateStore: {url: 'redis://:pw@redis:6379/0'}",
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := install(renderOpts{values: values})

@@ -1,0 +1,135 @@
+package state
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"time"
+
+	"mockgateway/internal/journal"
+)
+
+// The journal's keys: mockgateway:{scope}:j, a list of entries (their JSON, newest first, at
+// most JournalEntries), expiring TTL after the scope's last call; and mockgateway:js, the named
+// scopes by last call, at most JournalScopes (beyond, the least recently used goes, as in
+// memory). A request only queues its entry (RecordCall never waits on the network); one
+// goroutine writes what is queued in one script per batch. The queue holds journalQueue
+// entries: when it is full, or the store does not answer, entries are dropped and counted
+// (mockgateway_journal_dropped_total).
+var journalScript = newScript(luaNow + `
+local P, per, max, ttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+for i = 5, #ARGV, 2 do
+  local id = ARGV[i]
+  local k = P .. '{' .. id .. '}:j'
+  redis.call('LPUSH', k, ARGV[i + 1])
+  redis.call('LTRIM', k, 0, per - 1)
+  redis.call('PEXPIRE', k, ttl)
+  if id ~= '' then redis.call('ZADD', P .. 'js', now, id) end
+end
+redis.call('ZREMRANGEBYSCORE', P .. 'js', '-inf', now - ttl)
+local extra = redis.call('ZCARD', P .. 'js') - max
+if extra > 0 then
+  for _, s in ipairs(redis.call('ZRANGE', P .. 'js', 0, extra - 1)) do redis.call('DEL', P .. '{' .. s .. '}:j') end
+  redis.call('ZREMRANGEBYRANK', P .. 'js', 0, extra - 1)
+end
+redis.call('PEXPIRE', P .. 'js', ttl)
+return 0
+`)
+
+// journalQueue bounds the entries waiting to be written (docs/fixtures.md gives its memory).
+const journalQueue = 4096
+
+// journalLinger is how long the writer waits for more entries before a write.
+const journalLinger = 5 * time.Millisecond
+
+// maxBatch bounds one journal write: the script runs atomically, and other commands wait for it.
+const maxBatch = 128
+
+// RecordCall queues the entry; a full queue drops it.
+func (r *Redis) RecordCall(scope string, e journal.Entry) {
+	if r.cfg.JournalEntries <= 0 || !journal.ValidScope(scope) {
+		return
+	}
+	e.Scope = scope
+	e.Bound()
+	select {
+	case r.calls <- e:
+	default:
+		r.dropped.Inc()
+	}
+}
+
+// writeCalls writes the queued entries until ctx ends.
+func (r *Redis) writeCalls(ctx context.Context) {
+	batch := make([]journal.Entry, 0, maxBatch)
+	args := make([]any, 0, 4+2*maxBatch)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case e := <-r.calls:
+			batch = append(batch[:0], e)
+		}
+		// Entries that come within journalLinger join the batch: under load one round trip
+		// carries many, and an entry waits that long at most before it is written.
+		linger := time.NewTimer(journalLinger)
+	fill:
+		for len(batch) < maxBatch {
+			select {
+			case e := <-r.calls:
+				batch = append(batch, e)
+			case <-linger.C:
+				break fill
+			case <-ctx.Done():
+				break fill
+			}
+		}
+		linger.Stop()
+		args = append(args[:0], prefix, r.cfg.JournalEntries, r.cfg.JournalScopes, ms(r.cfg.TTL))
+		for i := range batch {
+			b, err := json.Marshal(batch[i])
+			if err != nil {
+				continue // cannot happen: Bound cleared what JSON cannot carry
+			}
+			args = append(args, batch[i].Scope, b)
+		}
+		wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		err := r.call(wctx, "journal_write", func(ctx context.Context) error {
+			return journalScript.Run(ctx, r.client, []string{prefix + "js"}, args...).Err()
+		})
+		cancel()
+		if err != nil {
+			r.dropped.Add(float64(len(batch)))
+		}
+		clear(batch) // no entry outlives its write
+	}
+}
+
+// AppendJournal reads the scope's entries, newest first as in memory: filed when answered,
+// shown by when they started.
+func (r *Redis) AppendJournal(ctx context.Context, buf []byte, scope string, limit int) ([]byte, error) {
+	if !journal.ValidScope(scope) {
+		return journal.AppendList(buf, "", nil), nil // its id is not echoed
+	}
+	end := int64(limit) - 1
+	if limit <= 0 {
+		end = -1 // all of them, as in memory
+	}
+	var raw []string
+	err := r.call(ctx, "journal_read", func(ctx context.Context) (err error) {
+		raw, err = r.client.LRange(ctx, key(scope, "j"), 0, end).Result()
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	entries := make([]journal.Entry, 0, len(raw))
+	for _, s := range raw {
+		var e journal.Entry
+		if json.Unmarshal([]byte(s), &e) == nil {
+			entries = append(entries, e)
+		}
+	}
+	slices.SortStableFunc(entries, func(a, b journal.Entry) int { return b.Time.Compare(a.Time) })
+	return journal.AppendList(buf, scope, entries), nil
+}

@@ -1,0 +1,184 @@
+package state
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"mockgateway/internal/fixtures"
+	"mockgateway/internal/journal"
+	"mockgateway/internal/testutil"
+)
+
+// newTestRedis is a Redis store on a redis-server of the test's own, with small bounds.
+func newTestRedis(t *testing.T, cfg RedisConfig) (*Redis, *testutil.RedisServer) {
+	t.Helper()
+	rs := testutil.StartRedis(t)
+	cfg.URL = rs.URL()
+	if cfg.Fixtures == nil {
+		cfg.Fixtures = fixtures.NewStore(fixtures.StoreConfig{})
+	}
+	for _, d := range []*int{&cfg.MaxScopes, &cfg.MaxFixturesPerScope, &cfg.MaxBytes, &cfg.AttemptKeys, &cfg.JournalEntries, &cfg.JournalScopes} {
+		if *d == 0 {
+			*d = 100
+		}
+	}
+	if cfg.MaxBytes == 100 {
+		cfg.MaxBytes = 1 << 20
+	}
+	for _, d := range []*time.Duration{&cfg.ScopeTTL, &cfg.TTL, &cfg.AttemptTTL} {
+		if *d == 0 {
+			*d = time.Hour
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r, err := NewRedis(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); r.Wait() })
+	return r, rs
+}
+
+func body(names ...string) []byte {
+	var fs []string
+	for _, n := range names {
+		fs = append(fs, fmt.Sprintf(`{"name":%q,"reply":{"content":"from %s"}}`, n, n))
+	}
+	return []byte(`{"fixtures":[` + strings.Join(fs, ",") + `]}`)
+}
+
+func code(err error) string {
+	var e *fixtures.Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	if err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// TestRedisAddBounds: an add is all or nothing, and the bounds of the in-memory store hold in
+// Redis: fixtures per scope, bytes in all scopes, names unique across adds, scopes — where a
+// counting scope gives its place to a fixture scope, and fixture scopes never give theirs.
+func TestRedisAddBounds(t *testing.T) {
+	ctx := context.Background()
+	r, _ := newTestRedis(t, RedisConfig{MaxScopes: 2, MaxFixturesPerScope: 3, MaxBytes: 1024})
+	if _, err := r.AddFixtures(ctx, "a", body("one", "two")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.AddFixtures(ctx, "a", body("three", "two")); code(err) != fixtures.CodeInvalidValue {
+		t.Fatalf("a duplicate name across adds: %v", err)
+	}
+	infos, _ := r.ListFixtures(ctx, "a")
+	if len(infos) != 2 {
+		t.Fatalf("a refused add left something behind: %+v", infos)
+	}
+	if _, err := r.AddFixtures(ctx, "a", body("three", "four")); code(err) != fixtures.CodeTooManyFixtures {
+		t.Fatalf("past the fixtures of a scope: %v", err)
+	}
+	// A counting scope ("c" counts a file fixture's replies) gives its place to a fixture scope.
+	files, err := fixtures.Parse(fixtures.OriginFile, "seq.json", []byte(`{"fixtures":[{"name":"seq","match":{"model":"m"},"replies":[{"content":"1"},{"content":"2"}]}]}`), fixtures.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.cfg.Fixtures.SetFiles(files)
+	if n, err := r.count(ctx, "c", fixtures.Counted{Name: "seq", Origin: fixtures.OriginFile, Replies: 2}); err != nil || n != 1 {
+		t.Fatalf("count in a counting scope: %d %v", n, err)
+	}
+	if _, err := r.AddFixtures(ctx, "b", body("x")); err != nil {
+		t.Fatalf("a fixture scope could not take a counting scope's place: %v", err)
+	}
+	if _, err := r.AddFixtures(ctx, "d", body("y")); code(err) != fixtures.CodeTooManyScopes {
+		t.Fatalf("past the scopes, every one holding fixtures: %v", err)
+	}
+	if n, err := r.count(ctx, "e", fixtures.Counted{Name: "seq", Origin: fixtures.OriginFile, Replies: 2}); err != nil || n != 0 {
+		t.Fatalf("a counting scope with every place taken by fixture scopes: %d %v, want 0 (first reply)", n, err)
+	}
+	big := fmt.Sprintf(`{"fixtures":[{"name":"big","reply":{"content":%q}}]}`, strings.Repeat("x", 900))
+	if _, err := r.AddFixtures(ctx, "b", []byte(big)); code(err) != fixtures.CodeTooManyFixtures {
+		t.Fatalf("past the bytes of all scopes: %v", err)
+	}
+	if ok, err := r.DropScope(ctx, "a", true); !ok || err != nil {
+		t.Fatalf("drop: %v %v", ok, err)
+	}
+	if _, err := r.AddFixtures(ctx, "d", body("y")); err != nil {
+		t.Fatalf("a dropped scope's place and bytes are free again: %v", err)
+	}
+}
+
+// TestRedisKeysExpire: every key a scope leaves in the store expires, so an abandoned scope
+// never stays.
+func TestRedisKeysExpire(t *testing.T) {
+	ctx := context.Background()
+	r, rs := newTestRedis(t, RedisConfig{ScopeTTL: 200 * time.Millisecond, JournalEntries: 10})
+	if _, err := r.AddFixtures(ctx, "kept", body("one")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.AddFixtures(ctx, "", body("unscoped")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.count(ctx, "kept", fixtures.Counted{Name: "one", Origin: fixtures.OriginRuntime, Replies: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.NextAttempt(ctx, 42, "kept"); err != nil {
+		t.Fatal(err)
+	}
+	r.RecordCall("kept", journal.Entry{RequestID: "req_1", Time: time.Now()})
+	c := rs.Client()
+	defer c.Close()
+	waitFor(t, "the journal entry written", func() bool { return c.Exists(ctx, key("kept", "j")).Val() == 1 })
+	keys := c.Keys(ctx, prefix+"{*").Val()
+	if len(keys) < 6 {
+		t.Fatalf("fewer scope keys than written: %v", keys)
+	}
+	for _, k := range keys {
+		if ttl := c.PTTL(ctx, k).Val(); ttl <= 0 {
+			t.Errorf("%s does not expire (PTTL %v)", k, ttl)
+		}
+	}
+}
+
+func waitFor(t *testing.T, what string, f func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !f(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 10s", what)
+		}
+	}
+}
+
+// TestRedisJournalBounds: the journal keeps JournalEntries per scope, newest first, and
+// JournalScopes named scopes (the least recently written goes first), as in memory.
+func TestRedisJournalBounds(t *testing.T) {
+	ctx := context.Background()
+	r, _ := newTestRedis(t, RedisConfig{JournalEntries: 3, JournalScopes: 2})
+	start := time.Now()
+	for i := range 5 {
+		r.RecordCall("x", journal.Entry{RequestID: fmt.Sprintf("req_x%d", i), Time: start.Add(time.Duration(i) * time.Millisecond)})
+	}
+	list := func(scope string) string {
+		b, err := r.AppendJournal(ctx, nil, scope, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	waitFor(t, "the last entry written", func() bool { return strings.Contains(list("x"), "req_x4") })
+	if got := list("x"); strings.Count(got, "request_id") != 3 || strings.Index(got, "req_x4") > strings.Index(got, "req_x2") || strings.Contains(got, "req_x1") {
+		t.Fatalf("scope x keeps its 3 newest, newest first: %s", got)
+	}
+	r.RecordCall("y", journal.Entry{RequestID: "req_y"})
+	r.RecordCall("z", journal.Entry{RequestID: "req_z"})
+	waitFor(t, "z written", func() bool { return strings.Contains(list("z"), "req_z") })
+	if got := list("x"); strings.Contains(got, "req_x") {
+		t.Fatalf("the least recently written scope stays past JournalScopes: %s", got)
+	}
+	if got := list("bad scope!"); got != `{"object":"list","scope":"","data":[]}` {
+		t.Fatalf("an invalid scope: %s", got)
+	}
+}
