@@ -15,7 +15,7 @@ FUZZ_TARGETS := ./internal/protocol:FuzzDecodeChatRequest ./internal/protocol:Fu
 	./internal/protocol:FuzzDecodeMessagesRequest ./internal/protocol:FuzzAnthropicAppendMatchesEncodingJSON
 FUZZ_COUNT ?= 20000x
 
-.PHONY: test test-root test-deploy check deps node-packages chromium compose prometheus fuzz run build bench soak hostile
+.PHONY: test test-root test-deploy check deps node-packages chromium redis compose prometheus fuzz run build bench soak hostile
 
 # make test is everything a change must pass: what the tests need beyond Go, check, every test
 # with the race detector — end-to-end ones included — and the fuzz targets. Each phase says what
@@ -25,7 +25,7 @@ FUZZ_COUNT ?= 20000x
 # The end-to-end tests (Node clients, Chromium, Prometheus, the Go clients' module) run only with
 # MOCKGATEWAY_E2E=1, and under it a missing tool fails them (internal/testutil.EndToEnd).
 test: export MOCKGATEWAY_E2E = 1
-test: node-packages chromium compose check
+test: node-packages chromium redis compose check
 	@echo "==> test: the root module's tests start; beside them, niced, Prometheus for deploy/test is built unless it is cached"
 	@$(MAKE) --no-print-directory -j2 test-root prometheus
 	@$(MAKE) --no-print-directory test-deploy
@@ -74,10 +74,10 @@ check:
 
 # deps: what the tests need beyond the Go toolchain, each installed or built once and then kept:
 # the Node clients of the client-compatibility tests, the Codex CLI and Claude Code (from their
-# lock files, again only when one changes); Debian's chromium for the console's browser test; and for deploy/test, Debian's
+# lock files, again only when one changes); Debian's chromium for the console's browser test and redis-server for the shared-state tests; and for deploy/test, Debian's
 # docker-compose and Prometheus v3 (server and promtool) built from its Go module and cached in
 # ~/.cache/mockgateway (deploy/test/deps.sh). A missing tool fails the test run.
-deps: node-packages chromium compose prometheus
+deps: node-packages chromium redis compose prometheus
 
 node-packages: $(addsuffix /node_modules/.package-lock.json,$(NODE_DIRS))
 
@@ -95,9 +95,18 @@ chromium:
 		sudo=; [ "$$(id -u)" -eq 0 ] || sudo=sudo; \
 		$$sudo apt-get update && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y chromium; }
 	@command -v chromium >/dev/null 2>&1 || { echo "chromium is still missing after apt-get install chromium"; exit 1; }
-	@# Debian's redis-server, which the shared-state tests start (internal/state, cmd/mockgateway).
-	@command -v redis-server >/dev/null 2>&1 || { sudo=; [ "$$(id -u)" -eq 0 ] || sudo=sudo; \
-		$$sudo apt-get update && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y redis-server=5:7.0.15-1~deb12u10; }
+
+# Debian's redis-server, which the shared-state tests start (internal/state, cmd/mockgateway), at
+# the version they were written against; should Debian's archive have moved past it (a security
+# update), the archive's own 7.0 is installed instead, and said so.
+REDIS_VERSION := 5:7.0.15-1~deb12u10
+redis:
+	@command -v redis-server >/dev/null 2>&1 || { \
+		echo "==> deps: installing Debian's redis-server $(REDIS_VERSION) for the shared-state tests (apt-get, once)"; \
+		sudo=; [ "$$(id -u)" -eq 0 ] || sudo=sudo; export DEBIAN_FRONTEND=noninteractive; \
+		$$sudo apt-get update && { $$sudo apt-get install -y redis-server=$(REDIS_VERSION) || \
+		{ echo "==> deps: redis-server $(REDIS_VERSION) is gone from the archive; installing its current version"; $$sudo apt-get install -y redis-server; }; }; }
+	@command -v redis-server >/dev/null 2>&1 || { echo "redis-server is still missing after apt-get install redis-server"; exit 1; }
 
 compose:
 	@bash deploy/test/deps.sh compose
