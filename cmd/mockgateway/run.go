@@ -124,6 +124,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Attempts:   simulation.NewAttemptCounter(cfg.AttemptKeys, cfg.AttemptTTL, time.Now),
 		Fixtures:   store,
 		Journal:    server.NewJournal(cfg),
+		Sealer:     server.NewSealer(cfg),
 		Version:    version,
 		Release:    release,
 		Started:    time.Now(),

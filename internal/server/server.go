@@ -19,6 +19,7 @@ import (
 	"mockgateway/internal/config"
 	"mockgateway/internal/fixtures"
 	"mockgateway/internal/journal"
+	"mockgateway/internal/seal"
 	"mockgateway/internal/simulation"
 	"mockgateway/observability"
 )
@@ -40,9 +41,12 @@ type Deps struct {
 	// an empty store from Config. Journal keeps the calls per scope; nil: no journal.
 	Fixtures *fixtures.Store
 	Journal  *journal.Journal
-	Version  string
-	Release  string
-	Started  time.Time
+	// Sealer seals and verifies reasoning items' encrypted content; nil: New builds one from
+	// Config (NewSealer).
+	Sealer  *seal.Sealer
+	Version string
+	Release string
+	Started time.Time
 }
 
 // New builds the router and wraps it in the middleware chain.
@@ -76,6 +80,9 @@ func (d Deps) withDefaults() (Deps, bool) {
 	}
 	if d.Fixtures == nil {
 		d.Fixtures = NewFixtureStore(d.Config)
+	}
+	if d.Sealer == nil {
+		d.Sealer = NewSealer(d.Config)
 	}
 	return d, metricsOn
 }
