@@ -24,9 +24,9 @@ type Config struct {
 	APIKey      string // a local key for /v1/*, never a provider credential; never printed
 	// SealKey seals what clients send back (internal/seal); never printed. Unset: a random key
 	// per process, so replicas behind one address must share one.
-	SealKey string
-	LogLevel    string
-	LogFormat   string
+	SealKey   string
+	LogLevel  string
+	LogFormat string
 	// LogFile, when set, is the log's sink, rotated at LogMaxSizeMB with LogMaxBackups kept: a
 	// container's stderr is out of reach of a sidecar such as the redaction audit, a shared file
 	// is not. stderr keeps the lines that are not access lines, and with LogStderr those too.

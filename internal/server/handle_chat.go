@@ -166,7 +166,7 @@ type chatCall struct {
 	// Reasoning is a Responses answer's reasoning item, first in its output; nil when the model
 	// does not reason (reasoning.go).
 	Reasoning *protocol.OutputItem
-	h    *chatHandler // shared by every call; not copied into each
+	h         *chatHandler // shared by every call; not copied into each
 }
 
 // requestFacts are what reading a request learns beside the request itself.
@@ -258,7 +258,7 @@ func (h *chatHandler) generate(req *protocol.ChatRequest, sim *simulated, facts 
 	}
 	rec.Stream = req.Stream
 	rec.PromptTokens = res.PromptTokens
-	rec.CompletionTokens = res.CompletionTokens    // a stream counts what it sent (streamChat)
+	rec.CompletionTokens = res.CompletionTokens // a stream counts what it sent (streamChat)
 	rec.ReasoningTokens = res.ReasoningTokens
 	rec.FinishReason = res.Choices[0].FinishReason // "" for a lazy choice until streamChat settles it
 	var id string
