@@ -22,11 +22,8 @@ type Config struct {
 	Addr        string
 	CatalogPath string
 	APIKey      string // a local key for /v1/*, never a provider credential; never printed
-	// SealKey seals what clients send back (internal/seal); never printed. Unset: a random key
-	// per process, so replicas behind one address must share one.
-	SealKey   string
-	LogLevel  string
-	LogFormat string
+	LogLevel    string
+	LogFormat   string
 	// LogFile, when set, is the log's sink, rotated at LogMaxSizeMB with LogMaxBackups kept: a
 	// container's stderr is out of reach of a sidecar such as the redaction audit, a shared file
 	// is not. stderr keeps the lines that are not access lines, and with LogStderr those too.
@@ -107,6 +104,9 @@ type Config struct {
 	// GCFloorMB is the floor under the garbage collector's heap target, in MiB (see
 	// internal/gcfloor); 0 leaves the collector at Go's default. Ignored when GOGC is set.
 	GCFloorMB int
+	// SealKey seals what clients send back (internal/seal); never printed. Unset: a random key
+	// per process, so replicas behind one address must share one.
+	SealKey string
 }
 
 // ErrHelp is returned when --help was asked for; the usage has been written.
