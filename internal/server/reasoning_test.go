@@ -283,3 +283,65 @@ func TestResponsesReasoningConformToOpenAI(t *testing.T) {
 		})
 	}
 }
+
+// TestReasoningTelemetry: the reasoning tokens reach the chat span
+// (gen_ai.usage.reasoning.output_tokens), the access line (reasoning_tokens), the token metric
+// (type reasoning, also counted in output) and the journal, for a JSON call and a stream.
+func TestReasoningTelemetry(t *testing.T) {
+	h := newHarness(t, journaled)
+	h.do("POST", chatPath, `{"model":"mock-reasoning","messages":[{"role":"user","content":"hi"}],"reasoning_effort":"low"}`)
+	h.do("POST", "/v1/responses", `{"model":"mock-reasoning","input":"hi","stream":true,"reasoning":{"effort":"high","summary":"auto"}}`)
+	if got := metricValue(t, h.metrics, "mockgateway_tokens_total", map[string]string{"model": "mock-reasoning", "type": "reasoning"}); got != 64+512 {
+		t.Errorf("reasoning tokens metric = %v, want %d", got, 64+512)
+	}
+	if got := metricValue(t, h.metrics, "mockgateway_tokens_total", map[string]string{"model": "mock-reasoning", "type": "output"}); got <= 64+512 {
+		t.Errorf("output tokens metric = %v, want the reasoning and more", got)
+	}
+	var spans []int64
+	for _, s := range h.spans.GetSpans() {
+		if v, ok := attributeKeys(s.Attributes)["gen_ai.usage.reasoning.output_tokens"]; ok {
+			spans = append(spans, v.AsInt64())
+		}
+	}
+	if len(spans) != 2 || spans[0] != 64 || spans[1] != 512 {
+		t.Errorf("spans' reasoning tokens: %v", spans)
+	}
+	var lines []float64
+	for _, rec := range h.logs.records(t) {
+		if n, ok := rec["reasoning_tokens"].(float64); ok {
+			lines = append(lines, n)
+		}
+	}
+	if len(lines) != 2 || lines[0] != 64 || lines[1] != 512 {
+		t.Errorf("access lines' reasoning tokens: %v", lines)
+	}
+	journal := h.do("GET", "/_mock/journal?limit=10", "").Body.String()
+	if !strings.Contains(journal, `"reasoning_tokens":512`) || !strings.Contains(journal, `"reasoning_tokens":64`) {
+		t.Errorf("journal: %s", journal)
+	}
+	// Another model reports none.
+	h.do("POST", chatPath, `{"model":"mock-chat","messages":[{"role":"user","content":"hi"}],"reasoning_effort":"high"}`)
+	if got := metricValue(t, h.metrics, "mockgateway_tokens_total", map[string]string{"model": "mock-chat", "type": "reasoning"}); got != 0 {
+		t.Errorf("mock-chat reasoning tokens = %v", got)
+	}
+}
+
+// TestFixtureScriptsReasoning: a fixture's reasoning sets the tokens and the summary's text of
+// a reasoning model's answer; tokens the budget cannot hold give the budget-exhausted answer.
+func TestFixtureScriptsReasoning(t *testing.T) {
+	h := newHarness(t)
+	addFixtures(t, h, "reasoning-fixtures", `{"fixtures":[
+		{"name":"thought","match":{"last_user":{"contains":"think"}},"reply":{"content":"Forty-two.","reasoning":{"tokens":40,"summary":"**Counting** to forty-two."}}},
+		{"name":"exhausted","match":{"last_user":{"contains":"long"}},"reply":{"content":"Never shown.","reasoning":{"tokens":5000}}}]}`)
+	rr := h.do("POST", "/v1/responses", `{"model":"mock-reasoning","input":"think","reasoning":{"summary":"auto"}}`, HeaderScope, "reasoning-fixtures")
+	body := rr.Body.String()
+	if !strings.Contains(body, `"summary":[{"type":"summary_text","text":"**Counting** to forty-two."}]`) ||
+		!strings.Contains(body, `"reasoning_tokens":40`) || !strings.Contains(body, `"text":"Forty-two."`) {
+		t.Errorf("scripted reasoning: %s", body)
+	}
+	rr = h.do("POST", chatPath, `{"model":"mock-reasoning","messages":[{"role":"user","content":"a long one"}],"max_completion_tokens":1000}`, HeaderScope, "reasoning-fixtures")
+	a := decodeChatReasoning(t, rr.Body)
+	if a.Choices[0].FinishReason != "length" || *a.Choices[0].Message.Content != "" || a.Usage.CompletionTokensDetails.ReasoningTokens != 1000 {
+		t.Errorf("budget exhausted by scripted reasoning: %s", rr.Body)
+	}
+}
