@@ -104,8 +104,10 @@ func conformResponses(t *testing.T, d *apiDoc, do func(*harness, string, string,
 		}
 		do(h, "POST", "/v1/responses", `{"stream":true,`+body[1:], instant...)
 	}
-	// What a reasoning model refuses: a temperature, and a reasoning item it did not seal.
+	// What a reasoning model refuses: a temperature (chat's unsupported_value), and a reasoning
+	// item it did not seal.
 	do(h, "POST", "/v1/responses", `{"model":"mock-reasoning","input":"hi","temperature":0.5}`)
+	do(h, "POST", "/v1/chat/completions", `{"model":"mock-reasoning","messages":[{"role":"user","content":"hi"}],"temperature":0.5}`)
 	do(h, "POST", "/v1/responses", `{"model":"mock-reasoning","input":[{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"e"},{"role":"user","content":"hi"}]}`)
 	for name, e := range loadCorpusDir(t, "responses-clients") {
 		var hdr []string

@@ -39,14 +39,14 @@ func (h *chatHandler) checkReasoning(model *catalog.Model, req *protocol.ChatReq
 			"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.")
 	}
 	if t := req.Temperature; t != nil && *t != 1 {
-		return unsupportedValue("temperature")
+		return h.unsupportedSampling("temperature")
 	}
 	r := req.Reasoning
 	if r == nil {
 		return nil
 	}
 	if r.TopP != nil {
-		return unsupportedValue("top_p")
+		return h.unsupportedSampling("top_p")
 	}
 	for _, sent := range r.SentBack {
 		if _, err := h.sealer.Open(seal.ReasoningItem, sent.EncryptedContent); err != nil {
@@ -59,7 +59,13 @@ func (h *chatHandler) checkReasoning(model *catalog.Model, req *protocol.ChatReq
 	return nil
 }
 
-func unsupportedValue(param string) *apierr.Error {
+// unsupportedSampling refuses a temperature or top_p other than 1 in each dialect's words:
+// Chat Completions' unsupported_value (its message names the value sent, which the mock's
+// never does), the Responses API's "Unsupported parameter" (docs/protocol.md, Reasoning models).
+func (h *chatHandler) unsupportedSampling(param string) *apierr.Error {
+	if h.dialect == responsesAPI {
+		return apierr.New(apierr.UnsupportedParameter, param, "Unsupported parameter: '"+param+"' is not supported with this model.")
+	}
 	return apierr.New(apierr.UnsupportedValue, param,
 		"Unsupported value: '"+param+"' does not support this value with this model. Only the default (1) value is supported.")
 }

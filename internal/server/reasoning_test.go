@@ -113,6 +113,17 @@ func TestReasoningModelRefuses(t *testing.T) {
 			t.Errorf("%s: %d %s", other, rr.Code, rr.Body)
 		}
 	}
+	for _, c := range []struct{ body, param string }{
+		{`{"model":"mock-reasoning","input":"hi","temperature":0.2}`, "temperature"},
+		{`{"model":"mock-reasoning","input":"hi","top_p":0.9}`, "top_p"},
+	} {
+		rr := h.do("POST", "/v1/responses", c.body)
+		e := decodeError(t, rr.Body.Bytes())
+		if rr.Code != 400 || e.Code != "unsupported_parameter" || *e.Param != c.param ||
+			e.Message != "Unsupported parameter: '"+c.param+"' is not supported with this model." {
+			t.Errorf("%s: %d %s", c.body, rr.Code, rr.Body)
+		}
+	}
 	for _, body := range []string{
 		`{"model":"mock-reasoning",` + msgs + `,"temperature":1,"top_p":1,"max_completion_tokens":300}`,
 		`{"model":"mock-reasoning","input":"hi","temperature":1,"top_p":1}`,
