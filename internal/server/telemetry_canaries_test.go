@@ -187,10 +187,12 @@ func TestCanaries(t *testing.T) {
 	fixtureBody := fmt.Sprintf(`{"strict":true,"fixtures":[
 		{"name":"cnr-content","match":{"last_user":{"contains":%q},"header":{"x-case":%q}},"reply":{"content":%q}},
 		{"name":"cnr-tools","match":{"any_message":{"regex":%q}},"reply":{"tool_calls":[{"name":"get_weather","arguments":{"city":%q}}]}},
-		{"name":"cnr-refusal","match":{"system":{"equals":%q}},"reply":{"refusal":%q}}]}`,
+		{"name":"cnr-refusal","match":{"system":{"equals":%q}},"reply":{"refusal":%q}},
+		{"name":"cnr-reasoning","match":{"model":"mock-reasoning"},"reply":{"content":%q,"reasoning":{"tokens":50,"summary":%q}}}]}`,
 		contains, caseHeader, c.at("fixture reply content"),
 		regex, c.at("fixture tool arguments"),
-		c.at("fixture system condition"), c.at("fixture refusal"))
+		c.at("fixture system condition"), c.at("fixture refusal"),
+		c.at("fixture reasoning content"), c.at("fixture reasoning summary"))
 	scoped := func(last string) string {
 		return `{"model":"mock-tools","messages":[{"role":"user","content":` + fmt.Sprintf("%q", last) + `}],"tools":` + tools() + `}`
 	}
@@ -257,6 +259,8 @@ func TestCanaries(t *testing.T) {
 		call{name: "responses scoped stream match", method: "POST", path: respPath + q, header: append(scope, "X-Case", caseHeader),
 			body: `{"model":"mock-tools","stream":true,"input":` + fmt.Sprintf("%q", "say "+contains) + `}`},
 		call{name: "responses strict miss", method: "POST", path: respPath + q, header: scope, body: `{"model":"mock-echo","input":` + fmt.Sprintf("%q", c.at("responses scoped unmatched")) + `}`},
+		call{name: "responses scoped reasoning", method: "POST", path: respPath + q, header: scope,
+			body: `{"model":"mock-reasoning","stream":true,"input":"x","reasoning":{"summary":"auto"},"include":["reasoning.encrypted_content"]}`},
 	)
 	// A reasoning model: its summary and encrypted content — the mock's own text, searched as
 	// canaries once the answers name them (reasoningCanaries) — sent back on a next turn, JSON
@@ -364,7 +368,7 @@ func TestCanaries(t *testing.T) {
 		"journal":       h.do("GET", "/_mock/journal?limit=1000", "").Body.String() + h.do("GET", "/_mock/journal?scope=canary-scope&limit=1000", "").Body.String(),
 		"fixture list":  h.do("GET", "/_mock/fixtures?scope=canary-scope", "").Body.String(),
 	}
-	for _, code := range []string{`"fixture":"cnr-content"`, `"error_code":"no_fixture_match"`, `"error_code":"fixture_mismatch"`} {
+	for _, code := range []string{`"fixture":"cnr-content"`, `"fixture":"cnr-reasoning"`, `"error_code":"no_fixture_match"`, `"error_code":"fixture_mismatch"`} {
 		if !strings.Contains(sources["journal"], code) {
 			t.Errorf("the fixture calls did not run as planned: no %s in the journal", code)
 		}
