@@ -57,7 +57,8 @@ func newResponsesState(lim Limits) *responsesState {
 // one user message; input items become messages in order — a message item by its role, the
 // function_call items an earlier answer carried an assistant message's tool calls, a
 // function_call_output a tool message. item_reference and reasoning items are accepted and add
-// nothing: the mock keeps no responses to look them up in (docs/protocol.md).
+// no message: the mock keeps no responses to look them up in (docs/protocol.md); a reasoning
+// item's encrypted_content is kept (Reasoning.SentBack) for a reasoning model to verify.
 func DecodeResponsesRequest(body []byte, lim Limits) (*ChatRequest, *ResponseEcho, *apierr.Error) {
 	if !validObjectBody(body) {
 		return nil, nil, errInvalidJSON()
@@ -274,7 +275,7 @@ func decodeReasoning(req *ChatRequest, k, p, v string) (fieldClass, *apierr.Erro
 			req.reasoning().Summary = s
 		}
 		return supported, e
-	case "mode", "context": // open-ended strings in OpenAI's document; the mock reasons not
+	case "mode", "context": // open-ended strings in OpenAI's document, with no effect
 		return noEffect, valid(asString(p, v))
 	}
 	return unknown, nil
