@@ -91,6 +91,9 @@ func accessRecord(now time.Time, level slog.Level, rec *Record) slog.Record {
 			slog.Int("prompt_tokens", rec.PromptTokens),
 			slog.Int("completion_tokens", rec.CompletionTokens),
 		)
+		if rec.ReasoningTokens > 0 {
+			out.AddAttrs(slog.Int("reasoning_tokens", rec.ReasoningTokens))
+		}
 		if rec.Stream {
 			out.AddAttrs(slog.String("stream_outcome", rec.StreamOutcome), slog.Int("chunks", rec.Chunks))
 		}
@@ -159,6 +162,9 @@ func (a *accessOut) line(buf []byte, ctx context.Context, now time.Time, level s
 		buf = strconv.AppendBool(buf, rec.Stream)
 		num("prompt_tokens", rec.PromptTokens)
 		num("completion_tokens", rec.CompletionTokens)
+		if rec.ReasoningTokens > 0 {
+			num("reasoning_tokens", rec.ReasoningTokens)
+		}
 		if rec.Stream {
 			str("stream_outcome", rec.StreamOutcome)
 			num("chunks", rec.Chunks)

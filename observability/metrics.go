@@ -111,7 +111,7 @@ func NewMetrics(reg *prometheus.Registry, modelIDs, executable []string, info Bu
 	}, []string{"model", "stream", "finish_reason", "error_code"})
 	tokens := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "mockgateway_tokens_total",
-		Help: "Estimated tokens, by model and type (input: prompt, output: completion).",
+		Help: "Estimated tokens, by model and type (input: prompt, output: completion, reasoning: the part of output a reasoning model spent reasoning).",
 	}, []string{"model", "type"})
 	streamsActive := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "mockgateway_streams_active",

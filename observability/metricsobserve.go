@@ -49,6 +49,9 @@ func (m *Metrics) observeChat(ctx context.Context, rec *Record, now int64) {
 	if rec.CompletionTokens > 0 {
 		addWithExemplar(ctx, now, &m.gates.tokens, m.tokens.get([2]string{model, "output"}), float64(rec.CompletionTokens))
 	}
+	if rec.ReasoningTokens > 0 { // also counted in output, as usage counts them
+		addWithExemplar(ctx, now, &m.gates.tokens, m.tokens.get([2]string{model, "reasoning"}), float64(rec.ReasoningTokens))
+	}
 }
 
 // streamStarted counts a stream that opened; model is already a label (ModelLabel).

@@ -32,6 +32,7 @@ type Record struct {
 	Chunks           int
 	PromptTokens     int
 	CompletionTokens int
+	ReasoningTokens  int // of CompletionTokens: a reasoning model's
 	FinishReason     string
 
 	// Fixtures and the journal: the request's scope (x-mock-scope, validated), the fixture that

@@ -105,8 +105,9 @@ func addStrictFixtures(t *testing.T, base, scope string, fixtures ...string) {
 }
 
 // runCodex runs `codex exec prompt` in work against the mock, with the scope as a header of its
-// provider, and returns its transcript (stdout and stderr) and its last message.
-func runCodex(t *testing.T, codex, base, scope, work, prompt string) (string, string) {
+// provider, and returns its transcript (stdout and stderr) and its last message. args go before
+// the prompt (-m model).
+func runCodex(t *testing.T, codex, base, scope, work, prompt string, args ...string) (string, string) {
 	t.Helper()
 	home := t.TempDir()
 	config := `model = "mock-tools"
@@ -125,8 +126,9 @@ http_headers = { "x-mock-scope" = "` + scope + `" }
 	last := filepath.Join(home, "last-message.txt")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, codex, "exec", "--sandbox", "read-only", "--skip-git-repo-check", "--ephemeral",
-		"--color", "never", "--cd", work, "--output-last-message", last, prompt)
+	argv := append([]string{"exec", "--sandbox", "read-only", "--skip-git-repo-check", "--ephemeral",
+		"--color", "never", "--cd", work, "--output-last-message", last}, args...)
+	cmd := exec.CommandContext(ctx, codex, append(argv, prompt)...)
 	cmd.Dir = work
 	cmd.Env = append(os.Environ(), "CODEX_HOME="+home, "HOME="+home, "MOCKGATEWAY_API_KEY=dummy", "NO_COLOR=1")
 	// No stdin: codex exec appends piped input to the prompt.

@@ -145,6 +145,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Fixtures:   store,
 		Journal:    server.NewJournal(cfg),
 		State:      runtime,
+		Sealer:     server.NewSealer(cfg),
 		Version:    version,
 		Release:    release,
 		Started:    time.Now(),

@@ -81,7 +81,7 @@ func TestSDKModels(t *testing.T) {
 		}
 	}
 	slices.Sort(ids)
-	if want := []string{"mock-chat", "mock-echo", "mock-flaky", "mock-gateway", "mock-slow", "mock-tools"}; !slices.Equal(ids, want) {
+	if want := []string{"mock-chat", "mock-echo", "mock-flaky", "mock-gateway", "mock-reasoning", "mock-slow", "mock-tools"}; !slices.Equal(ids, want) {
 		t.Errorf("listed ids = %v, want %v (external models must not be listed)", ids, want)
 	}
 

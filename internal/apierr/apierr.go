@@ -14,10 +14,13 @@ type Code string
 
 // The contract's codes. Adding one means adding a row to the table in New.
 const (
-	InvalidJSON              Code = "invalid_json"
-	UnsupportedMediaType     Code = "unsupported_media_type"
-	UnknownParameter         Code = "unknown_parameter"
-	UnsupportedParameter     Code = "unsupported_parameter"
+	InvalidJSON          Code = "invalid_json"
+	UnsupportedMediaType Code = "unsupported_media_type"
+	UnknownParameter     Code = "unknown_parameter"
+	UnsupportedParameter Code = "unsupported_parameter"
+	UnsupportedValue     Code = "unsupported_value" // a value a reasoning model refuses
+	// InvalidEncryptedContent: a reasoning item sent back whose seal does not open.
+	InvalidEncryptedContent  Code = "invalid_encrypted_content"
 	MissingRequiredParameter Code = "missing_required_parameter"
 	InvalidValue             Code = "invalid_value"
 	ToolsNotSupported        Code = "tools_not_supported"
@@ -78,6 +81,8 @@ var table = map[Code]row{
 	UnsupportedMediaType:     {http.StatusUnsupportedMediaType, TypeInvalidRequest},
 	UnknownParameter:         {http.StatusBadRequest, TypeInvalidRequest},
 	UnsupportedParameter:     {http.StatusBadRequest, TypeInvalidRequest},
+	UnsupportedValue:         {http.StatusBadRequest, TypeInvalidRequest},
+	InvalidEncryptedContent:  {http.StatusBadRequest, TypeInvalidRequest},
 	MissingRequiredParameter: {http.StatusBadRequest, TypeInvalidRequest},
 	InvalidValue:             {http.StatusBadRequest, TypeInvalidRequest},
 	ToolsNotSupported:        {http.StatusBadRequest, TypeInvalidRequest},

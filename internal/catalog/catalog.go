@@ -61,6 +61,9 @@ const DefaultContextWindow = 128000
 type Capabilities struct {
 	Streaming bool `yaml:"streaming"`
 	Tools     bool `yaml:"tools"`
+	// Reasoning makes a mock a reasoning model (docs/protocol.md, Reasoning models): it spends
+	// reasoning tokens, answers with a reasoning item, and refuses what OpenAI refuses of one.
+	Reasoning bool `yaml:"reasoning,omitempty"`
 }
 
 // Executable reports whether the model is a mock that the service runs.
@@ -98,6 +101,9 @@ func Builtin() *Catalog {
 			Description:  "Always fails with simulated_server_error; its gateway policy retries twice, skips gpt-4o (metadata only) and falls back to mock-chat.",
 			Capabilities: Capabilities{Streaming: true}, Fault: "server_error",
 			Gateway: &simulation.Policy{Retries: 2, Backoff: 200 * time.Millisecond, BackoffMultiplier: 2, Fallback: []string{"gpt-4o", "mock-chat"}}},
+		{ID: "mock-reasoning", Kind: KindMock, ContextWindow: DefaultContextWindow, Behavior: generate.BehaviorTools, DefaultTokens: 24,
+			Description:  "mock-tools as a reasoning model: reasoning tokens by effort, a reasoning item with its summary and sealed encrypted content, and OpenAI's refusals of max_tokens, temperature and top_p.",
+			Capabilities: Capabilities{Streaming: true, Tools: true, Reasoning: true}},
 		{ID: "gpt-4o", Kind: KindExternal, Provider: "openai", ContextWindow: 128000, Capabilities: Capabilities{Streaming: true, Tools: true}},
 		{ID: "gpt-4.1-mini", Kind: KindExternal, Provider: "openai", ContextWindow: 1047576, Capabilities: Capabilities{Streaming: true, Tools: true}},
 		{ID: "claude-sonnet-4", Kind: KindExternal, Provider: "anthropic", ContextWindow: 200000, Capabilities: Capabilities{Streaming: true, Tools: true}},

@@ -13,15 +13,21 @@ func TestBuiltin(t *testing.T) {
 	for _, m := range c.Executable() {
 		ids = append(ids, m.ID)
 	}
-	if strings.Join(ids, ",") != "mock-echo,mock-chat,mock-tools,mock-slow,mock-flaky,mock-gateway" {
+	if strings.Join(ids, ",") != "mock-echo,mock-chat,mock-tools,mock-slow,mock-flaky,mock-gateway,mock-reasoning" {
 		t.Errorf("executable = %v", ids)
 	}
-	if exec, meta := c.Counts(); exec != 6 || meta != 4 {
+	if exec, meta := c.Counts(); exec != 7 || meta != 4 {
 		t.Errorf("counts = %d, %d", exec, meta)
 	}
 	m, ok := c.Lookup("gpt-4o")
 	if !ok || m.Executable() || m.Provider != "openai" || m.OwnedBy != "openai" {
 		t.Errorf("gpt-4o = %+v", m)
+	}
+	if m, _ := c.Lookup("mock-reasoning"); !m.Capabilities.Reasoning || !m.Capabilities.Tools || m.Behavior != "tools" {
+		t.Errorf("mock-reasoning = %+v", m)
+	}
+	if m, _ := c.Lookup("mock-chat"); m.Capabilities.Reasoning {
+		t.Errorf("mock-chat reasons: %+v", m)
 	}
 	if m, _ := c.Lookup("mock-chat"); m.Created != defaultCreated || m.OwnedBy != "mockgateway" || m.DefaultTokens != 32 {
 		t.Errorf("mock-chat = %+v", m)
@@ -57,7 +63,7 @@ func TestLoad(t *testing.T) {
     kind: mock
     behavior: chat
     default_tokens: 10
-    capabilities: {streaming: true, tools: false}
+    capabilities: {streaming: true, tools: false, reasoning: true}
     latency: {first_chunk: 200ms, between_chunks: 50ms}
   - id: my-provider-model
     kind: external
@@ -70,6 +76,9 @@ func TestLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	m, _ := c.Lookup("mock-slow")
+	if !m.Capabilities.Reasoning {
+		t.Errorf("reasoning: true was not read: %+v", m.Capabilities)
+	}
 	if m.Latency.FirstChunk.Milliseconds() != 200 || m.Latency.BetweenChunks.Milliseconds() != 50 {
 		t.Errorf("latency = %+v", m.Latency)
 	}

@@ -115,6 +115,9 @@ type Config struct {
 	// GCFloorMB is the floor under the garbage collector's heap target, in MiB (see
 	// internal/gcfloor); 0 leaves the collector at Go's default. Ignored when GOGC is set.
 	GCFloorMB int
+	// SealKey seals what clients send back (internal/seal); never printed. Unset: a random key
+	// per process, so replicas behind one address must share one.
+	SealKey string
 }
 
 // ErrHelp is returned when --help was asked for; the usage has been written.
@@ -137,6 +140,7 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 		{flagenv.Setting{Name: "addr", Env: "MOCKGATEWAY_ADDR", Default: "127.0.0.1:8080", Usage: "listen address host:port (port 0 picks a free port)"}, str(&c.Addr)},
 		{flagenv.Setting{Name: "catalog", Env: "MOCKGATEWAY_CATALOG", Usage: "YAML file replacing the built-in model catalog"}, str(&c.CatalogPath)},
 		{flagenv.Setting{Name: "api-key", Env: "MOCKGATEWAY_API_KEY", Usage: "local key required as 'Authorization: Bearer <key>' on /v1/* (empty: no key)"}, str(&c.APIKey)},
+		{flagenv.Setting{Name: "seal-key", Env: "MOCKGATEWAY_SEAL_KEY", Usage: "key (16 characters or more) that seals reasoning's encrypted_content; replicas share it (empty: random per process)"}, str(&c.SealKey)},
 		{flagenv.Setting{Name: "log-level", Env: "MOCKGATEWAY_LOG_LEVEL", Default: "info", Usage: "debug, info, warn or error"}, str(&c.LogLevel)},
 		{flagenv.Setting{Name: "log-format", Env: "MOCKGATEWAY_LOG_FORMAT", Default: "json", Usage: "json or text"}, str(&c.LogFormat)},
 		{flagenv.Setting{Name: "log-file", Env: "MOCKGATEWAY_LOG_FILE", Usage: "append the log to this file (rotated by size) instead of stderr, which keeps the lines other than access lines"}, str(&c.LogFile)},
@@ -231,6 +235,7 @@ func (c Config) validate() error {
 		ok   bool
 		what string
 	}{
+		{c.SealKey == "" || len(c.SealKey) >= 16, "seal-key: must be at least 16 characters"},
 		{c.AccessLogSample >= 1, "access-log-sample: must be at least 1"},
 		{c.LogMaxSizeMB >= 1 && c.LogMaxSizeMB <= 1<<20, "log-max-size-mb: must be from 1 to 1048576 (1 TiB)"},
 		{c.LogMaxBackups >= 0 && c.LogMaxBackups <= 1000, "log-max-backups: must be from 0 to 1000"},
@@ -277,10 +282,15 @@ func (c Config) LogValue() slog.Value {
 	if c.APIKey != "" {
 		key = "set"
 	}
+	seal := "random"
+	if c.SealKey != "" {
+		seal = "set"
+	}
 	return slog.GroupValue(
 		slog.String("addr", c.Addr),
 		slog.String("catalog", orBuiltin(c.CatalogPath)),
 		slog.String("api_key", key),
+		slog.String("seal_key", seal),
 		slog.String("log_level", c.LogLevel),
 		slog.String("log_format", c.LogFormat),
 		slog.String("log_file", c.LogFile),

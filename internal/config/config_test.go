@@ -82,10 +82,29 @@ func TestHelpAndVersion(t *testing.T) {
 }
 
 func TestLogValueMasksKey(t *testing.T) {
-	c, _ := Parse([]string{"--api-key", "super-secret-key"}, env(nil), &bytes.Buffer{})
+	c, _ := Parse([]string{"--api-key", "super-secret-key", "--seal-key", "sealing-secret-shared"}, env(nil), &bytes.Buffer{})
 	var buf bytes.Buffer
 	slog.New(slog.NewJSONHandler(&buf, nil)).Info("x", "config", c)
-	if strings.Contains(buf.String(), "super-secret") || !strings.Contains(buf.String(), `"api_key":"set"`) {
+	if strings.Contains(buf.String(), "super-secret") || !strings.Contains(buf.String(), `"api_key":"set"`) ||
+		strings.Contains(buf.String(), "sealing-secret") || !strings.Contains(buf.String(), `"seal_key":"set"`) {
+		t.Errorf("config log: %s", buf.String())
+	}
+}
+
+// TestSealKey: the seal key comes from the flag or MOCKGATEWAY_SEAL_KEY; a short one stops
+// start-up; unset, it is logged as random.
+func TestSealKey(t *testing.T) {
+	c, err := Parse(nil, env(map[string]string{"MOCKGATEWAY_SEAL_KEY": "sixteen-chars-at-least"}), &bytes.Buffer{})
+	if err != nil || c.SealKey != "sixteen-chars-at-least" {
+		t.Fatalf("%+v %v", c.SealKey, err)
+	}
+	if _, err := Parse([]string{"--seal-key", "short"}, env(nil), &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "seal-key") {
+		t.Errorf("a short key: %v", err)
+	}
+	c, _ = Parse(nil, env(nil), &bytes.Buffer{})
+	var buf bytes.Buffer
+	slog.New(slog.NewJSONHandler(&buf, nil)).Info("x", "config", c)
+	if !strings.Contains(buf.String(), `"seal_key":"random"`) {
 		t.Errorf("config log: %s", buf.String())
 	}
 }

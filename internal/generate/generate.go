@@ -95,7 +95,10 @@ type Result struct {
 	// choices are not all settled, it is final only after Settle. A scripted usage (Script)
 	// replaces it, and Settle keeps it then.
 	CompletionTokens int
-	scriptedUsage    bool
+	// ReasoningTokens are a reasoning model's, over every choice (Reason); CompletionTokens
+	// includes them, as OpenAI counts.
+	ReasoningTokens int
+	scriptedUsage   bool
 }
 
 // ScriptedUsage reports whether the token counts are a fixture's own rather than counted.

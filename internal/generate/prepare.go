@@ -171,6 +171,6 @@ func (r *Result) Settle() {
 		total += c.Tokens()
 	}
 	if !r.scriptedUsage {
-		r.CompletionTokens = total
+		r.CompletionTokens = total + r.ReasoningTokens
 	}
 }

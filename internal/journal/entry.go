@@ -36,6 +36,7 @@ type Entry struct {
 	FinishReason     string `json:"finish_reason,omitempty"`
 	PromptTokens     int    `json:"prompt_tokens,omitempty"`
 	CompletionTokens int    `json:"completion_tokens,omitempty"`
+	ReasoningTokens  int    `json:"reasoning_tokens,omitempty"` // of CompletionTokens
 	// Fixture is the name of the fixture that answered, or "generated".
 	Fixture string `json:"fixture,omitempty"`
 	// Fault is the simulated fault's kind, and Attempt the call's number in its simulated

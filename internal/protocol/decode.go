@@ -188,14 +188,15 @@ func topField(c chatState, k, p, v string) (fieldClass, *apierr.Error) {
 	case "temperature":
 		return supported, c.temperature(p, v)
 	case "top_p":
-		return noEffect, valid(asRangedNumber(p, v, 0, 1))
+		return noEffect, c.topP(p, v)
 	case "presence_penalty", "frequency_penalty":
 		return noEffect, valid(asRangedNumber(p, v, -2, 2))
 	case "logit_bias":
 		return noEffect, checkLogitBias(p, v)
 	case "reasoning_effort":
-		// "max" is in openai-go v3.96.0's shared.ReasoningEffort.
-		return noEffect, valid(asEnum(p, v, "none", "minimal", "low", "medium", "high", "xhigh", "max"))
+		// "max" is in openai-go v3.96.0's shared.ReasoningEffort. It sets a reasoning model's
+		// reasoning tokens; other models ignore it.
+		return supported, c.reasoningEffort(p, v)
 	case "verbosity":
 		return noEffect, valid(asEnum(p, v, "low", "medium", "high"))
 

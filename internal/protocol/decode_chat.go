@@ -148,6 +148,24 @@ func (c chatState) temperature(path, v string) *apierr.Error {
 	return nil
 }
 
+// reasoningEffort is reasoning_effort (and the Responses API's reasoning.effort).
+func (c chatState) reasoningEffort(path, v string) *apierr.Error {
+	e, err := asEnum(path, v, "none", "minimal", "low", "medium", "high", "xhigh", "max")
+	if err == nil {
+		c.req.reasoning().Effort = e
+	}
+	return err
+}
+
+// topP keeps a top_p other than 1, which a reasoning model refuses; the others ignore it.
+func (c chatState) topP(path, v string) *apierr.Error {
+	f, e := asRangedNumber(path, v, 0, 1)
+	if e == nil && f != 1 {
+		c.req.reasoning().TopP = &f
+	}
+	return e
+}
+
 func decodeStop(path, v string) ([]string, *apierr.Error) {
 	var out []string
 	switch jsonKind(v) {

@@ -339,8 +339,8 @@ func decodeItemReference(_ none, k, p, v string) (fieldClass, *apierr.Error) {
 	return unknown, nil
 }
 
-// decodeReasoningItem is a reasoning item a client sends back from a real model's answer. The
-// mock never makes one, and reads none.
+// decodeReasoningItem is a reasoning item a client sends back from an earlier answer: validated
+// here; its encrypted_content is kept by collectSentBack, for a reasoning model to verify.
 func decodeReasoningItem(_ none, k, p, v string) (fieldClass, *apierr.Error) {
 	switch k {
 	case "type":

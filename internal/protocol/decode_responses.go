@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"strings"
 	"unicode/utf8"
 
 	"mockgateway/internal/apierr"
@@ -56,7 +57,8 @@ func newResponsesState(lim Limits) *responsesState {
 // one user message; input items become messages in order — a message item by its role, the
 // function_call items an earlier answer carried an assistant message's tool calls, a
 // function_call_output a tool message. item_reference and reasoning items are accepted and add
-// nothing: the mock keeps no responses to look them up in (docs/protocol.md).
+// no message: the mock keeps no responses to look them up in (docs/protocol.md); a reasoning
+// item's encrypted_content is kept (Reasoning.SentBack) for a reasoning model to verify.
 func DecodeResponsesRequest(body []byte, lim Limits) (*ChatRequest, *ResponseEcho, *apierr.Error) {
 	if !validObjectBody(body) {
 		return nil, nil, errInvalidJSON()
@@ -138,15 +140,15 @@ func responsesTopField(c *responsesState, k, p, v string) (fieldClass, *apierr.E
 	case "temperature":
 		return supported, chatState{req: c.req}.temperature(p, v)
 	case "top_p":
-		return noEffect, valid(asRangedNumber(p, v, 0, 1))
+		return noEffect, chatState{req: c.req}.topP(p, v)
 	case "top_logprobs":
 		return noEffect, checkTopLogprobs(p, v)
 	case "reasoning":
-		return noEffect, reasoningObject.decode(none{}, p, v)
+		return supported, reasoningObject.decode(c.req, p, v)
 	case "truncation":
 		return noEffect, valid(asEnum(p, v, "auto", "disabled"))
 	case "include":
-		return noEffect, checkInclude(p, v)
+		return supported, checkInclude(c.req, p, v)
 
 	// Bookkeeping for the client and the platform.
 	case "user", "prompt_cache_key":
@@ -206,7 +208,29 @@ func (c *responsesState) finish(top members[string]) *apierr.Error {
 func (c *responsesState) input(path, v string) *apierr.Error {
 	msgs, unanswered, e := decodeInput(path, v, roleUser, nil)
 	c.req.Messages, c.unanswered = msgs, unanswered
+	if e == nil && strings.Contains(v, `"encrypted_content"`) { // nearly every input has none
+		c.req.collectSentBack(v)
+	}
 	return e
+}
+
+// collectSentBack keeps the encrypted_content of the reasoning items of input, an array that
+// decodeInput has validated, for a reasoning model to verify.
+func (r *ChatRequest) collectSentBack(input string) {
+	var room stackElements
+	items, _ := appendElements(room[:0], input)
+	for i, it := range items {
+		var room stackMembers
+		o, _ := appendMembers(room[:0], it, it)
+		typ, _ := o.get("type")
+		enc, ok := o.get("encrypted_content")
+		if t, _ := asString("type", typ); t != "reasoning" || !ok {
+			continue
+		}
+		if s, e := asString("encrypted_content", enc); e == nil {
+			r.reasoning().SentBack = append(r.reasoning().SentBack, SentReasoning{Item: i, EncryptedContent: s})
+		}
+	}
 }
 
 // readInstructions is a string (a system message) or, as in CreateResponse, an array of items.
@@ -238,15 +262,20 @@ func decodeResponsesStreamOptions(_ none, k, p, v string) (fieldClass, *apierr.E
 	return unknown, nil
 }
 
-var reasoningObject = objectSpec[none]{fields: decodeReasoning}
+var reasoningObject = objectSpec[*ChatRequest]{fields: decodeReasoning}
 
-func decodeReasoning(_ none, k, p, v string) (fieldClass, *apierr.Error) {
+// decodeReasoning is the reasoning object: a reasoning model's effort and summary.
+func decodeReasoning(req *ChatRequest, k, p, v string) (fieldClass, *apierr.Error) {
 	switch k {
 	case "effort":
-		return noEffect, valid(asEnum(p, v, "none", "minimal", "low", "medium", "high", "xhigh", "max"))
-	case "summary", "generate_summary":
-		return noEffect, valid(asEnum(p, v, "auto", "concise", "detailed"))
-	case "mode", "context": // open-ended strings in OpenAI's document; the mock reasons not
+		return supported, chatState{req: req}.reasoningEffort(p, v)
+	case "summary", "generate_summary": // generate_summary is the deprecated spelling
+		s, e := asEnum(p, v, "auto", "concise", "detailed")
+		if e == nil {
+			req.reasoning().Summary = s
+		}
+		return supported, e
+	case "mode", "context": // open-ended strings in OpenAI's document, with no effect
 		return noEffect, valid(asString(p, v))
 	}
 	return unknown, nil
@@ -261,20 +290,23 @@ func checkResponsesSafetyIdentifier(path, v string) *apierr.Error {
 	return e
 }
 
-// checkInclude holds include to CreateResponse's Includable values. None of them adds to what the
-// mock answers (it calls no hosted tools, reasons not, and keeps no logprobs), but a wrong one is
-// the client's mistake all the same.
-func checkInclude(path, v string) *apierr.Error {
+// checkInclude holds include to CreateResponse's Includable values. Only
+// reasoning.encrypted_content adds to what the mock answers, and only a reasoning model's (it
+// calls no hosted tools and keeps no logprobs), but a wrong one is the client's mistake all the
+// same.
+func checkInclude(req *ChatRequest, path, v string) *apierr.Error {
 	var room stackElements
 	items, e := asArray(room[:0], path, v)
 	if e != nil {
 		return e
 	}
 	for i, it := range items {
-		if _, e := asEnum(indexPath(path, i), it, "file_search_call.results", "web_search_call.results",
+		if s, e := asEnum(indexPath(path, i), it, "file_search_call.results", "web_search_call.results",
 			"web_search_call.action.sources", "message.input_image.image_url", "computer_call_output.output.image_url",
 			"code_interpreter_call.outputs", "reasoning.encrypted_content", "message.output_text.logprobs"); e != nil {
 			return e
+		} else if s == "reasoning.encrypted_content" {
+			req.reasoning().Encrypted = true
 		}
 	}
 	return nil

@@ -26,10 +26,10 @@ type Response struct {
 	Echo        *ResponseEcho
 }
 
-// OutputItem is a message or a function call of an answer.
+// OutputItem is a message, a function call or a reasoning item of an answer.
 type OutputItem struct {
-	Function bool   // a function_call item; else a message
-	ID       string // msg_… or fc_…
+	Function bool   // a function_call item
+	ID       string // msg_…, fc_… or rs_…
 	Status   string // in_progress, completed, incomplete
 	// A message's one content part: its text, or its refusal. NoPart is a message just added,
 	// whose content is still [].
@@ -38,11 +38,16 @@ type OutputItem struct {
 	NoPart  bool
 	// A function call's.
 	CallID, Name, Arguments string
+	// A reasoning item's (Reasoning): its one summary part's text ("": an empty summary) and its
+	// sealed encrypted_content ("": left out).
+	Reasoning                 bool
+	Summary, EncryptedContent string
 }
 
 // ResponseUsage is the estimator's count, in the Responses API's names.
 type ResponseUsage struct {
 	Input, Output int
+	Reasoning     int // of Output
 }
 
 // AppendJSON appends the response object.
@@ -82,7 +87,9 @@ func (r *Response) AppendJSON(buf []byte) []byte {
 		buf = strconv.AppendInt(buf, int64(u.Input), 10)
 		buf = append(buf, `,"input_tokens_details":{"cached_tokens":0,"cache_write_tokens":0},"output_tokens":`...)
 		buf = strconv.AppendInt(buf, int64(u.Output), 10)
-		buf = append(buf, `,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":`...)
+		buf = append(buf, `,"output_tokens_details":{"reasoning_tokens":`...)
+		buf = strconv.AppendInt(buf, int64(u.Reasoning), 10)
+		buf = append(buf, `},"total_tokens":`...)
 		buf = strconv.AppendInt(buf, int64(u.Input+u.Output), 10)
 		buf = append(buf, '}')
 	}
@@ -102,13 +109,16 @@ func (r *Response) SizeHint() int {
 	}
 	for i := range r.Output {
 		it := &r.Output[i]
-		n += 160 + len(it.Text) + len(it.Arguments) + len(it.Name)
+		n += 160 + len(it.Text) + len(it.Arguments) + len(it.Name) + len(it.Summary) + len(it.EncryptedContent)
 	}
 	return n
 }
 
 // AppendJSON appends the output item.
 func (it *OutputItem) AppendJSON(buf []byte) []byte {
+	if it.Reasoning {
+		return it.appendReasoning(buf)
+	}
 	if it.Function {
 		buf = append(buf, `{"id":`...)
 		buf = jsonenc.AppendString(buf, it.ID)
@@ -131,6 +141,29 @@ func (it *OutputItem) AppendJSON(buf []byte) []byte {
 		buf = AppendContentPart(buf, it.Text, it.Refusal)
 	}
 	return append(buf, "]}"...)
+}
+
+// appendReasoning appends a reasoning item: its summary, one summary_text part or none, and its
+// encrypted content when the request included it.
+func (it *OutputItem) appendReasoning(buf []byte) []byte {
+	buf = append(buf, `{"id":`...)
+	buf = jsonenc.AppendString(buf, it.ID)
+	buf = append(buf, `,"type":"reasoning","summary":[`...)
+	if it.Summary != "" {
+		buf = AppendSummaryPart(buf, it.Summary)
+	}
+	buf = append(buf, ']')
+	if it.EncryptedContent != "" {
+		buf = AppendMember(buf, "encrypted_content", it.EncryptedContent)
+	}
+	return append(buf, '}')
+}
+
+// AppendSummaryPart appends a reasoning summary's summary_text part.
+func AppendSummaryPart(buf []byte, text string) []byte {
+	buf = append(buf, `{"type":"summary_text","text":`...)
+	buf = jsonenc.AppendString(buf, text)
+	return append(buf, '}')
 }
 
 // AppendContentPart appends a message's content part: output_text, or a refusal.

@@ -64,7 +64,7 @@ type PromptTokensDetails struct {
 	CachedTokens int `json:"cached_tokens"`
 }
 
-// CompletionTokensDetails is always zero: the mock does not reason.
+// CompletionTokensDetails holds a reasoning model's reasoning tokens (0 for other models).
 type CompletionTokensDetails struct {
 	ReasoningTokens int `json:"reasoning_tokens"`
 }

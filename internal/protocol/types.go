@@ -35,8 +35,42 @@ type ChatRequest struct {
 	Tools          []Tool
 	ToolChoice     ToolChoice
 	ResponseFormat ResponseFormat
-	// Temperature is kept only for the gen_ai.request.temperature span attribute.
+	// Temperature is kept for the gen_ai.request.temperature span attribute, and for a reasoning
+	// model, which refuses any but 1.
 	Temperature *float64
+	// Reasoning is what the request asks of a reasoning model; nil when it sends none of it, as
+	// most requests do. Other models ignore it.
+	Reasoning *Reasoning `json:",omitempty"`
+}
+
+// Reasoning is what a request asks of a reasoning model (docs/protocol.md, Reasoning models).
+type Reasoning struct {
+	// Effort is reasoning_effort, or the Responses API's reasoning.effort; "" when absent.
+	Effort string
+	// Summary is the Responses API's reasoning.summary (or generate_summary): auto, concise or
+	// detailed; "" asks for none.
+	Summary string
+	// Encrypted: include holds reasoning.encrypted_content.
+	Encrypted bool
+	// TopP is top_p when it is not 1, which a reasoning model refuses; nil otherwise.
+	TopP *float64
+	// SentBack are the encrypted_content values of the input's reasoning items, in order: a
+	// reasoning model verifies them.
+	SentBack []SentReasoning
+}
+
+// SentReasoning is a reasoning item's encrypted_content that a client sent back.
+type SentReasoning struct {
+	Item             int // its index in input
+	EncryptedContent string
+}
+
+// reasoning returns the request's Reasoning, made when first needed.
+func (r *ChatRequest) reasoning() *Reasoning {
+	if r.Reasoning == nil {
+		r.Reasoning = new(Reasoning)
+	}
+	return r.Reasoning
 }
 
 // FieldSet is a set of the top-level request members the decoder accepts, one bit per name (a

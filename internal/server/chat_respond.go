@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"mockgateway/internal/generate"
 	"mockgateway/internal/protocol"
 	"mockgateway/internal/simulation"
 	"mockgateway/observability"
@@ -52,13 +53,20 @@ func (c *chatCall) answer() jsonAppender {
 	return &body
 }
 
+// usageOf is a chat answer's usage: the reasoning tokens are part of the completion's.
+func usageOf(res *generate.Result) protocol.Usage {
+	u := protocol.NewUsage(res.PromptTokens, res.CompletionTokens)
+	u.CompletionTokensDetails.ReasoningTokens = res.ReasoningTokens
+	return u
+}
+
 // completionBody is the chat.completion of a call; its contents and arguments are the generated
 // text itself, not copies.
 func completionBody(c *chatCall) protocol.Completion {
 	body := protocol.Completion{
 		ID: c.ID, Object: "chat.completion", Created: c.Created, Model: c.Model.ID,
 		Choices:           make([]protocol.CompletionChoice, len(c.Result.Choices)),
-		Usage:             protocol.NewUsage(c.Result.PromptTokens, c.Result.CompletionTokens),
+		Usage:             usageOf(&c.Result),
 		SystemFingerprint: protocol.SystemFingerprint, ServiceTier: protocol.ServiceTier,
 	}
 	for i, ch := range c.Result.Choices {

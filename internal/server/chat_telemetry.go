@@ -69,6 +69,9 @@ func setChatResponseAttributes(span trace.Span, c *chatCall, rec *observability.
 		attribute.Int("gen_ai.usage.input_tokens", rec.PromptTokens),
 		attribute.Int("gen_ai.usage.output_tokens", rec.CompletionTokens),
 	)...)
+	if rec.ReasoningTokens > 0 {
+		span.SetAttributes(attribute.Int("gen_ai.usage.reasoning.output_tokens", rec.ReasoningTokens))
+	}
 	setErrorType(span, rec)
 }
 

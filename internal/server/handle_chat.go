@@ -18,6 +18,7 @@ import (
 	"mockgateway/internal/fixtures"
 	"mockgateway/internal/generate"
 	"mockgateway/internal/protocol"
+	"mockgateway/internal/seal"
 	"mockgateway/internal/simulation"
 	"mockgateway/internal/state"
 	"mockgateway/observability"
@@ -37,6 +38,7 @@ type chatHandler struct {
 	sim              simulator
 	fixtures         *fixtures.Store // the file fixtures, and Check's schema cache
 	state            state.Store     // runtime fixtures and reply positions
+	sealer           *seal.Sealer    // reasoning items' encrypted content (reasoning.go)
 	tracer           trace.Tracer
 	metrics          *observability.Metrics
 	drain            *Drain
@@ -69,6 +71,7 @@ func newChatHandler(d Deps, dl dialect) http.Handler {
 		sim:              simulator{headers: d.Config.AllowSimulationHeaders, catalog: d.Catalog, attempts: d.State},
 		fixtures:         d.Fixtures,
 		state:            d.State,
+		sealer:           d.Sealer,
 		tracer:           d.Tracer,
 		metrics:          d.Metrics,
 		drain:            d.Drain,
@@ -169,7 +172,10 @@ type chatCall struct {
 	Span         trace.Span
 	// Echo is what a Responses API answer repeats of its request; nil for a chat completion.
 	Echo *protocol.ResponseEcho
-	h    *chatHandler // shared by every call; not copied into each
+	// Reasoning is a Responses answer's reasoning item, first in its output; nil when the model
+	// does not reason (reasoning.go).
+	Reasoning *protocol.OutputItem
+	h         *chatHandler // shared by every call; not copied into each
 }
 
 // requestFacts are what reading a request learns beside the request itself.
@@ -235,6 +241,9 @@ func (h *chatHandler) resolve(req *protocol.ChatRequest, facts requestFacts, rec
 	if aerr := generate.CheckContext(facts.promptTokens, req.MaxTokens, model.ContextWindow); aerr != nil {
 		return nil, aerr
 	}
+	if aerr := h.checkReasoning(model, req); aerr != nil {
+		return nil, aerr
+	}
 	return model, nil
 }
 
@@ -250,24 +259,28 @@ func (h *chatHandler) generate(req *protocol.ChatRequest, sim *simulated, facts 
 		TokenCeiling: h.tokenCeiling, MaxResponseBytes: h.maxResponseBytes,
 		ContextWindow: served.ContextWindow, PromptTokens: facts.promptTokens,
 	}
+	reasoning := reasoningTokens(served, req, hit)
 	var res generate.Result
 	if req.Stream && deepAnswer(req, hit) {
 		// Only here does the closure exist: built unconditionally it, and res, escaped to the heap
 		// on every request.
 		var deep generate.Result
-		onOwnStack(func() { deep = answer(in, hit) })
+		onOwnStack(func() { deep = answer(in, hit, reasoning) })
 		res = deep
 	} else {
-		res = answer(in, hit)
+		res = answer(in, hit, reasoning)
 	}
 	rec.Stream = req.Stream
 	rec.PromptTokens = res.PromptTokens
-	rec.CompletionTokens = res.CompletionTokens    // a stream counts what it sent (streamChat)
+	rec.CompletionTokens = res.CompletionTokens // a stream counts what it sent (streamChat)
+	rec.ReasoningTokens = res.ReasoningTokens
 	rec.FinishReason = res.Choices[0].FinishReason // "" for a lazy choice until streamChat settles it
 	var id string
+	var reasoningItem *protocol.OutputItem
 	switch {
 	case facts.echo != nil:
 		id = responseID(facts.seed, served.ID)
+		reasoningItem = h.reasoningItem(id, facts.seed, served, req, &res, hit)
 	case h.dialect == anthropicMessages:
 		id = messageID(facts.seed, served.ID)
 	default:
@@ -285,13 +298,18 @@ func (h *chatHandler) generate(req *protocol.ChatRequest, sim *simulated, facts 
 		Fault:        sim.plan.Fault, // nil, or a fault that strikes mid-stream
 		Span:         span,
 		Echo:         facts.echo,
+		Reasoning:    reasoningItem,
 		h:            h,
 	}
 }
 
 // answer makes the call's answer: a fixture's scripted reply, a stream's lazily made one, or the
-// whole answer.
-func answer(in generate.Input, hit *fixtures.Hit) generate.Result {
+// whole answer; a reasoning model's after the reasoning tokens it spends per choice
+// (generate.Reason).
+func answer(in generate.Input, hit *fixtures.Hit, reasoning int) generate.Result {
+	if reasoning > 0 {
+		return generate.Reason(in, reasoning, func(in generate.Input) generate.Result { return answer(in, hit, 0) })
+	}
 	switch {
 	case hit != nil && hit.Reply.Error == nil:
 		return generate.Script(in, scripted(hit.Reply))

@@ -71,11 +71,12 @@ type modelObject struct {
 type modelCapabilities struct {
 	Streaming bool `json:"streaming"`
 	Tools     bool `json:"tools"`
+	Reasoning bool `json:"reasoning"`
 }
 
 func modelObjectOf(m *catalog.Model) modelObject {
 	return modelObject{ID: m.ID, Object: "model", Created: m.Created, OwnedBy: m.OwnedBy,
-		Capabilities: modelCapabilities{Streaming: m.Capabilities.Streaming, Tools: m.Capabilities.Tools}}
+		Capabilities: modelCapabilities{Streaming: m.Capabilities.Streaming, Tools: m.Capabilities.Tools, Reasoning: m.Capabilities.Reasoning}}
 }
 
 // mustMarshal encodes a body once, at start-up; the catalog cannot change while serving.

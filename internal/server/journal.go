@@ -73,6 +73,7 @@ func journalCall(j state.Store, r *http.Request, rec *observability.Record, note
 		FinishReason:       rec.FinishReason,
 		PromptTokens:       rec.PromptTokens,
 		CompletionTokens:   rec.CompletionTokens,
+		ReasoningTokens:    rec.ReasoningTokens,
 		Fixture:            fixture,
 		Fault:              rec.Fault,
 		Attempt:            rec.Attempt,

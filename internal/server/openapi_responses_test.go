@@ -94,6 +94,8 @@ func conformResponses(t *testing.T, d *apiDoc, do func(*harness, string, string,
 		`{"model":"mock-chat","input":"A thing","text":{"format":{"type":"json_object"}}}`,
 		`{"model":"mock-tools","input":"Weather?","tools":[`+flatWeatherTool+`],"tool_choice":"required","parallel_tool_calls":false,"instructions":[{"role":"system","content":"Be brief."}]}`,
 		`{"model":"mock-tools","input":"Weather?","tools":[`+flatWeatherTool+`,{"type":"function","name":"noop","strict":false}],"tool_choice":"none"}`,
+		reasoningTurn,
+		`{"model":"mock-reasoning","input":"Plan a trip","max_output_tokens":100}`,
 	)
 	for _, body := range bodies {
 		rr := do(h, "POST", "/v1/responses", body, instant...)
@@ -102,6 +104,11 @@ func conformResponses(t *testing.T, d *apiDoc, do func(*harness, string, string,
 		}
 		do(h, "POST", "/v1/responses", `{"stream":true,`+body[1:], instant...)
 	}
+	// What a reasoning model refuses: a temperature (chat's unsupported_value), and a reasoning
+	// item it did not seal.
+	do(h, "POST", "/v1/responses", `{"model":"mock-reasoning","input":"hi","temperature":0.5}`)
+	do(h, "POST", "/v1/chat/completions", `{"model":"mock-reasoning","messages":[{"role":"user","content":"hi"}],"temperature":0.5}`)
+	do(h, "POST", "/v1/responses", `{"model":"mock-reasoning","input":[{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"e"},{"role":"user","content":"hi"}]}`)
 	for name, e := range loadCorpusDir(t, "responses-clients") {
 		var hdr []string
 		for k, v := range e.Headers {

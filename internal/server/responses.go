@@ -51,14 +51,37 @@ func responseBody(c *chatCall) protocol.Response {
 	status, incomplete := responseStatus(ch.FinishReason)
 	body := protocol.Response{
 		ID: c.ID, CreatedAt: c.Created, Status: status, Incomplete: incomplete, Model: c.Model.ID,
-		Usage: &protocol.ResponseUsage{Input: c.Result.PromptTokens, Output: c.Result.CompletionTokens},
+		Usage: responseUsage(&c.Result),
 		Echo:  c.Echo,
 	}
 	if status == "completed" {
 		body.CompletedAt = time.Now().Unix()
 	}
 	body.Output = outputItems(c.ID, ch, status)
+	if c.Reasoning != nil {
+		body.Output = withReasoning(c.Reasoning, body.Output, ch)
+	}
 	return body
+}
+
+// responseUsage is an answer's usage in the Responses API's names.
+func responseUsage(res *generate.Result) *protocol.ResponseUsage {
+	return &protocol.ResponseUsage{Input: res.PromptTokens, Output: res.CompletionTokens, Reasoning: res.ReasoningTokens}
+}
+
+// withReasoning puts the reasoning item before the answer's items. An answer whose budget the
+// reasoning ate whole has only the reasoning item, as OpenAI's has.
+func withReasoning(rs *protocol.OutputItem, items []protocol.OutputItem, ch *generate.Choice) []protocol.OutputItem {
+	if eatenByReasoning(ch) {
+		return []protocol.OutputItem{*rs}
+	}
+	return append([]protocol.OutputItem{*rs}, items...)
+}
+
+// eatenByReasoning reports a choice of a reasoning model that the reasoning left no budget for
+// (generate.Reason): no text, cut by length.
+func eatenByReasoning(ch *generate.Choice) bool {
+	return !ch.Lazy() && len(ch.ToolCalls) == 0 && ch.Refusal.IsNil() && ch.Content.Len() == 0 && ch.FinishReason == "length"
 }
 
 // outputItems are a settled choice's items: one per function call, or the message.

@@ -21,6 +21,7 @@ import (
 	"mockgateway/internal/config"
 	"mockgateway/internal/fixtures"
 	"mockgateway/internal/journal"
+	"mockgateway/internal/seal"
 	"mockgateway/internal/simulation"
 	"mockgateway/internal/state"
 	"mockgateway/observability"
@@ -48,6 +49,9 @@ type Deps struct {
 	// and Fixtures then holds the file fixtures only.
 	State state.Store
 
+	// Sealer seals and verifies reasoning items' encrypted content; nil: New builds one from
+	// Config (NewSealer).
+	Sealer  *seal.Sealer
 	Version string
 	Release string
 	Started time.Time
@@ -87,6 +91,9 @@ func (d Deps) withDefaults() (Deps, bool) {
 	}
 	if d.State == nil {
 		d.State = &state.Memory{Fixtures: d.Fixtures, Attempts: d.Attempts, Calls: d.Journal}
+	}
+	if d.Sealer == nil {
+		d.Sealer = NewSealer(d.Config)
 	}
 	return d, metricsOn
 }

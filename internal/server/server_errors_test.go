@@ -155,7 +155,7 @@ func TestShuttingDownAndHealth(t *testing.T) {
 	if err := json.Unmarshal(rr.Body.Bytes(), &body); err != nil || rr.Code != 200 || body["status"] != "ok" {
 		t.Fatalf("health: %d %s", rr.Code, rr.Body.String())
 	}
-	if m := body["models"].(map[string]any); m["executable"] != 6.0 || m["metadata_only"] != 4.0 {
+	if m := body["models"].(map[string]any); m["executable"] != 7.0 || m["metadata_only"] != 4.0 {
 		t.Errorf("health models = %v", m)
 	}
 	h.drain.Begin()

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"mockgateway/internal/apierr"
-	"mockgateway/internal/protocol"
 	"mockgateway/internal/simulation"
 	"mockgateway/observability"
 )
@@ -135,7 +134,7 @@ func streamChat(ctx context.Context, w http.ResponseWriter, c *chatCall) {
 // recordAnswer gives the record the tokens the stream sent and the answer's finish reason, once
 // its last write is done: a stream that ends early may still write the token it held (endEarly).
 func (st *stream) recordAnswer(c *chatCall) {
-	st.rec.CompletionTokens = st.tokensSent
+	st.rec.CompletionTokens = st.tokensSent + c.Result.ReasoningTokens // reasoning sends no token
 	settle(c, st.rec)
 }
 
@@ -216,7 +215,7 @@ func (st *stream) runChunks(ctx context.Context, c *chatCall) error {
 	}
 	if c.IncludeUsage {
 		c.Result.Settle() // every choice was read to its end: this only sums their tokens
-		st.appendUsage(protocol.NewUsage(c.Result.PromptTokens, c.Result.CompletionTokens))
+		st.appendUsage(usageOf(&c.Result))
 		st.telemetry.Chunk()
 	}
 	if err := st.writeFinal(); err != nil {

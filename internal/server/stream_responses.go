@@ -36,8 +36,11 @@ func (st *stream) runEvents(ctx context.Context, c *chatCall) error {
 	c.Result.Settle() // every piece was read: this only sums the tokens
 	resp := ev.resp
 	resp.Status, resp.Incomplete = responseStatus(ev.ch.FinishReason)
-	resp.Usage = &protocol.ResponseUsage{Input: c.Result.PromptTokens, Output: c.Result.CompletionTokens}
+	resp.Usage = responseUsage(&c.Result)
 	resp.Output = ev.items
+	if ev.rs != nil {
+		resp.Output = append([]protocol.OutputItem{*ev.rs}, ev.items...)
+	}
 	last := "response.completed"
 	if resp.Incomplete != "" {
 		last = "response.incomplete"
@@ -81,20 +84,31 @@ type respEvents struct {
 	text  strings.Builder       // the message's text so far: its .done events and the response carry it whole
 	// the message's text events: output_text's, or a refusal's
 	deltaType, doneType, key string
+	// rs is a reasoning model's reasoning item, sent first (evReasoning); base is the output
+	// index of the answer's first item, 1 after a reasoning item. eaten: the reasoning ate the
+	// whole budget, and the reasoning item is the whole output.
+	rs    *protocol.OutputItem
+	base  int
+	eaten bool
 }
 
 // The steps of a Responses stream: each sends one or more events, only evDelta a token's.
 const (
-	evCreated = iota // response.created, response.in_progress
-	evOpen           // the message's item and content part added, or a function call's item added
-	evDelta          // one delta: a piece of the message's text, or a fragment of the call's arguments
-	evClose          // the item's closing events
-	evDone           // every item sent
+	evCreated   = iota // response.created, response.in_progress
+	evReasoning        // the reasoning item, its summary's events, and the item done
+	evOpen             // the message's item and content part added, or a function call's item added
+	evDelta            // one delta: a piece of the message's text, or a fragment of the call's arguments
+	evClose            // the item's closing events
+	evDone             // every item sent
 )
 
 func newRespEvents(c *chatCall) *respEvents {
 	ch := &c.Result.Choices[0]
 	ev := &respEvents{c: c, ch: ch, resp: &protocol.Response{ID: c.ID, CreatedAt: c.Created, Status: "in_progress", Model: c.Model.ID, Echo: c.Echo}}
+	if c.Reasoning != nil {
+		ev.rs, ev.base = c.Reasoning, 1
+		ev.eaten = eatenByReasoning(ch)
+	}
 	if len(ch.ToolCalls) > 0 {
 		ev.calls, ev.items = true, make([]protocol.OutputItem, len(ch.ToolCalls))
 		return ev
@@ -117,6 +131,14 @@ func (ev *respEvents) send(ctx context.Context, st *stream) (token, more bool, e
 			err = st.sendResponse(ctx, c, "response.in_progress", ev.resp)
 		}
 		ev.step = evOpen
+		if ev.rs != nil {
+			ev.step = evReasoning
+		}
+	case evReasoning:
+		err, ev.step = ev.reasoning(ctx, st), evOpen
+		if ev.eaten {
+			ev.items, ev.step = nil, evDone
+		}
 	case evOpen:
 		err, ev.step = ev.open(ctx, st), evDelta
 	case evDelta:
@@ -139,9 +161,9 @@ func (ev *respEvents) open(ctx context.Context, st *stream) error {
 	if ev.calls {
 		tc := &ev.ch.ToolCalls[ev.k]
 		*it = protocol.OutputItem{Function: true, ID: itemID(c.ID, "fc_", ev.k), Status: "in_progress", CallID: tc.ID, Name: tc.Name}
-		return st.sendItem(ctx, c, "response.output_item.added", ev.k, it)
+		return st.sendItem(ctx, c, "response.output_item.added", ev.base+ev.k, it)
 	}
-	if err := st.sendItem(ctx, c, "response.output_item.added", 0, it); err != nil {
+	if err := st.sendItem(ctx, c, "response.output_item.added", ev.base, it); err != nil {
 		return err
 	}
 	it.NoPart = false
@@ -161,7 +183,7 @@ func (ev *respEvents) delta(ctx context.Context, st *stream) (bool, error) {
 			return false, err
 		}
 		ev.j++
-		return true, st.sendArguments(ctx, c, "response.function_call_arguments.delta", ev.k, it, "delta", args.At(ev.j-1))
+		return true, st.sendArguments(ctx, c, "response.function_call_arguments.delta", ev.base+ev.k, it, "delta", args.At(ev.j-1))
 	}
 	piece, ok := nextPiece(ev.ch, &ev.j)
 	if !ok {
@@ -196,10 +218,10 @@ func (ev *respEvents) close(ctx context.Context, st *stream) error {
 	c, it := ev.c, &ev.items[ev.k]
 	if ev.calls {
 		it.Arguments, it.Status = ev.ch.ToolCalls[ev.k].Arguments.Text(), "completed"
-		if err := st.sendArguments(ctx, c, "response.function_call_arguments.done", ev.k, it, "arguments", it.Arguments); err != nil {
+		if err := st.sendArguments(ctx, c, "response.function_call_arguments.done", ev.base+ev.k, it, "arguments", it.Arguments); err != nil {
 			return err
 		}
-		return st.sendItem(ctx, c, "response.output_item.done", ev.k, it)
+		return st.sendItem(ctx, c, "response.output_item.done", ev.base+ev.k, it)
 	}
 	it.Text = ev.text.String()
 	if err := st.sendText(ctx, c, ev.doneType, it, ev.key, it.Text); err != nil {
@@ -209,7 +231,41 @@ func (ev *respEvents) close(ctx context.Context, st *stream) error {
 		return err
 	}
 	it.Status, _ = responseStatus(ev.ch.FinishReason) // settled: every piece was read
-	return st.sendItem(ctx, c, "response.output_item.done", 0, it)
+	return st.sendItem(ctx, c, "response.output_item.done", ev.base, it)
+}
+
+// reasoning sends the reasoning item: added with an empty summary, its one summary part (added,
+// its text in one delta, done) when it has one, and done, whole. The summary's delta is not an
+// output token: reasoning tokens are counted in the usage, never streamed.
+func (ev *respEvents) reasoning(ctx context.Context, st *stream) error {
+	c, rs := ev.c, *ev.rs
+	added := rs
+	added.Summary = ""
+	if err := st.sendItem(ctx, c, "response.output_item.added", 0, &added); err != nil {
+		return err
+	}
+	if rs.Summary != "" {
+		for _, e := range [...]struct{ typ, key, value string }{
+			{"response.reasoning_summary_part.added", "part", ""},
+			{"response.reasoning_summary_text.delta", "delta", rs.Summary},
+			{"response.reasoning_summary_text.done", "text", rs.Summary},
+			{"response.reasoning_summary_part.done", "part", rs.Summary},
+		} {
+			b := protocol.AppendEventStart(st.buf, e.typ, st.eventSeq)
+			b = protocol.AppendItemRef(b, rs.ID, 0, false)
+			b = append(b, `,"summary_index":0`...)
+			if e.key == "part" {
+				b = protocol.AppendSummaryPart(append(b, `,"part":`...), e.value)
+			} else {
+				b = protocol.AppendMember(b, e.key, e.value)
+			}
+			st.buf = b
+			if err := st.commitEvent(ctx, c, false); err != nil {
+				return err
+			}
+		}
+	}
+	return st.sendItem(ctx, c, "response.output_item.done", 0, &rs)
 }
 
 func (st *stream) sendResponse(ctx context.Context, c *chatCall, typ string, r *protocol.Response) error {
@@ -230,7 +286,7 @@ func (st *stream) sendItem(ctx context.Context, c *chatCall, typ string, output 
 
 func (st *stream) sendPart(ctx context.Context, c *chatCall, typ string, msg *protocol.OutputItem) error {
 	b := protocol.AppendEventStart(st.buf, typ, st.eventSeq)
-	b = protocol.AppendItemRef(b, msg.ID, 0, true)
+	b = protocol.AppendItemRef(b, msg.ID, st.ev.base, true)
 	b = append(b, `,"part":`...)
 	st.buf = protocol.AppendContentPart(b, msg.Text, msg.Refusal)
 	return st.commitEvent(ctx, c, false)
@@ -240,7 +296,7 @@ func (st *stream) sendPart(ctx context.Context, c *chatCall, typ string, msg *pr
 // carry (empty) logprobs; refusal events have none.
 func (st *stream) sendText(ctx context.Context, c *chatCall, typ string, msg *protocol.OutputItem, key, value string) error {
 	b := protocol.AppendEventStart(st.buf, typ, st.eventSeq)
-	b = protocol.AppendItemRef(b, msg.ID, 0, true)
+	b = protocol.AppendItemRef(b, msg.ID, st.ev.base, true)
 	b = protocol.AppendMember(b, key, value)
 	if !msg.Refusal {
 		b = append(b, `,"logprobs":[]`...)

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -86,6 +87,7 @@ func TestCanaries(t *testing.T) {
 		"  - {id: mock-slow, kind: mock, behavior: echo, capabilities: {streaming: true, tools: false}, latency: {between_chunks: 20ms}}\n" +
 		"  - {id: mock-flaky, kind: mock, behavior: echo, capabilities: {streaming: true, tools: false}, fault: unavailable;attempts=1}\n" +
 		"  - {id: mock-gateway, kind: mock, behavior: chat, capabilities: {streaming: true, tools: false}, fault: server_error, gateway: {retries: 1, fallback: [gpt-4o, mock-echo]}}\n" +
+		"  - {id: mock-reasoning, kind: mock, behavior: chat, capabilities: {streaming: true, tools: false, reasoning: true}}\n" +
 		"  - {id: gpt-4o, kind: external, provider: openai, capabilities: {streaming: true, tools: true}}\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -187,10 +189,12 @@ func TestCanaries(t *testing.T) {
 	fixtureBody := fmt.Sprintf(`{"strict":true,"fixtures":[
 		{"name":"cnr-content","match":{"last_user":{"contains":%q},"header":{"x-case":%q}},"reply":{"content":%q}},
 		{"name":"cnr-tools","match":{"any_message":{"regex":%q}},"reply":{"tool_calls":[{"name":"get_weather","arguments":{"city":%q}}]}},
-		{"name":"cnr-refusal","match":{"system":{"equals":%q}},"reply":{"refusal":%q}}]}`,
+		{"name":"cnr-refusal","match":{"system":{"equals":%q}},"reply":{"refusal":%q}},
+		{"name":"cnr-reasoning","match":{"model":"mock-reasoning"},"reply":{"content":%q,"reasoning":{"tokens":50,"summary":%q}}}]}`,
 		contains, caseHeader, c.at("fixture reply content"),
 		regex, c.at("fixture tool arguments"),
-		c.at("fixture system condition"), c.at("fixture refusal"))
+		c.at("fixture system condition"), c.at("fixture refusal"),
+		c.at("fixture reasoning content"), c.at("fixture reasoning summary"))
 	scoped := func(last string) string {
 		return `{"model":"mock-tools","messages":[{"role":"user","content":` + fmt.Sprintf("%q", last) + `}],"tools":` + tools() + `}`
 	}
@@ -257,6 +261,32 @@ func TestCanaries(t *testing.T) {
 		call{name: "responses scoped stream match", method: "POST", path: respPath + q, header: append(scope, "X-Case", caseHeader),
 			body: `{"model":"mock-tools","stream":true,"input":` + fmt.Sprintf("%q", "say "+contains) + `}`},
 		call{name: "responses strict miss", method: "POST", path: respPath + q, header: scope, body: `{"model":"mock-echo","input":` + fmt.Sprintf("%q", c.at("responses scoped unmatched")) + `}`},
+		call{name: "responses scoped reasoning", method: "POST", path: respPath + q, header: scope,
+			body: `{"model":"mock-reasoning","stream":true,"input":"x","reasoning":{"summary":"auto"},"include":["reasoning.encrypted_content"]}`},
+	)
+	// A reasoning model: its summary and encrypted content — the mock's own text, searched as
+	// canaries once the answers name them (reasoningCanaries) — sent back on a next turn, JSON
+	// and streamed, beside a chat call with reasoning_effort; a canary as encrypted content is
+	// refused.
+	first := h.do("POST", respPath, `{"model":"mock-reasoning","input":`+fmt.Sprintf("%q", c.at("reasoning first input"))+
+		`,"reasoning":{"summary":"detailed"},"include":["reasoning.encrypted_content"]}`)
+	reasoningCanaries(t, c, "first turn", first.Body.Bytes())
+	var firstTurn struct{ Output []json.RawMessage }
+	if err := json.Unmarshal(first.Body.Bytes(), &firstTurn); err != nil || len(firstTurn.Output) < 2 {
+		t.Fatalf("reasoning first turn: %d %s", first.Code, first.Body)
+	}
+	nextTurn := func(stream bool, item string) string {
+		return fmt.Sprintf(`{"model":"mock-reasoning","stream":%t,"reasoning":{"summary":"auto","effort":"high"},"include":["reasoning.encrypted_content"],`+
+			`"input":[{"role":"user","content":%q},%s,%s,{"role":"user","content":%q}]}`,
+			stream, c.at("reasoning earlier input"), item, firstTurn.Output[1], c.at("reasoning next input"))
+	}
+	calls = append(calls,
+		call{name: "reasoning json", method: "POST", path: respPath + q, body: nextTurn(false, string(firstTurn.Output[0]))},
+		call{name: "reasoning stream", method: "POST", path: respPath + q, body: nextTurn(true, string(firstTurn.Output[0]))},
+		call{name: "reasoning forged item", method: "POST", path: respPath + q,
+			body: nextTurn(false, fmt.Sprintf(`{"type":"reasoning","id":%q,"summary":[],"encrypted_content":%q}`, c.at("forged reasoning id"), c.at("forged encrypted content")))},
+		call{name: "chat with reasoning_effort", method: "POST", path: chatPath + q,
+			body: `{"model":"mock-reasoning","reasoning_effort":"low","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":` + fmt.Sprintf("%q", c.at("reasoning chat message")) + `}]}`},
 	)
 	for _, a := range anthropicCanaryCalls(c, q, scope, contains, caseHeader) { // messages_canaries_test.go
 		calls = append(calls, call{name: a.name, method: a.method, path: a.path, body: a.body, disconnect: a.disconnect, header: a.header})
@@ -305,6 +335,9 @@ func TestCanaries(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		cancel()
+		if strings.HasPrefix(cl.name, "reasoning") && resp.StatusCode == 200 {
+			reasoningCanaries(t, c, cl.name, body)
+		}
 		if resp.StatusCode >= 400 {
 			text := string(body)
 			// The one place a client's own text may come back: the param naming the unknown
@@ -351,7 +384,7 @@ func TestCanaries(t *testing.T) {
 		"journal":       h.do("GET", "/_mock/journal?limit=1000", "").Body.String() + h.do("GET", "/_mock/journal?scope=canary-scope&limit=1000", "").Body.String(),
 		"fixture list":  h.do("GET", "/_mock/fixtures?scope=canary-scope", "").Body.String(),
 	}
-	for _, code := range []string{`"fixture":"cnr-content"`, `"error_code":"no_fixture_match"`, `"error_code":"fixture_mismatch"`} {
+	for _, code := range []string{`"fixture":"cnr-content"`, `"fixture":"cnr-reasoning"`, `"error_code":"no_fixture_match"`, `"error_code":"fixture_mismatch"`} {
 		if !strings.Contains(sources["journal"], code) {
 			t.Errorf("the fixture calls did not run as planned: no %s in the journal", code)
 		}
@@ -381,6 +414,11 @@ func TestCanaries(t *testing.T) {
 	if respMatched != 2 || respMissed != 1 {
 		t.Errorf("the Responses calls in the scope did not run as planned: %d matched, %d missed", respMatched, respMissed)
 	}
+	if !strings.Contains(sources["logs"], `"reasoning_tokens":512`) || !strings.Contains(sources["journal"], `"reasoning_tokens":64`) ||
+		!strings.Contains(sources["error bodies"], "invalid_encrypted_content") {
+		t.Errorf("the reasoning calls did not run as planned: %v %v %v", strings.Contains(sources["logs"], `"reasoning_tokens":512`),
+			strings.Contains(sources["journal"], `"reasoning_tokens":64`), strings.Contains(sources["error bodies"], "invalid_encrypted_content"))
+	}
 	for name, text := range sources {
 		if hits := c.find(text); len(hits) > 0 {
 			t.Errorf("%s leaks %d canaries: %v", name, len(hits), hits)
@@ -389,3 +427,24 @@ func TestCanaries(t *testing.T) {
 	t.Logf("searched %d canaries in %d log bytes, %d spans, %d metric bytes, %d error-body bytes",
 		len(c.places), len(sources["logs"]), len(spans), len(sources["/metrics"]), bodies.Len())
 }
+
+// reasoningCanaries adds a reasoning answer's summary texts and encrypted contents, JSON or
+// streamed, to the canaries: the mock's own reasoning text is content too, in no signal.
+func reasoningCanaries(t *testing.T, c *canaries, name string, body []byte) {
+	t.Helper()
+	n := 0
+	for _, m := range reasoningText.FindAllSubmatch(body, -1) {
+		var s string
+		if err := json.Unmarshal(m[1], &s); err != nil || s == "" {
+			continue
+		}
+		c.places[s] = name + " reasoning text"
+		n++
+	}
+	if n == 0 {
+		t.Fatalf("%s: no reasoning summary or encrypted content in %s", name, body)
+	}
+}
+
+// reasoningText finds the summary texts and encrypted contents of an answer or a stream.
+var reasoningText = regexp.MustCompile(`"(?:encrypted_content|summary_index":0,"delta|summary_index":0,"text|type":"summary_text","text)":("(?:[^"\\]|\\.)*")`)

@@ -130,7 +130,7 @@ export class SetupView {
   async loadModels() {
     const [models, health] = await Promise.all([getJSON('/v1/models'), getJSON('/health').catch(() => null)]);
     fill($('models-table').tBodies[0], (models.data || []).map((m) =>
-      row(m.id, m.owned_by, yesNo(m.capabilities?.streaming), yesNo(m.capabilities?.tools))));
+      row(m.id, m.owned_by, yesNo(m.capabilities?.streaming), yesNo(m.capabilities?.tools), yesNo(m.capabilities?.reasoning))));
     const meta = health?.models?.metadata_only;
     setText($('models-note'), meta === undefined ? '' :
       `${models.data?.length ?? 0} executable; ${meta} metadata-only (catalog entries the mock never executes; /v1/models lists only executable ones).`);
