@@ -34,6 +34,9 @@ func (h *chatHandler) checkReasoning(model *catalog.Model, req *protocol.ChatReq
 	if !model.Capabilities.Reasoning {
 		return nil
 	}
+	if h.dialect == anthropicMessages {
+		return h.checkThinking(req)
+	}
 	if h.dialect == chatCompletions && req.Fields.Has("max_tokens") {
 		return apierr.New(apierr.UnsupportedParameter, "max_tokens",
 			"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.")
@@ -75,6 +78,9 @@ func (h *chatHandler) unsupportedSampling(param string) *apierr.Error {
 func reasoningTokens(model *catalog.Model, req *protocol.ChatRequest, hit *fixtures.Hit) int {
 	if !model.Capabilities.Reasoning {
 		return 0
+	}
+	if req.Fields.Anthropic() {
+		return thinkingTokens(req, hit)
 	}
 	if hit != nil && hit.Reply.Reasoning != nil && hit.Reply.Reasoning.Tokens != nil {
 		return *hit.Reply.Reasoning.Tokens
