@@ -237,3 +237,55 @@ func TestThinkingRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestThinkingTelemetry: thinking tokens are reasoning tokens in every signal — the span's
+// gen_ai.usage.reasoning.output_tokens, the access line's reasoning_tokens, the token metric's
+// type reasoning — for a JSON call and a stream; the thinking text and signature in none.
+func TestThinkingTelemetry(t *testing.T) {
+	h := newHarness(t, journaled)
+	first := h.anthropic(messagesPath, `{"model":"mock-reasoning","max_tokens":2048,"thinking":{"type":"adaptive"},"output_config":{"effort":"low"},"messages":[{"role":"user","content":"hi"}]}`)
+	a := decodeThinking(t, first.Body.Bytes())
+	h.anthropic(messagesPath, `{"model":"mock-reasoning","max_tokens":2048,"stream":true,`+thinkingOn+`,"messages":[{"role":"user","content":"hi"}]}`)
+	if got := metricValue(t, h.metrics, "mockgateway_tokens_total", map[string]string{"model": "mock-reasoning", "type": "reasoning"}); got != 64+512 {
+		t.Errorf("reasoning tokens metric = %v, want %d", got, 64+512)
+	}
+	var spans []int64
+	for _, s := range h.spans.GetSpans() {
+		if v, ok := attributeKeys(s.Attributes)["gen_ai.usage.reasoning.output_tokens"]; ok {
+			spans = append(spans, v.AsInt64())
+		}
+	}
+	if len(spans) != 2 || spans[0] != 64 || spans[1] != 512 {
+		t.Errorf("spans' reasoning tokens: %v", spans)
+	}
+	var lines []float64
+	for _, rec := range h.logs.records(t) {
+		if n, ok := rec["reasoning_tokens"].(float64); ok {
+			lines = append(lines, n)
+		}
+	}
+	if len(lines) != 2 || lines[0] != 64 || lines[1] != 512 {
+		t.Errorf("access lines' reasoning tokens: %v", lines)
+	}
+	journal := h.do("GET", "/_mock/journal?limit=10", "").Body.String()
+	if !strings.Contains(journal, `"reasoning_tokens":512`) || strings.Contains(journal, a.Content[0].Signature) || strings.Contains(journal, *a.Content[0].Thinking) {
+		t.Errorf("journal: %s", journal)
+	}
+}
+
+// TestFixtureScriptsThinking: a fixture's reasoning — one syntax across the dialects — sets a
+// thinking block's text (its summary) and its tokens, at most budget_tokens.
+func TestFixtureScriptsThinking(t *testing.T) {
+	h := newHarness(t)
+	addFixtures(t, h, "thinking-fixtures", `{"fixtures":[
+		{"name":"thought","match":{"last_user":{"contains":"think"}},"reply":{"content":"Forty-two.","reasoning":{"tokens":40,"summary":"Counting to forty-two."}}},
+		{"name":"long","match":{"last_user":{"contains":"long"}},"reply":{"content":"Done.","reasoning":{"tokens":5000,"summary":"A long thought."}}}]}`)
+	a := decodeThinking(t, h.anthropic(messagesPath, `{"model":"mock-reasoning","max_tokens":2048,`+thinkingOn+`,"messages":[{"role":"user","content":"think"}]}`, HeaderScope, "thinking-fixtures").Body.Bytes())
+	if len(a.Content) != 2 || *a.Content[0].Thinking != "Counting to forty-two." || a.Content[1].Text != "Forty-two." || a.Usage.OutputTokens != 40+1 {
+		t.Errorf("scripted thinking: %+v", a)
+	}
+	a = decodeThinking(t, h.anthropic(messagesPath, `{"model":"mock-reasoning","max_tokens":2048,`+thinkingOn+`,"messages":[{"role":"user","content":"a long one"}]}`, HeaderScope, "thinking-fixtures").Body.Bytes())
+	if *a.Content[0].Thinking != "A long thought." || a.Usage.OutputTokens != 1024+1 {
+		t.Errorf("scripted thinking beyond budget_tokens: %+v", a)
+	}
+}
