@@ -132,7 +132,8 @@ func TestClaudeCode(t *testing.T) {
 // TestAnthropicNodeClients runs the Node clients of internal/clientcompat/anthropic, unmodified,
 // against the real service's Messages dialect: every *.test.mjs there — the official Anthropic
 // SDK (@anthropic-ai/sdk), the AI SDK's Anthropic provider (@ai-sdk/anthropic) and LangChain's
-// ChatAnthropic (@langchain/anthropic). A missing Node or missing packages fail it.
+// ChatAnthropic (@langchain/anthropic), and the SDK's extended thinking on mock-reasoning
+// (thinking.test.mjs). A missing Node or missing packages fail it.
 func TestAnthropicNodeClients(t *testing.T) {
 	testutil.EndToEnd(t)
 	dir, err := filepath.Abs(anthropicCompat)
