@@ -34,7 +34,7 @@ func (c *anthropicState) messages(path, v string) *apierr.Error {
 	return nil
 }
 
-// noteThinking keeps what a reasoning model checks of an assistant turn (reasoning.go in
+// noteThinking keeps what a reasoning model checks of an assistant turn (thinking.go in
 // internal/server): its thinking blocks, and whether it is the last turn to call tools.
 func (c *anthropicState) noteThinking(t *anthropicTurn) {
 	if t.role != roleAssistant {
