@@ -57,7 +57,8 @@ func claudeCode(t *testing.T, base, dir string, args ...string) string {
 // by strict file fixtures (a request no fixture scripts is 400 no_fixture_match, which fails
 // Claude Code): (a) a plain answer from mock-chat, to which Claude Code offers its tools all the
 // same; (b) a tool loop — Claude Code is told to call Read on a file the test made, runs it, and
-// sends the file's content back, which the second fixture requires before it answers.
+// sends the file's content back, which the second fixture requires before it answers; (c) the
+// same loop on mock-reasoning, with Claude Code's thinking blocks passed back.
 //
 // Claude Code must never run anything the test did not script. --tools Read offers it Read
 // alone, so no other tool is in any request (a fixture calling another is fixture_mismatch);
@@ -79,6 +80,10 @@ func TestClaudeCode(t *testing.T) {
 	  {"name": "read-notes", "match": {"model": "mock-tools", "last_user": {"contains": "notes.txt"}, "tools": ["Read"], "turn": 1},
 	   "reply": {"tool_calls": [{"name": "Read", "arguments": ` + string(readArgs) + `}]}},
 	  {"name": "answer-after-read", "match": {"model": "mock-tools", "tool_result": "Read", "any_message": {"contains": "PAPAYA"}, "turn": 2},
+	   "reply": {"content": "The secret word is PAPAYA."}},
+	  {"name": "think-read-notes", "match": {"model": "mock-reasoning", "last_user": {"contains": "notes.txt"}, "tools": ["Read"], "turn": 1},
+	   "reply": {"tool_calls": [{"name": "Read", "arguments": ` + string(readArgs) + `}], "reasoning": {"summary": "The answer is in notes.txt: read it."}}},
+	  {"name": "think-answer-after-read", "match": {"model": "mock-reasoning", "tool_result": "Read", "any_message": {"contains": "PAPAYA"}, "turn": 2},
 	   "reply": {"content": "The secret word is PAPAYA."}}]}`
 	if err := os.WriteFile(filepath.Join(fixtures, "claude-code.json"), []byte(file), 0o644); err != nil {
 		t.Fatal(err)
@@ -100,11 +105,23 @@ func TestClaudeCode(t *testing.T) {
 		}
 	})
 
-	// The journal: every Messages call answered by its fixture, in order, and nothing else asked.
+	// (c) The tool loop on mock-reasoning: Claude Code sends adaptive thinking, gets a signed
+	// thinking block before the tool_use, and must pass it back unchanged with the tool's result
+	// — the mock refuses the second call otherwise (docs/protocol.md, Reasoning models).
+	t.Run("thinking tool loop", func(t *testing.T) {
+		out := claudeCode(t, in.URL, work, append([]string{"-p", "What is the secret word in notes.txt?", "--model", "mock-reasoning"}, headless...)...)
+		if !strings.Contains(out, "The secret word is PAPAYA.") {
+			t.Fatalf("Claude Code printed:\n%s", out)
+		}
+	})
+
+	// The journal: every Messages call answered by its fixture, in order, and nothing else asked;
+	// mock-reasoning's calls thought.
 	var journal struct {
 		Data []struct {
-			Route, Fixture string
-			Status         int
+			Route, Fixture  string
+			Status          int
+			ReasoningTokens int `json:"reasoning_tokens"`
 		}
 	}
 	resp, err := http.Get(in.URL + "/_mock/journal?limit=100")
@@ -122,9 +139,12 @@ func TestClaudeCode(t *testing.T) {
 				t.Errorf("a Messages call answered %d", e.Status)
 			}
 			calls = append(calls, e.Fixture)
+			if thinks := strings.HasPrefix(e.Fixture, "think-"); thinks != (e.ReasoningTokens > 0) {
+				t.Errorf("%s: %d thinking tokens", e.Fixture, e.ReasoningTokens)
+			}
 		}
 	}
-	if strings.Join(calls, ",") != "hello,read-notes,answer-after-read" {
+	if strings.Join(calls, ",") != "hello,read-notes,answer-after-read,think-read-notes,think-answer-after-read" {
 		t.Fatalf("Messages calls answered by %v", calls)
 	}
 }
@@ -132,7 +152,8 @@ func TestClaudeCode(t *testing.T) {
 // TestAnthropicNodeClients runs the Node clients of internal/clientcompat/anthropic, unmodified,
 // against the real service's Messages dialect: every *.test.mjs there — the official Anthropic
 // SDK (@anthropic-ai/sdk), the AI SDK's Anthropic provider (@ai-sdk/anthropic) and LangChain's
-// ChatAnthropic (@langchain/anthropic). A missing Node or missing packages fail it.
+// ChatAnthropic (@langchain/anthropic), and the SDK's extended thinking on mock-reasoning
+// (thinking.test.mjs). A missing Node or missing packages fail it.
 func TestAnthropicNodeClients(t *testing.T) {
 	testutil.EndToEnd(t)
 	dir, err := filepath.Abs(anthropicCompat)

@@ -102,7 +102,7 @@ func Builtin() *Catalog {
 			Capabilities: Capabilities{Streaming: true}, Fault: "server_error",
 			Gateway: &simulation.Policy{Retries: 2, Backoff: 200 * time.Millisecond, BackoffMultiplier: 2, Fallback: []string{"gpt-4o", "mock-chat"}}},
 		{ID: "mock-reasoning", Kind: KindMock, ContextWindow: DefaultContextWindow, Behavior: generate.BehaviorTools, DefaultTokens: 24,
-			Description:  "mock-tools as a reasoning model: reasoning tokens by effort, a reasoning item with its summary and sealed encrypted content, and OpenAI's refusals of max_tokens, temperature and top_p.",
+			Description:  "mock-tools as a reasoning model: reasoning tokens by effort, a reasoning item with its summary and sealed encrypted content, and OpenAI's refusals of max_tokens, temperature and top_p; on Anthropic's Messages API, with thinking on, a signed thinking block and Anthropic's thinking rules.",
 			Capabilities: Capabilities{Streaming: true, Tools: true, Reasoning: true}},
 		{ID: "gpt-4o", Kind: KindExternal, Provider: "openai", ContextWindow: 128000, Capabilities: Capabilities{Streaming: true, Tools: true}},
 		{ID: "gpt-4.1-mini", Kind: KindExternal, Provider: "openai", ContextWindow: 1047576, Capabilities: Capabilities{Streaming: true, Tools: true}},

@@ -27,7 +27,8 @@ import (
 //	tools (custom) / tool_choice     → tools / tool_choice (any → required, tool → function)
 //	output_config.format json_schema → response_format json_schema
 //
-// image and document blocks, thinking, cache_control, context management, server tools and the
+// thinking (and output_config.effort) and the thinking blocks sent back go to Reasoning, which
+// only a reasoning model reads. image and document blocks, cache_control, context management, server tools and the
 // bookkeeping fields are accepted and add nothing to the chat request.
 
 // anthropicState is a Messages request being decoded: the chat request it becomes, its limits,
@@ -39,6 +40,10 @@ type anthropicState struct {
 	count       bool
 	serverTools []string
 	system      []Message
+	// maxTokens is max_tokens as sent, and lastAssistant the last assistant turn when it
+	// calls tools: a reasoning model's thinking rules read them (finish).
+	maxTokensSent int
+	lastAssistant *AssistantTurn
 }
 
 // DecodeMessagesRequest strictly decodes and validates an Anthropic Messages request body into
@@ -112,11 +117,12 @@ func anthropicTopField(c *anthropicState, k, p, v string) (fieldClass, *apierr.E
 	case "tool_choice":
 		return supported, anthropicToolChoiceObject.decode(c.req, p, v)
 	case "output_config":
-		return supported, outputConfigObject.decode(&c.req.ResponseFormat, p, v)
+		return supported, outputConfigObject.decode(c, p, v)
 
-	// Thinking and context management: accepted, with no effect for now (docs/protocol.md).
+	// Thinking: a reasoning model thinks (docs/protocol.md); other models ignore it. Context
+	// management is accepted with no effect.
 	case "thinking":
-		return noEffect, readThinking(p, v)
+		return supported, c.readThinking(p, v)
 	case "context_management":
 		return noEffect, contextManagementObject.decode(none{}, p, v)
 	case "mcp_servers":
@@ -176,6 +182,9 @@ func (c *anthropicState) finish(top members[string]) *apierr.Error {
 	if len(c.system) > 0 {
 		r.Messages = append(c.system, r.Messages...)
 	}
+	if th := r.Reasoning; th != nil && th.Thinking != "" {
+		th.ThinkingMaxTokens, th.FinalAssistant = c.maxTokensSent, c.lastAssistant
+	}
 	if hasMember(top, "tool_choice") {
 		if e := c.checkToolChoice(); e != nil {
 			return e
@@ -195,6 +204,7 @@ func (c *anthropicState) maxTokens(path, v string) *apierr.Error {
 	if e != nil {
 		return e
 	}
+	c.maxTokensSent = int(n)
 	c.req.MaxTokens, c.req.MaxTokensParam = min(int(n), c.lim.MaxTokensCeiling), "max_tokens"
 	return nil
 }
@@ -242,8 +252,8 @@ func decodeAnthropicMetadata(_ none, k, p, v string) (fieldClass, *apierr.Error)
 }
 
 // readThinking is extended thinking: enabled with a budget, disabled, or adaptive (Claude
-// Code's, with display). The mock does not think yet (docs/protocol.md).
-func readThinking(path, v string) *apierr.Error {
+// Code's), each with display. A reasoning model thinks when it is enabled or adaptive.
+func (c *anthropicState) readThinking(path, v string) *apierr.Error {
 	var room stackMembers
 	o, e := asObject(room[:0], path, v)
 	if e != nil {
@@ -253,45 +263,64 @@ func readThinking(path, v string) *apierr.Error {
 	if e != nil {
 		return e
 	}
+	var th thinkingState
 	switch typ {
 	case "enabled":
-		return thinkingEnabledObject.walk(none{}, path, o)
+		e = thinkingEnabledObject.walk(&th, path, o)
 	case "disabled":
-		return thinkingOtherObject.walk(none{}, path, o)
+		return thinkingOtherObject.walk(&th, path, o)
 	case "adaptive":
-		return thinkingAdaptiveObject.walk(none{}, path, o)
+		e = thinkingAdaptiveObject.walk(&th, path, o)
+	default:
+		return errValue(typePath, "must be one of enabled, disabled, adaptive")
 	}
-	return errValue(typePath, "must be one of enabled, disabled, adaptive")
+	if e == nil {
+		r := c.req.reasoning()
+		r.Thinking, r.ThinkingBudget, r.ThinkingOmitted = typ, th.budget, th.omitted
+	}
+	return e
+}
+
+// thinkingState is a thinking object being decoded.
+type thinkingState struct {
+	budget  int
+	omitted bool
 }
 
 var (
-	thinkingEnabledObject  = objectSpec[none]{fields: decodeThinking, required: []string{"budget_tokens"}}
-	thinkingOtherObject    = objectSpec[none]{fields: decodeThinkingType}
-	thinkingAdaptiveObject = objectSpec[none]{fields: decodeThinkingAdaptive}
+	thinkingEnabledObject  = objectSpec[*thinkingState]{fields: decodeThinking, required: []string{"budget_tokens"}}
+	thinkingOtherObject    = objectSpec[*thinkingState]{fields: decodeThinkingType}
+	thinkingAdaptiveObject = objectSpec[*thinkingState]{fields: decodeThinkingAdaptive}
 )
 
-func decodeThinkingType(_ none, k, _, _ string) (fieldClass, *apierr.Error) {
+func decodeThinkingType(_ *thinkingState, k, _, _ string) (fieldClass, *apierr.Error) {
 	if k == "type" {
 		return discriminator, nil
 	}
 	return unknown, nil
 }
 
-func decodeThinking(_ none, k, p, v string) (fieldClass, *apierr.Error) {
+func decodeThinking(th *thinkingState, k, p, v string) (fieldClass, *apierr.Error) {
 	switch k {
 	case "budget_tokens":
-		return noEffect, valid(asBoundedInt(p, v, 1024, 1<<31-1))
+		n, e := asBoundedInt(p, v, 1024, 1<<31-1)
+		th.budget = int(n)
+		return supported, e
 	case "display":
-		return noEffect, valid(asEnum(p, v, "summarized", "omitted"))
+		return decodeThinkingAdaptive(th, k, p, v)
 	}
-	return decodeThinkingType(none{}, k, p, v)
+	return decodeThinkingType(th, k, p, v)
 }
 
-func decodeThinkingAdaptive(_ none, k, p, v string) (fieldClass, *apierr.Error) {
+// decodeThinkingAdaptive: display is summarized (the thinking's text) or omitted (an empty
+// text, the signature still there), as Anthropic answers.
+func decodeThinkingAdaptive(th *thinkingState, k, p, v string) (fieldClass, *apierr.Error) {
 	if k == "display" {
-		return noEffect, valid(asEnum(p, v, "summarized", "omitted"))
+		d, e := asEnum(p, v, "summarized", "omitted")
+		th.omitted = d == "omitted"
+		return supported, e
 	}
-	return decodeThinkingType(none{}, k, p, v)
+	return decodeThinkingType(th, k, p, v)
 }
 
 // contextManagementObject is the context-management beta Claude Code sends: edits the API
@@ -324,16 +353,21 @@ func decodeDiagnostics(_ none, k, p, v string) (fieldClass, *apierr.Error) {
 	return unknown, nil
 }
 
-var outputConfigObject = objectSpec[*ResponseFormat]{fields: decodeOutputConfig}
+var outputConfigObject = objectSpec[*anthropicState]{fields: decodeOutputConfig}
 
-// decodeOutputConfig: effort (Claude Code's, no effect: the mock does not think), and format,
-// the structured output the answer's text must be an instance of.
-func decodeOutputConfig(rf *ResponseFormat, k, p, v string) (fieldClass, *apierr.Error) {
+// decodeOutputConfig: effort (Claude Code's: a reasoning model's thinking tokens, as
+// reasoning_effort's), and format, the structured output the answer's text must be an instance
+// of.
+func decodeOutputConfig(c *anthropicState, k, p, v string) (fieldClass, *apierr.Error) {
 	switch k {
 	case "effort":
-		return noEffect, valid(asEnum(p, v, "low", "medium", "high", "xhigh", "max"))
+		effort, e := asEnum(p, v, "low", "medium", "high", "xhigh", "max")
+		if e == nil {
+			c.req.reasoning().Effort = effort
+		}
+		return supported, e
 	case "format":
-		return supported, outputFormatObject.decode(rf, p, v)
+		return supported, outputFormatObject.decode(&c.req.ResponseFormat, p, v)
 	}
 	return unknown, nil
 }

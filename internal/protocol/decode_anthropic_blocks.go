@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"crypto/sha256"
 	"slices"
 	"strings"
 
@@ -23,12 +24,30 @@ func (c *anthropicState) messages(path, v string) *apierr.Error {
 	}
 	msgs := make([]Message, 0, len(items)+1)
 	for i, it := range items {
-		if msgs, e = readAnthropicTurn(msgs, indexPath(path, i), it); e != nil {
+		t := &anthropicTurn{index: i, before: msgs}
+		if msgs, e = t.read(msgs, indexPath(path, i), it); e != nil {
 			return e
 		}
+		c.noteThinking(t)
 	}
 	c.req.Messages = msgs
 	return nil
+}
+
+// noteThinking keeps what a reasoning model checks of an assistant turn (thinking.go in
+// internal/server): its thinking blocks, and whether it is the last turn to call tools.
+func (c *anthropicState) noteThinking(t *anthropicTurn) {
+	if t.role != roleAssistant {
+		return
+	}
+	c.lastAssistant = nil
+	if t.toolUse {
+		c.lastAssistant = &AssistantTurn{Turn: t.index, FirstBlock: t.first}
+	}
+	if len(t.thinking) > 0 {
+		r := c.req.reasoning()
+		r.SentThinking = append(r.SentThinking, t.thinking...)
+	}
 }
 
 // readSystem is the system prompt, a string or text blocks: a system message before the
@@ -55,12 +74,18 @@ type anthropicTurn struct {
 	// pass is done (block), not from inside it: its blocks nested in the pass doubled a parked
 	// stream's stack (TestParkedStreamStack, docs/performance.md).
 	result string
+	// index is the turn's place in messages; first its first block's type, toolUse whether it
+	// holds a tool_use block, thinking its thinking blocks (an assistant turn's).
+	index    int
+	first    string
+	toolUse  bool
+	thinking []SentThinking
 }
 
 var anthropicTurnObject = objectSpec[*anthropicTurn]{fields: decodeAnthropicTurn, required: []string{"content"}}
 
-// readAnthropicTurn decodes the turn v and appends its messages to msgs.
-func readAnthropicTurn(msgs []Message, path, v string) ([]Message, *apierr.Error) {
+// read decodes the turn v and appends its messages to msgs.
+func (t *anthropicTurn) read(msgs []Message, path, v string) ([]Message, *apierr.Error) {
 	var room stackMembers
 	o, e := asObject(room[:0], path, v)
 	if e != nil {
@@ -78,7 +103,7 @@ func readAnthropicTurn(msgs []Message, path, v string) ([]Message, *apierr.Error
 	default:
 		return nil, errValue(rolePath, "must be one of user, assistant")
 	}
-	t := &anthropicTurn{role: role, before: msgs}
+	t.role = role
 	if e := anthropicTurnObject.walk(t, path, o); e != nil {
 		return nil, e
 	}
@@ -104,6 +129,9 @@ func (t *anthropicTurn) content(path, v string) *apierr.Error {
 	case '"':
 		s, e := asString(path, v)
 		t.text.WriteString(s)
+		if t.first == "" {
+			t.first = "text"
+		}
 		return e
 	case '[':
 	default:
@@ -115,7 +143,7 @@ func (t *anthropicTurn) content(path, v string) *apierr.Error {
 		return e
 	}
 	for i, it := range items {
-		if e := t.block(indexPath(path, i), it); e != nil {
+		if e := t.block(i, indexPath(path, i), it); e != nil {
 			return e
 		}
 	}
@@ -126,8 +154,9 @@ func (t *anthropicTurn) content(path, v string) *apierr.Error {
 type blockState struct {
 	typ  string
 	turn *anthropicTurn
-	call *ToolCall // a tool_use block's
-	out  *Message  // a tool_result block's
+	call *ToolCall     // a tool_use block's
+	out  *Message      // a tool_result block's
+	sent *SentThinking // a thinking or redacted_thinking block's
 }
 
 // The required members of the content blocks, by type; which types a turn may hold depends on
@@ -143,7 +172,7 @@ var (
 	searchResultRequired    = []string{"content", "source", "title"}
 )
 
-func (t *anthropicTurn) block(path, v string) *apierr.Error {
+func (t *anthropicTurn) block(index int, path, v string) *apierr.Error {
 	var room stackMembers
 	o, e := asObject(room[:0], path, v)
 	if e != nil {
@@ -154,6 +183,9 @@ func (t *anthropicTurn) block(path, v string) *apierr.Error {
 		return e
 	}
 	b := blockState{typ: typ, turn: t}
+	if t.first == "" {
+		t.first = typ
+	}
 	var required []string
 	user, assistant := t.role == roleUser, t.role == roleAssistant
 	switch {
@@ -169,10 +201,11 @@ func (t *anthropicTurn) block(path, v string) *apierr.Error {
 	case typ == "tool_use" && assistant:
 		t.calls = append(t.calls, ToolCall{})
 		b.call, required = &t.calls[len(t.calls)-1], toolUseBlockRequired
+		t.toolUse = true
 	case typ == "thinking" && assistant:
-		required = thinkingBlockRequired
+		b.sent, required = t.sentThinking(index, false), thinkingBlockRequired
 	case typ == "redacted_thinking" && assistant:
-		required = redactedBlockRequired
+		b.sent, required = t.sentThinking(index, true), redactedBlockRequired
 	case user:
 		return errValue(typePath, "must be one of text, image, document, search_result, tool_result")
 	case assistant:
@@ -249,8 +282,14 @@ func decodeBlock(b blockState, k, p, v string) (fieldClass, *apierr.Error) {
 		return decodeToolUse(b.call, k, p, v)
 	case b.typ == "tool_result":
 		return decodeToolResult(b, k, p, v)
-	case k == "thinking" && b.typ == "thinking", k == "signature" && b.typ == "thinking", k == "data" && b.typ == "redacted_thinking":
-		return noEffect, valid(asString(p, v))
+	case k == "thinking" && b.typ == "thinking":
+		s, e := asString(p, v)
+		b.sent.digest(s)
+		return supported, e
+	case k == "signature" && b.typ == "thinking", k == "data" && b.typ == "redacted_thinking":
+		s, e := asString(p, v)
+		b.sent.Seal = s
+		return supported, e
 	}
 	return unknown, nil
 }
@@ -324,4 +363,24 @@ func decodeCitations(_ none, k, p, v string) (fieldClass, *apierr.Error) {
 		return noEffect, valid(asBool(p, v))
 	}
 	return unknown, nil
+}
+
+// ThinkingDigest is what a thinking block's signature binds: a digest of its text, so that a
+// changed text fails and the text itself need not be kept.
+func ThinkingDigest(text string) [32]byte { return sha256.Sum256([]byte(text)) }
+
+// digest sets the block's digest of text. It is a frame of its own: in decodeBlock, which
+// nested tool results reenter, the hash's state grew a parked stream's stack
+// (TestParkedStreamStack).
+//
+//go:noinline
+func (s *SentThinking) digest(text string) { s.Digest = ThinkingDigest(text) }
+
+// sentThinking adds a thinking block of the turn (its block index), to be read into. A frame of
+// its own, as digest.
+//
+//go:noinline
+func (t *anthropicTurn) sentThinking(index int, redacted bool) *SentThinking {
+	t.thinking = append(t.thinking, SentThinking{Turn: t.index, Block: index, Redacted: redacted})
+	return &t.thinking[len(t.thinking)-1]
 }

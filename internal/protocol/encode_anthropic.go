@@ -21,12 +21,16 @@ type AnthropicMessage struct {
 	Usage        AnthropicUsage
 }
 
-// ContentBlock is a text block or a tool_use block of an answer.
+// ContentBlock is a text, tool_use, thinking or redacted_thinking block of an answer.
 type ContentBlock struct {
 	ToolUse bool
-	Text    string
+	// Thinking: a thinking block, Text its thinking; Redacted: a redacted_thinking block.
+	Thinking, Redacted bool
+	Text               string
 	// A tool_use block's: its id (toolu_…), the tool's name and its input, a JSON object.
 	ID, Name, Input string
+	// Signature is a thinking block's signature, or a redacted_thinking block's data.
+	Signature string
 }
 
 // AnthropicUsage is the estimator's count, in Anthropic's names. The mock caches no prompt, so
@@ -62,7 +66,7 @@ func (m *AnthropicMessage) SizeHint() int {
 	n := 320
 	for i := range m.Content {
 		b := &m.Content[i]
-		n += 64 + len(b.Text) + len(b.Input) + len(b.Name)
+		n += 64 + len(b.Text) + len(b.Input) + len(b.Name) + len(b.Signature)
 	}
 	return n
 }
@@ -79,6 +83,21 @@ func (u AnthropicUsage) AppendJSON(buf []byte) []byte {
 // AppendJSON appends the block; start is the block as a stream's content_block_start carries
 // it, before its deltas: an empty text, an empty input.
 func (b *ContentBlock) AppendJSON(buf []byte, start bool) []byte {
+	switch {
+	case b.Redacted: // its start is whole: it has no deltas
+		buf = append(buf, `{"type":"redacted_thinking","data":`...)
+		buf = jsonenc.AppendString(buf, b.Signature)
+		return append(buf, '}')
+	case b.Thinking:
+		if start {
+			return append(buf, `{"type":"thinking","thinking":"","signature":""}`...)
+		}
+		buf = append(buf, `{"type":"thinking","thinking":`...)
+		buf = jsonenc.AppendString(buf, b.Text)
+		buf = append(buf, `,"signature":`...)
+		buf = jsonenc.AppendString(buf, b.Signature)
+		return append(buf, '}')
+	}
 	if !b.ToolUse {
 		buf = append(buf, `{"type":"text","text":`...)
 		if start {
@@ -130,6 +149,18 @@ func AppendAnthropicDelta(buf []byte, toolUse bool, piece string) []byte {
 		buf = append(buf, `,"delta":{"type":"input_json_delta","partial_json":`...)
 	} else {
 		buf = append(buf, `,"delta":{"type":"text_delta","text":`...)
+	}
+	buf = jsonenc.AppendString(buf, piece)
+	return append(buf, '}')
+}
+
+// AppendAnthropicThinkingDelta appends a thinking block's delta: a thinking_delta's thinking,
+// or the signature_delta that ends the block.
+func AppendAnthropicThinkingDelta(buf []byte, signature bool, piece string) []byte {
+	if signature {
+		buf = append(buf, `,"delta":{"type":"signature_delta","signature":`...)
+	} else {
+		buf = append(buf, `,"delta":{"type":"thinking_delta","thinking":`...)
 	}
 	buf = jsonenc.AppendString(buf, piece)
 	return append(buf, '}')

@@ -57,6 +57,36 @@ type Reasoning struct {
 	// SentBack are the encrypted_content values of the input's reasoning items, in order: a
 	// reasoning model verifies them.
 	SentBack []SentReasoning
+
+	// Anthropic's extended thinking (a Messages request's thinking and output_config.effort,
+	// which sets Effort): Thinking is enabled or adaptive when it is on, "" otherwise.
+	Thinking string `json:",omitempty"`
+	// ThinkingBudget is thinking.budget_tokens (enabled only); ThinkingOmitted is display:
+	// omitted; ThinkingMaxTokens is max_tokens as sent, before the mock's ceiling cut it.
+	ThinkingBudget    int  `json:",omitempty"`
+	ThinkingMaxTokens int  `json:",omitempty"`
+	ThinkingOmitted   bool `json:",omitempty"`
+	// SentThinking are the thinking and redacted_thinking blocks of the assistant turns sent
+	// back, in order: a reasoning model verifies their signatures.
+	SentThinking []SentThinking `json:",omitempty"`
+	// FinalAssistant is the last assistant turn when it holds a tool_use block: thinking on, it
+	// must open with a thinking block. Nil when there is none.
+	FinalAssistant *AssistantTurn `json:",omitempty"`
+}
+
+// SentThinking is a thinking or redacted_thinking block sent back: where it stands, a digest of
+// its text (never the text, which nothing downstream may keep), and its signature or data.
+type SentThinking struct {
+	Turn, Block int
+	Redacted    bool
+	Digest      [32]byte `json:"-"`
+	Seal        string   `json:"-"`
+}
+
+// AssistantTurn is where an assistant turn stands in messages and its first block's type.
+type AssistantTurn struct {
+	Turn       int
+	FirstBlock string
 }
 
 // SentReasoning is a reasoning item's encrypted_content that a client sent back.

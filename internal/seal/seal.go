@@ -1,7 +1,8 @@
 // Package seal owns the mock's stateless sealing: what a client must send back unchanged — a
-// Responses reasoning item's encrypted_content, and later an Anthropic thinking block's
-// signature — is sealed with a key every replica shares, so that any replica makes the same
-// bytes for the same request and accepts what any other made, with nothing stored.
+// Responses reasoning item's encrypted_content, an Anthropic thinking block's signature or a
+// redacted_thinking block's data — is sealed with a key every replica shares, so that any
+// replica makes the same bytes for the same request and accepts what any other made, with
+// nothing stored.
 //
 // A seal is AES-256-GCM whose nonce is derived from the key, the purpose and the plaintext
 // (HMAC-SHA256), as in a synthetic-IV construction: the same plaintext always seals to the same
@@ -25,6 +26,10 @@ import (
 // Purposes of a seal: each is the additional data of its seals.
 const (
 	ReasoningItem = "openai.reasoning.encrypted_content"
+	// ThinkingSignature is an Anthropic thinking block's signature; RedactedThinking a
+	// redacted_thinking block's data.
+	ThinkingSignature = "anthropic.thinking.signature"
+	RedactedThinking  = "anthropic.redacted_thinking.data"
 )
 
 // version opens every seal, so that a later format can be told from this one.

@@ -175,7 +175,10 @@ type chatCall struct {
 	// Reasoning is a Responses answer's reasoning item, first in its output; nil when the model
 	// does not reason (reasoning.go).
 	Reasoning *protocol.OutputItem
-	h         *chatHandler // shared by every call; not copied into each
+	// Thinking is a Messages answer's thinking block, first in its content; nil when the model
+	// does not think (thinking.go).
+	Thinking *protocol.ContentBlock
+	h        *chatHandler // shared by every call; not copied into each
 }
 
 // requestFacts are what reading a request learns beside the request itself.
@@ -277,12 +280,14 @@ func (h *chatHandler) generate(req *protocol.ChatRequest, sim *simulated, facts 
 	rec.FinishReason = res.Choices[0].FinishReason // "" for a lazy choice until streamChat settles it
 	var id string
 	var reasoningItem *protocol.OutputItem
+	var thinking *protocol.ContentBlock
 	switch {
 	case facts.echo != nil:
 		id = responseID(facts.seed, served.ID)
 		reasoningItem = h.reasoningItem(id, facts.seed, served, req, &res, hit)
 	case h.dialect == anthropicMessages:
 		id = messageID(facts.seed, served.ID)
+		thinking = h.thinkingBlock(facts.seed, served, req, &res, hit)
 	default:
 		id = newCompletionID()
 	}
@@ -299,6 +304,7 @@ func (h *chatHandler) generate(req *protocol.ChatRequest, sim *simulated, facts 
 		Span:         span,
 		Echo:         facts.echo,
 		Reasoning:    reasoningItem,
+		Thinking:     thinking,
 		h:            h,
 	}
 }

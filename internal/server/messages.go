@@ -95,18 +95,24 @@ func stopReason(ch *generate.Choice) string {
 	return "end_turn"
 }
 
-// messageBody is the JSON answer of a Messages call: the first (only) choice as a text block or
-// as tool_use blocks, the stop reason and the usage.
+// messageBody is the JSON answer of a Messages call: a reasoning model's thinking block, then
+// the first (only) choice as a text block or as tool_use blocks, the stop reason and the usage
+// (the thinking tokens within the output tokens, as Anthropic counts).
 func messageBody(c *chatCall) protocol.AnthropicMessage {
 	ch := &c.Result.Choices[0]
 	body := protocol.AnthropicMessage{
 		ID: c.ID, Model: c.Model.ID, StopReason: stopReason(ch), StopSequence: ch.StopSequence,
 		Usage: protocol.AnthropicUsage{Input: c.Result.PromptTokens, Output: c.Result.CompletionTokens},
 	}
+	if c.Thinking != nil {
+		body.Content = append(body.Content, *c.Thinking)
+		if eatenByReasoning(ch) {
+			return body // max_tokens cut the answer before its text, as Anthropic's
+		}
+	}
 	if len(ch.ToolCalls) > 0 {
-		body.Content = make([]protocol.ContentBlock, len(ch.ToolCalls))
-		for k, tc := range ch.ToolCalls {
-			body.Content[k] = protocol.ContentBlock{ToolUse: true, ID: toolUseID(tc.ID), Name: tc.Name, Input: toolInput(tc.Arguments.Text())}
+		for _, tc := range ch.ToolCalls {
+			body.Content = append(body.Content, protocol.ContentBlock{ToolUse: true, ID: toolUseID(tc.ID), Name: tc.Name, Input: toolInput(tc.Arguments.Text())})
 		}
 		return body
 	}
@@ -114,7 +120,7 @@ func messageBody(c *chatCall) protocol.AnthropicMessage {
 	if !ch.Refusal.IsNil() {
 		text = ch.Refusal.Text()
 	}
-	body.Content = []protocol.ContentBlock{{Text: text}}
+	body.Content = append(body.Content, protocol.ContentBlock{Text: text})
 	return body
 }
 

@@ -1,6 +1,11 @@
 package server
 
-import "fmt"
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"testing"
+)
 
 // canaryCall is TestCanaries' call: one request to send, with its headers.
 type canaryCall = struct {
@@ -70,3 +75,59 @@ func anthropicCanaryCalls(c *canaries, q string, scope []string, contains, caseH
 		{name: "messages strict miss", method: "POST", path: path + q, header: head(scope...), body: scoped(c.at("anthropic scoped unmatched"), "")},
 	}
 }
+
+// thinkingCanaryCalls are TestCanaries' calls of Anthropic thinking on mock-reasoning: a first
+// turn's thinking text and signature — the mock's own text, canaries once the answer names them
+// (thinkingCanaries) — sent back on a next turn, JSON and streamed; a canary as a signature and
+// as redacted data, refused; display omitted; and a fixture's scripted summary as the thinking
+// of a call in its scope.
+func thinkingCanaryCalls(t *testing.T, h *harness, c *canaries, q string, scope []string) []canaryCall {
+	t.Helper()
+	head := []string{"Anthropic-Version", "2023-06-01"}
+	const thinking = `"thinking":{"type":"enabled","budget_tokens":1024}`
+	first := h.anthropic("/v1/messages", fmt.Sprintf(`{"model":"mock-reasoning","max_tokens":2048,%s,"messages":[{"role":"user","content":%q}]}`,
+		thinking, c.at("thinking first input")))
+	var turn struct{ Content []json.RawMessage }
+	if err := json.Unmarshal(first.Body.Bytes(), &turn); err != nil || len(turn.Content) != 2 {
+		t.Fatalf("thinking first turn: %d %s", first.Code, first.Body)
+	}
+	thinkingCanaries(t, c, "thinking first turn", first.Body.Bytes())
+	next := func(stream bool, block string) string {
+		return fmt.Sprintf(`{"model":"mock-reasoning","max_tokens":2048,"stream":%t,%s,"messages":[{"role":"user","content":%q},`+
+			`{"role":"assistant","content":[%s,%s]},{"role":"user","content":%q}]}`,
+			stream, thinking, c.at("thinking first input"), block, turn.Content[1], c.at("thinking next input"))
+	}
+	const path = "/v1/messages"
+	return []canaryCall{
+		{name: "thinking json", method: "POST", path: path + q, body: next(false, string(turn.Content[0])), header: head},
+		{name: "thinking stream", method: "POST", path: path + q, body: next(true, string(turn.Content[0])), header: head},
+		{name: "thinking forged signature", method: "POST", path: path + q, header: head,
+			body: next(false, fmt.Sprintf(`{"type":"thinking","thinking":%q,"signature":%q}`, c.at("forged thinking"), c.at("forged signature")))},
+		{name: "thinking forged redacted", method: "POST", path: path + q, header: head,
+			body: next(true, fmt.Sprintf(`{"type":"redacted_thinking","data":%q}`, c.at("forged redacted data")))},
+		{name: "thinking omitted", method: "POST", path: path + q, header: head,
+			body: fmt.Sprintf(`{"model":"mock-reasoning","max_tokens":2048,"stream":true,"thinking":{"type":"adaptive","display":"omitted"},"messages":[{"role":"user","content":%q}]}`, c.at("thinking omitted input"))},
+		{name: "thinking scoped fixture", method: "POST", path: path + q, header: append(append([]string{}, head...), scope...),
+			body: `{"model":"mock-reasoning","max_tokens":2048,"stream":true,` + thinking + `,"messages":[{"role":"user","content":"x"}]}`},
+	}
+}
+
+// thinkingCanaries makes canaries of an answer's thinking texts and signatures.
+func thinkingCanaries(t *testing.T, c *canaries, name string, body []byte) {
+	t.Helper()
+	n := 0
+	for _, m := range thinkingText.FindAllSubmatch(body, -1) {
+		var s string
+		if err := json.Unmarshal(m[1], &s); err != nil || s == "" {
+			continue
+		}
+		c.places[s] = name + " thinking text or signature"
+		n++
+	}
+	if n < 2 {
+		t.Fatalf("%s: no thinking text and signature in %s", name, body)
+	}
+}
+
+// thinkingText finds the thinking texts and signatures of an answer.
+var thinkingText = regexp.MustCompile(`"(?:thinking|signature)":("(?:[^"\\]|\\.)*")`)

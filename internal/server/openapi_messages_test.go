@@ -79,12 +79,13 @@ func TestOpenAPIMessagesConform(t *testing.T) {
 }
 
 // conformMessages sends Messages requests — JSON, streamed, tool calls, a stop sequence, a
-// stream fault, count_tokens, the models in Anthropic's shape — and its errors, and holds each
+// stream fault, count_tokens, the models in Anthropic's shape, thinking — and its errors, and holds each
 // answer to the document with its headers (TestOpenAPIResponsesConform runs it too).
 func conformMessages(t *testing.T, d *apiDoc, h *harness) {
 	t.Helper()
 	text := `{"model":"mock-chat","max_tokens":16,"messages":[{"role":"user","content":"hi"}]`
 	tools := `{"model":"mock-tools","max_tokens":64,"messages":[{"role":"user","content":"weather?"}],"tools":[` + anthropicWeatherTool + `]`
+	thinkingTools := `{"model":"mock-reasoning","max_tokens":4096,"thinking":{"type":"enabled","budget_tokens":1024},"messages":[{"role":"user","content":"weather?"}],"tools":[` + anthropicWeatherTool + `]`
 	cases := []struct {
 		name, method, path, body string
 		header                   []string
@@ -108,6 +109,11 @@ func conformMessages(t *testing.T, d *apiDoc, h *harness) {
 		{"timeout", "POST", messagesPath, text + `}`, []string{"X-Mock-Fault", "timeout;for=1ms"}},
 		{"media type", "POST", messagesPath, text + `}`, []string{"Content-Type", "text/plain"}},
 		{"wrong method", "GET", messagesPath, "", nil},
+		{"thinking", "POST", messagesPath, thinkingTools + `}`, nil},
+		{"thinking stream", "POST", messagesPath, thinkingTools + `,"stream":true}`, nil},
+		{"thinking omitted stream", "POST", messagesPath, `{"model":"mock-reasoning","max_tokens":2048,"stream":true,"thinking":{"type":"adaptive","display":"omitted"},"messages":[{"role":"user","content":"hi"}]}`, nil},
+		{"redacted thinking", "POST", messagesPath, `{"model":"mock-reasoning","max_tokens":2048,"thinking":{"type":"adaptive"},"messages":[{"role":"user","content":"` + redactedTrigger + `"}]}`, nil},
+		{"thinking refused", "POST", messagesPath, `{"model":"mock-reasoning","max_tokens":1024,"thinking":{"type":"enabled","budget_tokens":1024},"messages":[{"role":"user","content":"hi"}]}`, nil},
 	}
 	for _, c := range cases {
 		rr := h.do(c.method, c.path, c.body, append(append([]string{}, anthropicHeaders...), c.header...)...)

@@ -15,8 +15,8 @@ import (
 // Reasoning models (docs/protocol.md, Reasoning models): mock-reasoning and the catalog's
 // reasoning: true. They refuse what OpenAI refuses of a reasoning model, verify the reasoning
 // items a client sends back, spend reasoning tokens from the budget first and, on the Responses
-// API, answer with a reasoning item before the message. Other models ignore every reasoning
-// parameter.
+// API, answer with a reasoning item before the message (Anthropic's thinking: thinking.go).
+// Other models ignore every reasoning parameter.
 
 // NewSealer is the sealer of --seal-key, or of a random key when it is unset.
 func NewSealer(cfg config.Config) *seal.Sealer {
@@ -29,10 +29,13 @@ func NewSealer(cfg config.Config) *seal.Sealer {
 // checkReasoning refuses, for a reasoning model, what OpenAI refuses of one — max_tokens, and a
 // temperature or top_p other than 1 — and the reasoning items sent back whose encrypted content
 // this mock (any replica with the same key) did not seal. The messages are OpenAI's, without the
-// value sent.
+// value sent. A Messages request is held to Anthropic's thinking rules instead (thinking.go).
 func (h *chatHandler) checkReasoning(model *catalog.Model, req *protocol.ChatRequest) *apierr.Error {
 	if !model.Capabilities.Reasoning {
 		return nil
+	}
+	if h.dialect == anthropicMessages {
+		return h.checkThinking(req)
 	}
 	if h.dialect == chatCompletions && req.Fields.Has("max_tokens") {
 		return apierr.New(apierr.UnsupportedParameter, "max_tokens",
@@ -71,10 +74,14 @@ func (h *chatHandler) unsupportedSampling(param string) *apierr.Error {
 }
 
 // reasoningTokens is what a reasoning model spends reasoning per choice: a fixture's count, or
-// the effort's (generate.ReasoningTokens); 0 for other models.
+// the effort's (generate.ReasoningTokens) — a Messages request's only with thinking on
+// (thinkingTokens); 0 for other models.
 func reasoningTokens(model *catalog.Model, req *protocol.ChatRequest, hit *fixtures.Hit) int {
 	if !model.Capabilities.Reasoning {
 		return 0
+	}
+	if req.Fields.Anthropic() {
+		return thinkingTokens(req, hit)
 	}
 	if hit != nil && hit.Reply.Reasoning != nil && hit.Reply.Reasoning.Tokens != nil {
 		return *hit.Reply.Reasoning.Tokens

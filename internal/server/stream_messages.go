@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"strconv"
+	"strings"
 
 	"mockgateway/internal/generate"
 	"mockgateway/internal/protocol"
@@ -14,6 +15,9 @@ import (
 // event counts as a chunk. The deltas spell the answer that a JSON call gets, one per token:
 //
 //	message_start
+//	a reasoning model's thinking block: content_block_start, thinking_delta per sentence (none
+//	           for display: omitted), signature_delta, content_block_stop (a redacted_thinking
+//	           block: its start and stop only) — not tokens: they are counted, never streamed
 //	per block: content_block_start (then one ping, after the first), content_block_delta
 //	           (text_delta or input_json_delta) per token, content_block_stop
 //	message_delta (stop_reason, stop_sequence, output_tokens), message_stop
@@ -31,6 +35,11 @@ type msgEvents struct {
 	k      int  // the block being sent
 	j      int  // its next piece: a listed text's, or the call's next argument fragment
 	pinged bool
+	// A thinking block's: base is 1 when there is one (block 0), thinking its text's pieces
+	// still to send, signed whether its signature_delta was sent.
+	base     int
+	thinking []string
+	signed   bool
 }
 
 func newMsgEvents(c *chatCall) *msgEvents {
@@ -38,6 +47,15 @@ func newMsgEvents(c *chatCall) *msgEvents {
 	ev := &msgEvents{c: c, ch: ch, blocks: 1}
 	if len(ch.ToolCalls) > 0 {
 		ev.calls, ev.blocks = true, len(ch.ToolCalls)
+	}
+	if th := c.Thinking; th != nil {
+		ev.base, ev.blocks = 1, ev.blocks+1
+		if eatenByReasoning(ch) {
+			ev.blocks = 1
+		}
+		if !th.Redacted && th.Text != "" {
+			ev.thinking = strings.SplitAfter(th.Text, ". ")
+		}
 	}
 	return ev
 }
@@ -55,7 +73,8 @@ func (ev *msgEvents) send(ctx context.Context, st *stream) (token, more bool, er
 	case evOpen:
 		err, ev.step = ev.open(ctx, st), evDelta
 	case evDelta:
-		if token, err = ev.delta(ctx, st); !token && err == nil {
+		var sent bool
+		if sent, token, err = ev.delta(ctx, st); !sent && err == nil {
 			ev.step = evClose
 		}
 	case evClose:
@@ -74,8 +93,11 @@ func (ev *msgEvents) send(ctx context.Context, st *stream) (token, more bool, er
 // streams do.
 func (ev *msgEvents) open(ctx context.Context, st *stream) error {
 	block := protocol.ContentBlock{}
-	if ev.calls {
-		tc := &ev.ch.ToolCalls[ev.k]
+	switch {
+	case ev.k < ev.base:
+		block = *ev.c.Thinking
+	case ev.calls:
+		tc := &ev.ch.ToolCalls[ev.k-ev.base]
 		block = protocol.ContentBlock{ToolUse: true, ID: toolUseID(tc.ID), Name: tc.Name}
 	}
 	b := protocol.AppendAnthropicIndex(protocol.AppendAnthropicEventStart(st.buf, "content_block_start"), ev.k)
@@ -89,29 +111,50 @@ func (ev *msgEvents) open(ctx context.Context, st *stream) error {
 	return st.commitEvent(ctx, ev.c, false)
 }
 
-// delta sends the block's next delta, after the between-chunk latency; false when it has none
-// left.
-func (ev *msgEvents) delta(ctx context.Context, st *stream) (bool, error) {
+// delta sends the block's next delta, a token's after the between-chunk latency; sent is false
+// when it has none left, token whether it was a token's (a thinking block's are not).
+func (ev *msgEvents) delta(ctx context.Context, st *stream) (sent, token bool, err error) {
+	if ev.k < ev.base {
+		return ev.thinkingDelta(ctx, st)
+	}
 	var piece string
 	if ev.calls {
-		args := ev.ch.ToolCalls[ev.k].Arguments
+		args := ev.ch.ToolCalls[ev.k-ev.base].Arguments
 		if ev.j >= args.Len() {
-			return false, nil
+			return false, false, nil
 		}
 		piece = args.At(ev.j)
 		ev.j++
 	} else {
 		var ok bool
 		if piece, ok = nextPiece(ev.ch, &ev.j); !ok {
-			return false, nil
+			return false, false, nil
 		}
 	}
 	if err := st.betweenTokens(ev.c); err != nil {
-		return false, err
+		return false, false, err
 	}
 	b := protocol.AppendAnthropicIndex(protocol.AppendAnthropicEventStart(st.buf, "content_block_delta"), ev.k)
 	st.buf = protocol.AppendAnthropicDelta(b, ev.calls, piece)
-	return true, st.commitEvent(ctx, ev.c, true)
+	return true, true, st.commitEvent(ctx, ev.c, true)
+}
+
+// thinkingDelta sends the thinking block's next delta: a piece of its text, then its signature;
+// a redacted_thinking block has none.
+func (ev *msgEvents) thinkingDelta(ctx context.Context, st *stream) (sent, token bool, err error) {
+	th := ev.c.Thinking
+	if th.Redacted || ev.signed {
+		return false, false, nil
+	}
+	b := protocol.AppendAnthropicIndex(protocol.AppendAnthropicEventStart(st.buf, "content_block_delta"), ev.k)
+	if ev.j < len(ev.thinking) {
+		st.buf = protocol.AppendAnthropicThinkingDelta(b, false, ev.thinking[ev.j])
+		ev.j++
+	} else {
+		st.buf = protocol.AppendAnthropicThinkingDelta(b, true, th.Signature)
+		ev.signed = true
+	}
+	return true, false, st.commitEvent(ctx, ev.c, false)
 }
 
 // messagesToFirstToken holds an instant Messages stream's events up to its first delta, as chunksToFirstToken

@@ -288,7 +288,8 @@ func TestCanaries(t *testing.T) {
 		call{name: "chat with reasoning_effort", method: "POST", path: chatPath + q,
 			body: `{"model":"mock-reasoning","reasoning_effort":"low","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":` + fmt.Sprintf("%q", c.at("reasoning chat message")) + `}]}`},
 	)
-	for _, a := range anthropicCanaryCalls(c, q, scope, contains, caseHeader) { // messages_canaries_test.go
+	anthropic := anthropicCanaryCalls(c, q, scope, contains, caseHeader) // messages_canaries_test.go
+	for _, a := range append(anthropic, thinkingCanaryCalls(t, h, c, q, scope)...) {
 		calls = append(calls, call{name: a.name, method: a.method, path: a.path, body: a.body, disconnect: a.disconnect, header: a.header})
 	}
 	// Browsers (front.go): a foreign Origin, a rebinding Host, an allowed origin's preflight.
@@ -396,10 +397,13 @@ func TestCanaries(t *testing.T) {
 		}
 	}
 	_ = json.Unmarshal(h.do("GET", "/_mock/journal?scope=canary-scope&limit=1000", "").Body.Bytes(), &inScope)
-	var respMatched, respMissed, msgMatched int
+	var respMatched, respMissed, msgMatched, thinkingMatched int
 	for _, e := range inScope.Data {
 		if e.Route == "/v1/messages" && e.Fixture == "cnr-content" {
 			msgMatched++
+		}
+		if e.Route == "/v1/messages" && e.Fixture == "cnr-reasoning" {
+			thinkingMatched++
 		}
 		if e.Route == "/v1/responses" && e.Fixture == "cnr-content" {
 			respMatched++
@@ -408,8 +412,16 @@ func TestCanaries(t *testing.T) {
 			respMissed++
 		}
 	}
-	if msgMatched != 2 {
-		t.Errorf("the Messages calls in the scope did not run as planned: %d matched", msgMatched)
+	if msgMatched != 2 || thinkingMatched != 1 {
+		t.Errorf("the Messages calls in the scope did not run as planned: %d matched, %d thinking", msgMatched, thinkingMatched)
+	}
+	if !strings.Contains(sources["error bodies"], "Invalid `signature` in `thinking` block") || !strings.Contains(sources["error bodies"], "Invalid `data` in `redacted_thinking` block") {
+		t.Errorf("the forged thinking blocks were not refused")
+	}
+	for _, name := range []string{"thinking json: ", "thinking stream: ", "thinking omitted: ", "thinking scoped fixture: "} {
+		if strings.Contains(sources["error bodies"], name) {
+			t.Errorf("%s refused", name)
+		}
 	}
 	if respMatched != 2 || respMissed != 1 {
 		t.Errorf("the Responses calls in the scope did not run as planned: %d matched, %d missed", respMatched, respMissed)

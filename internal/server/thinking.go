@@ -1,0 +1,145 @@
+package server
+
+import (
+	"encoding/binary"
+	"strconv"
+	"strings"
+
+	"mockgateway/internal/apierr"
+	"mockgateway/internal/catalog"
+	"mockgateway/internal/fixtures"
+	"mockgateway/internal/generate"
+	"mockgateway/internal/protocol"
+	"mockgateway/internal/seal"
+)
+
+// Anthropic's extended thinking on a reasoning model (docs/protocol.md, Reasoning models and
+// Anthropic's Messages API): thinking enabled or adaptive gives a thinking block first in the
+// answer, its signature sealed like a Responses reasoning item's encrypted content (package
+// seal, with a purpose of its own); the rules Anthropic holds a thinking request to are held
+// here, in Anthropic's words. Other models accept thinking and ignore it.
+
+// thinkingDocs is where Anthropic's messages send the reader.
+const thinkingDocs = "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
+
+// defaultThinkingEffort is Anthropic's output_config.effort when a request sends none.
+const defaultThinkingEffort = "high"
+
+// redactedTrigger is the test string Anthropic documents for redacted thinking: a prompt that
+// holds it gets a redacted_thinking block instead of a thinking block.
+const redactedTrigger = "ANTHROPIC_MAGIC_STRING_TRIGGER_REDACTED_THINKING"
+
+// checkThinking refuses what Anthropic refuses of a thinking request — a budget not below
+// max_tokens, a temperature other than 1, top_k — and thinking blocks sent back that this mock
+// (any replica with the same key) did not sign, or, thinking on, a final assistant turn that
+// calls tools without the thinking block it was answered with.
+func (h *chatHandler) checkThinking(req *protocol.ChatRequest) *apierr.Error {
+	r := req.Reasoning
+	if r == nil {
+		return nil
+	}
+	if r.Thinking != "" {
+		if r.Thinking == "enabled" && r.ThinkingBudget >= r.ThinkingMaxTokens {
+			return apierr.New(apierr.InvalidValue, "thinking.budget_tokens",
+				"`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at "+thinkingDocs+"#max-tokens-and-context-window-size")
+		}
+		if t := req.Temperature; t != nil && *t != 1 {
+			return apierr.New(apierr.UnsupportedValue, "temperature",
+				"`temperature` may only be set to 1 when thinking is enabled. Please consult our documentation at "+thinkingDocs+"#important-considerations-when-using-extended-thinking")
+		}
+		if req.Fields.Has("top_k") {
+			return apierr.New(apierr.UnsupportedValue, "top_k",
+				"`top_k` must be unset when thinking is enabled. Please consult our documentation at "+thinkingDocs+"#important-considerations-when-using-extended-thinking")
+		}
+	}
+	for _, sent := range r.SentThinking {
+		if !h.signed(&sent) {
+			where := "messages." + strconv.Itoa(sent.Turn) + ".content." + strconv.Itoa(sent.Block)
+			if sent.Redacted {
+				return apierr.New(apierr.InvalidEncryptedContent, "", where+": Invalid `data` in `redacted_thinking` block")
+			}
+			return apierr.New(apierr.InvalidEncryptedContent, "", where+": Invalid `signature` in `thinking` block")
+		}
+	}
+	if f := r.FinalAssistant; r.Thinking != "" && f != nil && f.FirstBlock != "thinking" && f.FirstBlock != "redacted_thinking" {
+		return apierr.New(apierr.InvalidValue, "messages",
+			"messages."+strconv.Itoa(f.Turn)+".content.0.type: Expected `thinking` or `redacted_thinking`, but found `"+f.FirstBlock+
+				"`. When `thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable `thinking`. Please consult our documentation at "+thinkingDocs)
+	}
+	return nil
+}
+
+// signed reports whether a thinking block sent back is one this mock made: its signature opens
+// and binds the digest of the text sent with it; a redacted block's data opens.
+func (h *chatHandler) signed(sent *protocol.SentThinking) bool {
+	if sent.Redacted {
+		_, err := h.sealer.Open(seal.RedactedThinking, sent.Seal)
+		return err == nil
+	}
+	plain, err := h.sealer.Open(seal.ThinkingSignature, sent.Seal)
+	return err == nil && len(plain) >= len(sent.Digest) && string(plain[:len(sent.Digest)]) == string(sent.Digest[:])
+}
+
+// thinkingTokens is what a Messages request on a reasoning model spends thinking: none unless
+// thinking is enabled or adaptive; else a fixture's count or output_config.effort's (Anthropic's
+// default effort being high), at most budget_tokens.
+func thinkingTokens(req *protocol.ChatRequest, hit *fixtures.Hit) int {
+	r := req.Reasoning
+	if r == nil || r.Thinking == "" {
+		return 0
+	}
+	effort := r.Effort
+	if effort == "" {
+		effort = defaultThinkingEffort
+	}
+	n := generate.ReasoningTokens(effort)
+	if hit != nil && hit.Reply.Reasoning != nil && hit.Reply.Reasoning.Tokens != nil {
+		n = *hit.Reply.Reasoning.Tokens
+	}
+	if r.ThinkingBudget > 0 {
+		n = min(n, r.ThinkingBudget)
+	}
+	return n
+}
+
+// thinkingBlock is a Messages answer's thinking block, or nil when the model thinks not: its
+// text a fixture's reasoning summary or generated prose (empty with display: omitted), its
+// signature the seal of the text's digest and the request's seed — so a changed text fails, and
+// two answers never share a signature. A prompt holding Anthropic's test string gets a
+// redacted_thinking block, whose data is sealed alike.
+func (h *chatHandler) thinkingBlock(seed uint64, model *catalog.Model, req *protocol.ChatRequest, res *generate.Result, hit *fixtures.Hit) *protocol.ContentBlock {
+	if !model.Capabilities.Reasoning || res.ReasoningTokens == 0 {
+		return nil
+	}
+	text := ""
+	if hit != nil && hit.Reply.Reasoning != nil && hit.Reply.Reasoning.Summary != nil {
+		text = *hit.Reply.Reasoning.Summary
+	} else {
+		text = generate.ReasoningSummary(seed, "detailed")
+	}
+	if redactedAsked(req) {
+		return &protocol.ContentBlock{Redacted: true, Signature: h.sealer.Seal(seal.RedactedThinking, thinkingSeal(text, seed))}
+	}
+	if req.Reasoning.ThinkingOmitted {
+		text = ""
+	}
+	return &protocol.ContentBlock{Thinking: true, Text: text, Signature: h.sealer.Seal(seal.ThinkingSignature, thinkingSeal(text, seed))}
+}
+
+// thinkingSeal is the plaintext a signature seals: the text's digest (which signed checks),
+// then the seed.
+func thinkingSeal(text string, seed uint64) []byte {
+	d := protocol.ThinkingDigest(text)
+	return binary.LittleEndian.AppendUint64(d[:], seed)
+}
+
+// redactedAsked reports whether the last user message holds Anthropic's redacted-thinking test
+// string.
+func redactedAsked(req *protocol.ChatRequest) bool {
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if m := &req.Messages[i]; m.Role == "user" {
+			return strings.Contains(m.Content, redactedTrigger)
+		}
+	}
+	return false
+}
