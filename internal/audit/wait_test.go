@@ -16,6 +16,7 @@ func TestAuditDefaultServiceEndsBeforeWait(t *testing.T) {
 		dump(t, rep)
 		t.Fatalf("exit %d, problems %v\n%s", code, rep.Problems, stderr)
 	}
+	t.Logf("waited %dms of --wait %dms", rep.Wait.WaitedMS, rep.Wait.LimitMS)
 	if len(rep.Wait.TimedOut) != 0 || rep.Wait.WaitedMS >= rep.Wait.LimitMS {
 		t.Errorf("the audit waited %dms of its %dms; still waiting at the limit: %v", rep.Wait.WaitedMS, rep.Wait.LimitMS, rep.Wait.TimedOut)
 	}
