@@ -25,6 +25,11 @@ type auditReport struct {
 		Requests int `json:"requests"`
 		Reached  int `json:"reached"`
 	} `json:"traffic"`
+	Wait struct {
+		LimitMS  int64    `json:"limit_ms"`
+		WaitedMS int64    `json:"waited_ms"`
+		TimedOut []string `json:"timed_out"`
+	} `json:"wait"`
 	Sources []struct {
 		Name           string           `json:"name"`
 		Verdict        string           `json:"verdict"`
@@ -69,6 +74,11 @@ func requireClean(t *testing.T, rep auditReport, code int, want ...string) {
 	if code != audit.ExitClean || rep.Verdict != "clean" {
 		t.Fatalf("audit of the real service: exit %d, verdict %s\nleaks: %v\nproblems: %v", code, rep.Verdict, rep.Leaks, rep.Problems)
 	}
+	// The service runs with its defaults, probes untraced: every source had all the audit could
+	// expect of it before --wait ran out.
+	if len(rep.Wait.TimedOut) != 0 {
+		t.Errorf("still waiting at --wait (%dms of %dms): %v", rep.Wait.WaitedMS, rep.Wait.LimitMS, rep.Wait.TimedOut)
+	}
 	if rep.Canaries.Count < 1000 || rep.Traffic.Reached < 80 {
 		t.Errorf("only %d canaries, %d requests reached the service", rep.Canaries.Count, rep.Traffic.Reached)
 	}
@@ -98,17 +108,9 @@ func requireClean(t *testing.T, rep auditReport, code int, want ...string) {
 	}
 }
 
-// startAudited starts the service for an audit, tracing probes too (--trace-probes): the audit's
-// /health request carries a traceparent and the audit waits for every such request's span, so
-// against a service that does not trace probes (the default) every audit waits out --wait.
-func startAudited(t *testing.T, env map[string]string, args ...string) *instance {
-	t.Helper()
-	return startService(t, env, append([]string{"--trace-probes"}, args...)...)
-}
-
 func TestAuditRealServiceClean(t *testing.T) {
 	logFile := filepath.Join(t.TempDir(), "mockgateway.log")
-	in := startAudited(t, nil, "--log-file", logFile)
+	in := startService(t, nil, "--log-file", logFile)
 	rep, code := runAudit(t, "--target", in.URL, "--logs", logFile, "--wait", "10s")
 	requireClean(t, rep, code, "responses", "logs", "metrics", "traces:embedded")
 }
@@ -126,7 +128,7 @@ func TestAuditRealServiceOTLP(t *testing.T) {
 			addr := ln.Addr().String()
 			ln.Close()
 			logFile := filepath.Join(t.TempDir(), "mockgateway.log")
-			in := startAudited(t, map[string]string{
+			in := startService(t, map[string]string{
 				"OTEL_EXPORTER_OTLP_ENDPOINT": "http://" + addr,
 				"OTEL_EXPORTER_OTLP_PROTOCOL": c.protocol,
 				"OTEL_BSP_SCHEDULE_DELAY":     "200",
@@ -138,7 +140,7 @@ func TestAuditRealServiceOTLP(t *testing.T) {
 }
 
 func TestAuditRealServiceWithAPIKey(t *testing.T) {
-	in := startAudited(t, nil, "--api-key", "sk-local-audit-key-0123")
+	in := startService(t, nil, "--api-key", "sk-local-audit-key-0123")
 	rep, code := runAudit(t, "--target", in.URL, "--api-key", "sk-local-audit-key-0123", "--wait", "10s")
 	requireClean(t, rep, code, "metrics", "traces:embedded")
 
@@ -150,7 +152,7 @@ func TestAuditRealServiceWithAPIKey(t *testing.T) {
 }
 
 func TestAuditUnreachableSourceExits2(t *testing.T) {
-	in := startAudited(t, nil)
+	in := startService(t, nil)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

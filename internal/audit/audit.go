@@ -255,6 +255,8 @@ type outcome struct {
 	src source
 	col *collection
 	err error
+	// timedOut: the source was still waiting for some of the traffic when --wait ran out.
+	timedOut bool
 }
 
 func (a *auditor) run(ctx context.Context) *Report {
@@ -302,7 +304,8 @@ func (a *auditor) run(ctx context.Context) *Report {
 		}
 	}
 	a.progress("%d of %d requests reached the service (%.1fs); waiting up to %s for them to show in %d source(s)", exp.reached, len(t.probes), time.Since(started).Seconds(), a.cfg.wait, len(a.sources))
-	deadline := time.Now().Add(a.cfg.wait)
+	waitStart := time.Now()
+	deadline := waitStart.Add(a.cfg.wait)
 	var wg sync.WaitGroup
 	for _, o := range outcomes {
 		if o.err != nil {
@@ -312,9 +315,19 @@ func (a *auditor) run(ctx context.Context) *Report {
 		go func() {
 			defer wg.Done()
 			o.col, o.err = o.src.collect(ctx, deadline, exp)
+			// Every source's wait ends early once it holds what it can expect of the traffic:
+			// one that returns only after the deadline was still waiting for some of it.
+			o.timedOut = time.Now().After(deadline)
 		}()
 	}
 	wg.Wait()
+	rep.Wait.WaitedMS = time.Since(waitStart).Milliseconds()
+	rep.Wait.TimedOut = []string{}
+	for _, o := range outcomes {
+		if o.timedOut {
+			rep.Wait.TimedOut = append(rep.Wait.TimedOut, o.src.name())
+		}
+	}
 	a.progress("searched the sources (%.1fs)", time.Since(started).Seconds())
 	// The scope's journal has been read: drop the scope's fixtures, counters and journal.
 	rep.Notes = append(rep.Notes, t.dropScope()...)

@@ -30,6 +30,11 @@ type leaks struct {
 	logInstructions bool
 	// logMetadata: the access line of a /v1/messages request carries its metadata.user_id.
 	logMetadata bool
+	// untracedProbes: requests to /health and /metrics start no span, as in the real service
+	// without --trace-probes.
+	untracedProbes bool
+	// lostSpanPath: requests to this path leave no span: a traced route's span that never arrives.
+	lostSpanPath string
 }
 
 // fakeTarget mimics enough of mockgateway's surface to be audited: the chat route (mock-echo
@@ -128,6 +133,9 @@ func (f *fakeTarget) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS":
 	default:
 		method = "_OTHER" // a client chooses the method: bounded, as the real service does
+	}
+	if f.leak.untracedProbes && probeRoute(r.URL.Path) || f.leak.lostSpanPath != "" && r.URL.Path == f.leak.lostSpanPath {
+		return
 	}
 	f.spans = append(f.spans, fakeSpan{TraceID: traceID, SpanID: fmt.Sprintf("%016x", f.seq), Name: method + " request", TraceState: traceState, Attrs: attrs})
 }

@@ -35,13 +35,10 @@ type realService struct {
 }
 
 // startRealService serves the real handler with the given flags; wrap, when not nil, stands
-// between the client and the service (a service that leaks on purpose). It traces probes too
-// (--trace-probes): the audit's /health request carries a traceparent, and the audit waits for
-// every such request's span, so against a service that does not trace probes (the default)
-// every audit waits out --wait.
+// between the client and the service (a service that leaks on purpose).
 func startRealService(t *testing.T, wrap func(http.Handler) http.Handler, args ...string) *realService {
 	t.Helper()
-	cfg, err := gwconfig.Parse(append([]string{"--trace-probes"}, args...), func(string) string { return "" }, io.Discard)
+	cfg, err := gwconfig.Parse(args, func(string) string { return "" }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

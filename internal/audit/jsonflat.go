@@ -218,6 +218,7 @@ func spanRecord(s *jnode, path string) record {
 		id:      fmt.Sprintf("span %q trace %s span %s", name, short(traceID), spanID),
 		key:     traceID + "/" + spanID,
 		traceID: traceID,
+		name:    name,
 	}
 	if traceID == "" && spanID == "" {
 		r.key = path

@@ -25,6 +25,7 @@ type Report struct {
 	DurationMS int64          `json:"duration_ms"`
 	Canaries   CanaryReport   `json:"canaries"`
 	Traffic    TrafficReport  `json:"traffic"`
+	Wait       WaitReport     `json:"wait"`
 	Sources    []SourceReport `json:"sources"`
 	Leaks      []Finding      `json:"leaks"`
 	Allowed    []Finding      `json:"allowed"`
@@ -65,6 +66,15 @@ type ProbeReport struct {
 	SeenIn     map[string]int `json:"seen_in"` // source name → records tied to this request
 	Leaks      int            `json:"leaks"`
 	Verdict    string         `json:"verdict"` // clean | leak
+}
+
+// WaitReport is the wait for the traffic to show in the sources. It ends as soon as every source
+// holds all of the audit's traffic it can expect, or at --wait; a source still short of it then
+// is named in TimedOut.
+type WaitReport struct {
+	LimitMS  int64    `json:"limit_ms"`  // --wait
+	WaitedMS int64    `json:"waited_ms"` // from the end of the traffic until the last source was read
+	TimedOut []string `json:"timed_out"` // sources still waiting for some of the traffic at --wait
 }
 
 // SourceReport is one source: what was searched and what was found.
@@ -111,6 +121,10 @@ func (rep *Report) finish(a *auditor, outcomes []*outcome, started time.Time) {
 	t := a.traffic
 	rep.Canaries = CanaryReport{Count: a.can.Count(), Secrets: len(a.can.secrets), Forms: searchedForms}
 	rep.Traffic.BodyLimitSeen = t.maxBody
+	rep.Wait.LimitMS = a.cfg.wait.Milliseconds()
+	if rep.Wait.TimedOut == nil {
+		rep.Wait.TimedOut = []string{}
+	}
 	rep.Traffic.Scope = t.scope
 	probes := map[string]*ProbeReport{}
 	for _, p := range t.probes {

@@ -115,6 +115,9 @@ func (rep *Report) searchSource(a *auditor, sr *SourceReport, col *collection, b
 		what := "requests"
 		if sr.Kind == "traces" {
 			want = exp.traced
+			if col.want != nil {
+				want = col.want
+			}
 		}
 		sr.ProbesExpected = len(want)
 		sr.ProbesSeen = len(want) - len(missing(col.probesSeen, want))

@@ -35,6 +35,14 @@ func (rep *Report) writeText(w io.Writer) error {
 		fmt.Fprintf(&b, "body limit: a %s body got 413\n", sizeText(rep.Traffic.BodyLimitSeen))
 	}
 
+	if rep.Wait.LimitMS > 0 || rep.Wait.WaitedMS > 0 {
+		fmt.Fprintf(&b, "waited %.1fs of --wait %.1fs for the traffic to show in the sources", float64(rep.Wait.WaitedMS)/1000, float64(rep.Wait.LimitMS)/1000)
+		if len(rep.Wait.TimedOut) > 0 {
+			fmt.Fprintf(&b, "; still short of it at the limit: %s", strings.Join(rep.Wait.TimedOut, ", "))
+		}
+		b.WriteString("\n")
+	}
+
 	b.WriteString("\nSources\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "  SOURCE\tVERDICT\tSEARCHED\tAUDIT TRAFFIC IN IT\n")

@@ -21,6 +21,7 @@ type record struct {
 	id      string // how a finding names it: "line 57", `span "POST /v1/chat/completions" …`
 	key     string // identity inside the source, for de-duplicating two views of one span
 	traceID string // hex, when the record is a span
+	name    string // the span's name, when the record is a span
 	probe   string // the probe whose response this is (responses only)
 	parts   []part
 	// backstop records hold raw bytes already searched field by field; they only report
@@ -38,6 +39,12 @@ type collection struct {
 	probesSeen map[string]int
 	capturedOK bool
 	capturedBy string // what showed the audit traffic arrived, when not per probe
+	// want, in a trace source, are the probes whose spans it can expect (tracedWant); nil: all
+	// of the expectation's.
+	want []*probe
+	// probeRouteSpans counts the spans of the service's probe routes (probeRoute), whoever
+	// made the request: any shows that the service traces them.
+	probeRouteSpans int
 	// problems are parts of the source that could not be searched or vouched for (a control
 	// read that failed): the audit is incomplete, though the rest was searched.
 	problems []string

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 )
 
@@ -102,7 +103,7 @@ func (s *jaegerTraces) collect(ctx context.Context, deadline time.Time, exp *exp
 				break
 			}
 		}
-		if len(got) == lookups(exp) || final {
+		if len(unfound(got, exp)) == 0 || final {
 			break
 		}
 		if !sleepCtx(ctx, 500*time.Millisecond) {
@@ -134,19 +135,34 @@ func (s *jaegerTraces) collect(ctx context.Context, deadline time.Time, exp *exp
 	records = append(records, rest)
 	c := traceCollection(records, n+int64(len(body)))
 	c.correlate(exp.corr)
+	exp.settle(c)
 	if len(spans) == 0 {
 		c.notes = append(c.notes, fmt.Sprintf("the search for service %q found no traces since the audit began", s.service))
 	}
 	return c, nil
 }
 
-// lookups is the number of traces the audit can ask a backend for by id.
-func lookups(exp *expectation) int {
-	n := 0
+// unfound returns the probes whose traces the backend can be expected to hold (tracedWant) and
+// has not given yet.
+func unfound(got map[string][]record, exp *expectation) []*probe {
+	seen := map[string]int{}
+	probeSpans := false
 	for _, p := range exp.traced {
-		if p.TraceID != "" {
-			n++
+		if recs, ok := got[p.TraceID]; ok && p.TraceID != "" {
+			seen[p.ID]++
+			for _, r := range recs {
+				if _, route, _ := strings.Cut(r.name, " "); probeRoute(route) {
+					probeSpans = true
+				}
+			}
 		}
 	}
-	return n
+	want, _ := exp.tracedWant(seen, probeSpans)
+	var out []*probe
+	for _, p := range missing(seen, want) {
+		if p.TraceID != "" { // only a trace id can be asked for
+			out = append(out, p)
+		}
+	}
+	return out
 }

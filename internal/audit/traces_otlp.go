@@ -178,6 +178,7 @@ func (s *otlpReceiver) collect(ctx context.Context, deadline time.Time, exp *exp
 		c := s.snapshot()
 		c.correlate(exp.corr)
 		if len(tracedMissing(c, exp)) == 0 || time.Now().After(deadline) || !sleepCtx(ctx, 200*time.Millisecond) {
+			exp.settle(c)
 			if c.get("exports") == 0 {
 				want := "OTEL_EXPORTER_OTLP_ENDPOINT=http://" + s.addr + " (protocol http/protobuf, the default, or http/json)"
 				if s.grpc {
@@ -233,7 +234,7 @@ func otlpRecords(msg *coltracepb.ExportTraceServiceRequest, label string) []reco
 
 func otlpSpanRecord(sp *tracepb.Span) record {
 	tid, sid := hex.EncodeToString(sp.GetTraceId()), hex.EncodeToString(sp.GetSpanId())
-	r := record{id: fmt.Sprintf("span %q trace %s span %s", sp.GetName(), short(tid), sid), key: tid + "/" + sid, traceID: tid}
+	r := record{id: fmt.Sprintf("span %q trace %s span %s", sp.GetName(), short(tid), sid), key: tid + "/" + sid, traceID: tid, name: sp.GetName()}
 	add := func(where, text string) { r.parts = append(r.parts, part{where, where + "=" + text}) }
 	add("name", sp.GetName())
 	add("kind", sp.GetKind().String())
