@@ -77,7 +77,7 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchConfig, error) {
 	fs.BoolVar(&c.skipMemory, "skip-memory", false, "skip the open-streams memory run")
 	fs.BoolVar(&c.skipScaling, "skip-scaling", false, "skip the scaling table (go run ./cmd/loadtest scaling runs it alone)")
 	addScalingFlags(fs, &c.Scaling, "scaling-")
-	fs.StringVar(&c.kinds, "load-kinds", strings.Join(loadKinds, ","), "comma-separated wrk runs per round: json and stream (chat, mockgateway and baseline), fixture-json (chat answered by the 1,000th of the 1,000 fixtures loaded), responses-json and responses-stream (POST /v1/responses, mockgateway), messages-json and messages-stream (POST /v1/messages, mockgateway)")
+	fs.StringVar(&c.kinds, "load-kinds", strings.Join(loadKinds, ","), "comma-separated wrk runs per round: json and stream (chat, mockgateway and baseline), fixture-json (chat answered by the 1,000th of the 1,000 fixtures loaded), responses-json and responses-stream (POST /v1/responses, mockgateway), messages-json and messages-stream (POST /v1/messages, mockgateway), json-store and stream-store (chat, a mockgateway with --state-store on a redis-server the run starts)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -113,11 +113,16 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	wrkBin := ""
+	wrkBin, redisBin := "", ""
 	if !cfg.skipLoad {
 		// Before anything is built: a missing tool fails at once with what to install.
 		if wrkBin, err = findWrk(cfg.wrk); err != nil {
 			return err
+		}
+		if slices.ContainsFunc(cfg.Kinds, storeKind) {
+			if redisBin, err = findRedis(); err != nil {
+				return err
+			}
 		}
 	}
 	ws, err := newWorkspace(ctx, cfg.src, cfg.keep, stderr)
@@ -146,7 +151,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if !cfg.skipLoad && ctx.Err() == nil {
 		w := &wrkRunner{bin: wrkBin, threads: cfg.Threads, connections: cfg.Connections, duration: cfg.Duration,
 			warmup: cfg.Warmup, timeout: 10 * time.Second, dir: ws.dir}
-		load, err := runLoad(ctx, ws, w, cfg.Rounds, cfg.Kinds)
+		load, err := runLoad(ctx, ws, w, cfg.Rounds, cfg.Kinds, redisBin)
 		if err != nil {
 			rep.Problems = append(rep.Problems, "load: "+err.Error())
 		}

@@ -14,23 +14,25 @@ import (
 )
 
 // loadKinds are the wrk runs of a round, in the order they run.
-var loadKinds = []string{"json", "fixture-json", "responses-json", "messages-json", "stream", "responses-stream", "messages-stream"}
+var loadKinds = []string{"json", "fixture-json", "responses-json", "messages-json", "json-store", "stream", "responses-stream", "messages-stream", "stream-store"}
 
 // loadFigures is one kind of request (JSON or stream) against one server, over all rounds.
 type loadFigures struct {
 	Rounds   []wrkResult `json:"rounds"`
-	RPS      float64     `json:"rps"`                            // median over rounds
-	P50ms    float64     `json:"p50_ms"`                         // median over rounds
-	P99ms    float64     `json:"p99_ms"`                         // median over rounds
-	ChunksPS float64     `json:"chunks_ps"`                      // streams: RPS × chunks per stream
-	CPUus    float64     `json:"server_cpu_us_per_request"`      // median over rounds
-	Preempt  float64     `json:"server_preemptions_per_request"` // median over rounds
-	Errors   int64       `json:"errors"`                         // summed over rounds
-	RespB    float64     `json:"bytes_per_response"`
+	RPS      float64     `json:"rps"`                       // median over rounds
+	P50ms    float64     `json:"p50_ms"`                    // median over rounds
+	P99ms    float64     `json:"p99_ms"`                    // median over rounds
+	ChunksPS float64     `json:"chunks_ps"`                 // streams: RPS × chunks per stream
+	CPUus    float64     `json:"server_cpu_us_per_request"` // median over rounds
+	// StoreCPUus is redis-server's CPU per request (median over rounds), for the store kinds.
+	StoreCPUus float64 `json:"store_cpu_us_per_request,omitempty"`
+	Preempt    float64 `json:"server_preemptions_per_request"` // median over rounds
+	Errors     int64   `json:"errors"`                         // summed over rounds
+	RespB      float64 `json:"bytes_per_response"`
 }
 
 func (f *loadFigures) finish(chunksPerStream int) {
-	var rps, p50, p99, cpu, pre []float64
+	var rps, p50, p99, cpu, pre, storeCPU []float64
 	var bytes, reqs int64
 	for _, r := range f.Rounds {
 		rps = append(rps, r.RPS())
@@ -38,11 +40,15 @@ func (f *loadFigures) finish(chunksPerStream int) {
 		p99 = append(p99, r.Latency.P99/1000)
 		cpu = append(cpu, r.CPUPerRequestUS())
 		pre = append(pre, r.PreemptionsPerRequest())
+		if r.Requests > 0 {
+			storeCPU = append(storeCPU, r.StoreCPUSeconds/float64(r.Requests)*1e6)
+		}
 		f.Errors += r.Errors.total()
 		bytes += r.Bytes
 		reqs += r.Requests
 	}
 	f.RPS, f.P50ms, f.P99ms, f.CPUus, f.Preempt = median(rps), median(p50), median(p99), median(cpu), median(pre)
+	f.StoreCPUus = median(storeCPU)
 	f.ChunksPS = f.RPS * float64(chunksPerStream)
 	if reqs > 0 {
 		f.RespB = float64(bytes) / float64(reqs)
@@ -64,17 +70,23 @@ type loadResult struct {
 	MessagesJSON   *loadFigures         `json:"messages_json,omitempty"`
 	MessagesStream *loadFigures         `json:"messages_stream,omitempty"`
 	// JSON chat answered by a fixture: the 1,000th of the 1,000 loaded (the others never match).
-	FixtureJSON    *loadFigures `json:"fixture_json,omitempty"`
-	RSSAfterLoad   int64        `json:"mockgateway_rss_after_load_bytes"`
-	AccessLogLines int64        `json:"access_log_lines"`
-	SpansBuffered  int          `json:"spans_in_buffer"`
-	Notes          []string     `json:"notes,omitempty"`
+	FixtureJSON *loadFigures `json:"fixture_json,omitempty"`
+	// The chat JSON and stream requests against a mockgateway with --state-store on a
+	// redis-server of this run (bench_store.go), and what it counted over the load.
+	StoreJSON           *loadFigures `json:"store_json,omitempty"`
+	StoreStream         *loadFigures `json:"store_stream,omitempty"`
+	StoreJournalDropped float64      `json:"store_journal_dropped"`
+	StoreErrors         float64      `json:"store_errors"`
+	RSSAfterLoad        int64        `json:"mockgateway_rss_after_load_bytes"`
+	AccessLogLines      int64        `json:"access_log_lines"`
+	SpansBuffered       int          `json:"spans_in_buffer"`
+	Notes               []string     `json:"notes,omitempty"`
 }
 
 // runLoad starts both servers and runs wrk against each in alternating order, round after round:
 // each kind of chat request against mockgateway and the baseline, and the same answer through
 // the Responses API against mockgateway, next to its chat run.
-func runLoad(ctx context.Context, ws *workspace, w *wrkRunner, rounds int, kinds []string) (*loadResult, error) {
+func runLoad(ctx context.Context, ws *workspace, w *wrkRunner, rounds int, kinds []string, redisBin string) (*loadResult, error) {
 	res := &loadResult{
 		Probe:  map[string]probeResult{},
 		JSON:   map[string]*loadFigures{"mockgateway": {}, "baseline": {}},
@@ -97,6 +109,13 @@ func runLoad(ctx context.Context, ws *workspace, w *wrkRunner, rounds int, kinds
 	}
 	defer mg.stop()
 	servers := []*server{mg, base}
+	var store *storeRun
+	if slices.ContainsFunc(kinds, storeKind) {
+		if store, err = startStore(ctx, ws, redisBin, "--fixtures", fixtures); err != nil {
+			return nil, err
+		}
+		defer store.stop()
+	}
 
 	for _, s := range servers {
 		p, err := probe(ctx, s)
@@ -115,6 +134,18 @@ func runLoad(ctx context.Context, ws *workspace, w *wrkRunner, rounds int, kinds
 	}
 	if pm.Stream.Bytes != pb.Stream.Bytes {
 		res.Notes = append(res.Notes, fmt.Sprintf("streams differ in size: mockgateway %d B, baseline %d B (update cmd/baseline)", pm.Stream.Bytes, pb.Stream.Bytes))
+	}
+
+	if store != nil {
+		// The store changes nothing in the answers: the same bytes as in memory.
+		ps, err := probe(ctx, store.mg)
+		if err != nil {
+			return res, fmt.Errorf("the store's mockgateway: %w", err)
+		}
+		if ps.JSONBytes != pm.JSONBytes || ps.Stream.Bytes != pm.Stream.Bytes || ps.Stream.Chunks != pm.Stream.Chunks {
+			return res, fmt.Errorf("with --state-store the answers differ: JSON %d B, stream %d B in %d chunks; in memory %d B, %d B in %d chunks",
+				ps.JSONBytes, ps.Stream.Bytes, ps.Stream.Chunks, pm.JSONBytes, pm.Stream.Bytes, pm.Stream.Chunks)
+		}
 	}
 
 	if slices.Contains(kinds, "fixture-json") {
@@ -159,6 +190,7 @@ func runLoad(ctx context.Context, ws *workspace, w *wrkRunner, rounds int, kinds
 		body       string
 		figs       *loadFigures
 		headers    map[string]string
+		storePID   int // redis-server's, for the store kinds: its CPU is measured too
 	}
 	var plan [][]run
 	group := map[string]int{} // chat kind → its index in plan
@@ -177,18 +209,24 @@ func runLoad(ctx context.Context, ws *workspace, w *wrkRunner, rounds int, kinds
 				body, figs = streamRequest, res.Stream
 			}
 			group[k] = len(plan)
-			plan = append(plan, []run{{mg, k, chatclient.ChatPath, body, figs[mg.name], nil}, {base, k, chatclient.ChatPath, body, figs[base.name], nil}})
+			plan = append(plan, []run{{mg, k, chatclient.ChatPath, body, figs[mg.name], nil, 0}, {base, k, chatclient.ChatPath, body, figs[base.name], nil, 0}})
 		case "responses-json":
-			join("json", run{mg, k, responsesPath, responsesJSONRequest, res.ResponsesJSON, nil})
+			join("json", run{mg, k, responsesPath, responsesJSONRequest, res.ResponsesJSON, nil, 0})
 		case "responses-stream":
-			join("stream", run{mg, k, responsesPath, responsesStreamRequest, res.ResponsesStream, nil})
+			join("stream", run{mg, k, responsesPath, responsesStreamRequest, res.ResponsesStream, nil, 0})
 		case "messages-json":
-			join("json", run{mg, k, messagesPath, messagesJSONRequest, res.MessagesJSON, anthropicHeaders})
+			join("json", run{mg, k, messagesPath, messagesJSONRequest, res.MessagesJSON, anthropicHeaders, 0})
 		case "messages-stream":
-			join("stream", run{mg, k, messagesPath, messagesStreamRequest, res.MessagesStream, anthropicHeaders})
+			join("stream", run{mg, k, messagesPath, messagesStreamRequest, res.MessagesStream, anthropicHeaders, 0})
 		case "fixture-json":
 			res.FixtureJSON = &loadFigures{}
-			join("json", run{mg, k, chatclient.ChatPath, jsonRequest, res.FixtureJSON, map[string]string{benchFixtureHeader: benchFixtureMatch}})
+			join("json", run{mg, k, chatclient.ChatPath, jsonRequest, res.FixtureJSON, map[string]string{benchFixtureHeader: benchFixtureMatch}, 0})
+		case "json-store":
+			res.StoreJSON = &loadFigures{}
+			join("json", run{store.mg, k, chatclient.ChatPath, jsonRequest, res.StoreJSON, nil, store.redis.pid()})
+		case "stream-store":
+			res.StoreStream = &loadFigures{}
+			join("stream", run{store.mg, k, chatclient.ChatPath, streamRequest, res.StoreStream, nil, store.redis.pid()})
 		}
 	}
 	for round := 0; round < rounds && ctx.Err() == nil; round++ {
@@ -198,7 +236,7 @@ func runLoad(ctx context.Context, ws *workspace, w *wrkRunner, rounds int, kinds
 				slices.Reverse(runs)
 			}
 			for _, x := range runs {
-				r, err := w.run(ctx, x.s.name+"-"+x.kind, x.s.url(x.path), x.body, x.headers, x.s.pid())
+				r, err := w.run(ctx, x.s.name+"-"+x.kind, x.s.url(x.path), x.body, x.headers, x.s.pid(), x.storePID)
 				if err != nil {
 					return res, fmt.Errorf("%s %s: %v", x.s.name, x.kind, err)
 				}
@@ -225,6 +263,20 @@ func runLoad(ctx context.Context, ws *workspace, w *wrkRunner, rounds int, kinds
 	}
 	if res.MessagesJSON != nil {
 		res.MessagesJSON.finish(0)
+	}
+	if res.StoreJSON != nil {
+		res.StoreJSON.finish(0)
+	}
+	if res.StoreStream != nil {
+		res.StoreStream.finish(res.ChunksPerStream)
+	}
+	if store != nil {
+		if res.StoreJournalDropped, res.StoreErrors, err = storeCounters(ctx, store.mg); err != nil {
+			res.Notes = append(res.Notes, "the store's metrics: "+err.Error())
+		}
+		if res.StoreJournalDropped > 0 {
+			res.Notes = append(res.Notes, fmt.Sprintf("the store's journal writer dropped %s entries: it did less work than asked, and the store's figures flatter it", num(res.StoreJournalDropped)))
+		}
 	}
 	if res.MessagesStream != nil {
 		res.MessagesStream.finish(res.MessagesProbe.Stream.Events)

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"io"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -265,5 +267,49 @@ func TestRoundRatios(t *testing.T) {
 		if got := roundRatios(c.a, c.b); got != c.want {
 			t.Errorf("roundRatios = %q, want %q", got, c.want)
 		}
+	}
+}
+
+// TestStoreTargets: the store's figures against the in-memory mockgateway's of the same run —
+// requests/s store ÷ memory, CPU per request memory ÷ store — judged at 0.8×, shown in the table
+// with redis-server's own CPU, and the kinds parse.
+func TestStoreTargets(t *testing.T) {
+	l := &loadResult{
+		JSON:        map[string]*loadFigures{"mockgateway": {RPS: 30000, CPUus: 24, Rounds: []wrkResult{{}}}},
+		Stream:      map[string]*loadFigures{"mockgateway": {RPS: 8000, CPUus: 100, Rounds: []wrkResult{{}}}},
+		StoreJSON:   &loadFigures{RPS: 25000, CPUus: 28, StoreCPUus: 1.6, Rounds: []wrkResult{{}}}, // 0.83×, 0.86×
+		StoreStream: &loadFigures{RPS: 6000, CPUus: 130, Rounds: []wrkResult{{}}},                  // 0.75×, 0.77×
+	}
+	got := map[string]target{}
+	for _, tg := range evaluate(&report{Load: l}) {
+		got[tg.Name] = tg
+	}
+	for name, want := range map[string]bool{
+		"JSON chat req/s with --state-store vs in memory":                          true,
+		"JSON chat requests per server CPU second with --state-store vs in memory": true,
+		"16-token streams/s with --state-store vs in memory":                       false,
+		"16-token streams per server CPU second with --state-store vs in memory":   false,
+	} {
+		if tg, ok := got[name]; !ok || tg.Holds == nil || *tg.Holds != want {
+			t.Errorf("%s: %+v, want holds %v", name, tg, want)
+		}
+	}
+	if _, ok := got["JSON chat req/s with --state-store vs in memory"]; !ok {
+		t.Fatal("no store target")
+	}
+	if ts := storeTargets(&loadResult{JSON: l.JSON, Stream: l.Stream}); len(ts) != 0 {
+		t.Errorf("store targets without store kinds: %+v", ts)
+	}
+	var b strings.Builder
+	writeMarkdown(&b, &report{Load: l, Targets: evaluate(&report{Load: l})})
+	for _, want := range []string{"**JSON chat requests/s with `--state-store`**", "| 25,000 | 30,000 | 0.83× | ≥ 0.8× in memory | **yes** |",
+		"| 28 | 24 | 0.86× | ≥ 0.8× in memory | **yes** |", "redis-server CPU per request (µs) | 1.60 |", "**16-token streams/s with `--state-store`**"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the table lacks %q:\n%s", want, b.String())
+		}
+	}
+	c, err := parseBenchFlags([]string{"--load-kinds", "json,json-store,stream-store"}, io.Discard)
+	if err != nil || !slices.Equal(c.Kinds, []string{"json", "json-store", "stream-store"}) {
+		t.Errorf("kinds %v, %v", c.Kinds, err)
 	}
 }

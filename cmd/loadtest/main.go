@@ -11,7 +11,9 @@
 //	                                        fresh server: CPU, peak RSS and the answer
 //
 // Both build cmd/mockgateway and cmd/baseline into a temporary directory and start them on free
-// loopback ports. All load goes to 127.0.0.1 and is bounded in count and time.
+// loopback ports; bench's store kinds (json-store, stream-store) also start Debian's
+// redis-server there, without persistence, for a mockgateway with --state-store. All load goes
+// to 127.0.0.1 and is bounded in count and time.
 package main
 
 import (

@@ -98,6 +98,11 @@ func evaluate(r *report) []target {
 			respTarget("Messages 16-token streams/s vs chat, same answer", l.MessagesStream, cs, "streams/s"))
 	}
 
+	// Issue 35: the shared state store costs a request that needs none at most a fifth.
+	if l := r.Load; l != nil {
+		ts = append(ts, storeTargets(l)...)
+	}
+
 	on, off := findBench(r.GoBench, "ChatJSON"+telemetryOnSuffix), findBench(r.GoBench, "ChatJSON"+telemetryOffSuffix)
 	ns := target{Name: "telemetry overhead per JSON request (time)", Want: fmt.Sprintf("≤ %d µs", maxOverheadNs/1000), Got: "not measured"}
 	allocs := target{Name: "telemetry overhead per JSON request (allocs)", Want: fmt.Sprintf("≤ %d allocs", maxOverheadAllocs), Got: "not measured"}
@@ -278,6 +283,7 @@ func writeMarkdown(w io.Writer, r *report) {
 			row("stream latency p99 (ms, whole stream)", num(sm.P99ms), num(sb.P99ms), ratio(sm.P99ms, sb.P99ms), "", "")
 			row("stream wrk errors (all rounds)", strconv.FormatInt(sm.Errors, 10), strconv.FormatInt(sb.Errors, 10), "", "", "")
 		}
+		writeStoreRows(row, tgt, l)
 		if rp := l.ResponsesProbe; rp != nil {
 			cj, cs := l.JSON["mockgateway"], l.Stream["mockgateway"]
 			row("Responses response size: JSON body / whole stream (bytes)", fmt.Sprintf("%d / %d", rp.JSONBytes, rp.Stream.Bytes), fmt.Sprintf("chat: %d / %d", pm.JSONBytes, pm.Stream.Bytes), "", "", "")

@@ -35,6 +35,8 @@ type wrkResult struct {
 	ServerCPUSeconds float64 `json:"server_cpu_seconds"`
 	// The server's threads' involuntary context switches during the measured run (preemptions).
 	ServerPreemptions int64 `json:"server_preemptions"`
+	// redis-server's CPU time during the measured run, for the store kinds.
+	StoreCPUSeconds float64 `json:"store_cpu_seconds,omitempty"`
 	// From wrk's text output.
 	TextRPS    float64 `json:"text_rps"`
 	TextNon2xx int64   `json:"text_non2xx"`
@@ -153,8 +155,8 @@ func (r wrkResult) PreemptionsPerRequest() float64 {
 }
 
 // run warms up (output discarded), then measures, noting the server's (pid's) CPU time over
-// the measured run. name names the script file.
-func (w *wrkRunner) run(ctx context.Context, name, url, body string, headers map[string]string, pid int) (wrkResult, error) {
+// the measured run, and storePID's (redis-server's) when it is not 0. name names the script file.
+func (w *wrkRunner) run(ctx context.Context, name, url, body string, headers map[string]string, pid, storePID int) (wrkResult, error) {
 	script := filepath.Join(w.dir, name+".lua")
 	if err := os.WriteFile(script, []byte(wrkScript(body, headers)), 0o644); err != nil {
 		return wrkResult{}, err
@@ -166,9 +168,11 @@ func (w *wrkRunner) run(ctx context.Context, name, url, body string, headers map
 	}
 	cpu0, cerr0 := cpuSeconds(pid)
 	pre0, perr0 := preemptions(pid)
+	st0, serr0 := storeCPU(storePID)
 	out, err := exec.CommandContext(ctx, w.bin, w.args(script, url, w.duration)...).CombinedOutput()
 	cpu1, cerr1 := cpuSeconds(pid)
 	pre1, perr1 := preemptions(pid)
+	st1, serr1 := storeCPU(storePID)
 	if err != nil {
 		return wrkResult{}, fmt.Errorf("wrk: %v\n%s", err, out)
 	}
@@ -179,7 +183,18 @@ func (w *wrkRunner) run(ctx context.Context, name, url, body string, headers map
 	if perr0 == nil && perr1 == nil {
 		r.ServerPreemptions = pre1 - pre0
 	}
+	if serr0 == nil && serr1 == nil {
+		r.StoreCPUSeconds = st1 - st0
+	}
 	return r, err
+}
+
+// storeCPU is cpuSeconds for a store process, and nothing for none (pid 0).
+func storeCPU(pid int) (float64, error) {
+	if pid == 0 {
+		return 0, nil
+	}
+	return cpuSeconds(pid)
 }
 
 // wrkSeconds renders a duration in wrk's units: whole seconds (it takes no "ms"), at least 1.

@@ -1,7 +1,6 @@
 package journal
 
 import (
-	"encoding/json"
 	"math"
 	"time"
 
@@ -52,18 +51,10 @@ type Entry struct {
 // timeLayout is RFC 3339 with milliseconds, always three digits so that times sort as text.
 const timeLayout = "2006-01-02T15:04:05.000Z07:00"
 
-// MarshalJSON writes the Entry with its time in timeLayout (time.Time's own is nanoseconds).
+// MarshalJSON writes the Entry with its time in timeLayout (time.Time's own is nanoseconds),
+// the members in the order of the struct, request_id and time first; AppendJSON writes it.
 // encoding/json reads it back into an Entry unchanged but for the time's precision.
-func (e Entry) MarshalJSON() ([]byte, error) {
-	type fields Entry // the same members without this method, so no recursion
-	return json.Marshal(struct {
-		// These two shadow fields' own (a shallower member wins in encoding/json), and come
-		// first in the object.
-		RequestID string `json:"request_id"`
-		Time      string `json:"time"`
-		fields
-	}{e.RequestID, e.Time.UTC().Format(timeLayout), fields(e)})
-}
+func (e Entry) MarshalJSON() ([]byte, error) { return e.AppendJSON(make([]byte, 0, 512)), nil }
 
 // Millis is d in milliseconds, to the microsecond: the unit of DurationMS and
 // TimeToFirstChunkMS (and of the access log's duration_ms).

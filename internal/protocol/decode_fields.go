@@ -190,18 +190,24 @@ func (s FieldSet) String() string { return strings.Join(s.Names(), ",") }
 
 // MarshalJSON writes the names as a JSON array of strings, in sorted order.
 func (s FieldSet) MarshalJSON() ([]byte, error) {
-	buf := make([]byte, 0, 16*s.Len())
+	return s.AppendJSON(make([]byte, 0, 16*s.Len())), nil
+}
+
+// AppendJSON appends what MarshalJSON writes to buf (the journal's entry encoder writes it so).
+func (s FieldSet) AppendJSON(buf []byte) []byte {
 	buf = append(buf, '[')
+	first := true
 	for name := range s.All() {
-		if len(buf) > 1 {
+		if !first {
 			buf = append(buf, ',')
 		}
+		first = false
 		// The names are plain ASCII identifiers: nothing to escape.
 		buf = append(buf, '"')
 		buf = append(buf, name...)
 		buf = append(buf, '"')
 	}
-	return append(buf, ']'), nil
+	return append(buf, ']')
 }
 
 // errNotAField does not name the field: the JSON read may be anyone's.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 	"time"
 
 	"mockgateway/internal/journal"
@@ -16,15 +17,21 @@ import (
 // goroutine writes what is queued in one script per batch. The queue holds journalQueue
 // entries: when it is full, or the store does not answer, entries are dropped and counted
 // (mockgateway_journal_dropped_total).
+//
+// ARGV: the prefix and the three bounds, then per scope its id, its count n and its n entries,
+// oldest first: one LPUSH, LTRIM and PEXPIRE a scope and batch, not a call each (the batched
+// journal write, docs/performance.md).
 var journalScript = newScript(luaNow + `
 local P, per, max, ttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-for i = 5, #ARGV, 2 do
-  local id = ARGV[i]
+local i = 5
+while i <= #ARGV do
+  local id, n = ARGV[i], tonumber(ARGV[i + 1])
   local k = P .. '{' .. id .. '}:j'
-  redis.call('LPUSH', k, ARGV[i + 1])
+  redis.call('LPUSH', k, unpack(ARGV, i + 2, i + 1 + n))
   redis.call('LTRIM', k, 0, per - 1)
   redis.call('PEXPIRE', k, ttl)
   if id ~= '' then redis.call('ZADD', P .. 'js', now, id) end
+  i = i + 2 + n
 end
 redis.call('ZREMRANGEBYSCORE', P .. 'js', '-inf', now - ttl)
 local extra = redis.call('ZCARD', P .. 'js') - max
@@ -43,7 +50,7 @@ const journalQueue = 4096
 const journalLinger = 5 * time.Millisecond
 
 // maxBatch bounds one journal write: the script runs atomically, and other commands wait for it.
-const maxBatch = 128
+const maxBatch = 512
 
 // RecordCall queues the entry; a full queue drops it.
 func (r *Redis) RecordCall(scope string, e journal.Entry) {
@@ -62,7 +69,13 @@ func (r *Redis) RecordCall(scope string, e journal.Entry) {
 // writeCalls writes the queued entries until ctx ends.
 func (r *Redis) writeCalls(ctx context.Context) {
 	batch := make([]journal.Entry, 0, maxBatch)
-	args := make([]any, 0, 4+2*maxBatch)
+	args := make([]any, 0, 4+3*maxBatch)
+	// The batch's entries, encoded one after the other into one buffer kept across batches;
+	// ends[i] is where entry i's JSON ends.
+	var buf []byte
+	ends := make([]int, 0, maxBatch)
+	linger := time.NewTimer(journalLinger)
+	linger.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -71,28 +84,27 @@ func (r *Redis) writeCalls(ctx context.Context) {
 			batch = append(batch[:0], e)
 		}
 		// Entries that come within journalLinger join the batch: under load one round trip
-		// carries many, and an entry waits that long at most before it is written.
-		linger := time.NewTimer(journalLinger)
+		// carries many, and an entry waits that long at most before it is written. The writer
+		// sleeps through the linger and then takes what was queued (the journal writer's sleep,
+		// docs/performance.md): waiting on the queue instead would wake it for every entry, a
+		// wake-up per request. A queue that already holds a batch is written at once.
+		if len(r.calls) < maxBatch-1 {
+			linger.Reset(journalLinger)
+			select {
+			case <-linger.C:
+			case <-ctx.Done():
+			}
+		}
 	fill:
 		for len(batch) < maxBatch {
 			select {
 			case e := <-r.calls:
 				batch = append(batch, e)
-			case <-linger.C:
-				break fill
-			case <-ctx.Done():
+			default:
 				break fill
 			}
 		}
-		linger.Stop()
-		args = append(args[:0], prefix, r.cfg.JournalEntries, r.cfg.JournalScopes, ms(r.cfg.TTL))
-		for i := range batch {
-			b, err := json.Marshal(batch[i])
-			if err != nil {
-				continue // cannot happen: Bound cleared what JSON cannot carry
-			}
-			args = append(args, batch[i].Scope, b)
-		}
+		args = journalArgs(args[:0], batch, &buf, &ends, r.cfg)
 		wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		err := r.call(wctx, "journal_write", func(ctx context.Context) error {
 			return journalScript.Run(ctx, r.client, []string{prefix + "js"}, args...).Err()
@@ -103,6 +115,34 @@ func (r *Redis) writeCalls(ctx context.Context) {
 		}
 		clear(batch) // no entry outlives its write
 	}
+}
+
+// journalArgs is the journal script's ARGV for batch: the entries grouped by scope (each
+// scope's in the order they came), encoded by journal.Entry.AppendJSON into *buf, which it
+// reuses. The []byte arguments point into *buf: they are good until the next call.
+func journalArgs(args []any, batch []journal.Entry, buf *[]byte, ends *[]int, cfg RedisConfig) []any {
+	slices.SortStableFunc(batch, func(a, b journal.Entry) int { return strings.Compare(a.Scope, b.Scope) })
+	b, e := (*buf)[:0], (*ends)[:0]
+	for i := range batch {
+		b = batch[i].AppendJSON(b)
+		e = append(e, len(b))
+	}
+	*buf, *ends = b, e
+	args = append(args, prefix, cfg.JournalEntries, cfg.JournalScopes, ms(cfg.TTL))
+	start := 0
+	for i := 0; i < len(batch); {
+		j := i + 1
+		for j < len(batch) && batch[j].Scope == batch[i].Scope {
+			j++
+		}
+		args = append(args, batch[i].Scope, j-i)
+		for k := i; k < j; k++ {
+			args = append(args, b[start:e[k]])
+			start = e[k]
+		}
+		i = j
+	}
+	return args
 }
 
 // AppendJournal reads the scope's entries, newest first as in memory: filed when answered,

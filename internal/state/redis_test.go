@@ -2,6 +2,7 @@ package state
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -180,5 +181,42 @@ func TestRedisJournalBounds(t *testing.T) {
 	}
 	if got := list("bad scope!"); got != `{"object":"list","scope":"","data":[]}` {
 		t.Fatalf("an invalid scope: %s", got)
+	}
+}
+
+// TestRedisJournalBatchKeepsOrder: calls of several scopes, interleaved and all at one instant,
+// are written in batches grouped by scope (one LPUSH a scope); each scope still lists its calls
+// newest first, in the order they were recorded, and every entry reads back whole.
+func TestRedisJournalBatchKeepsOrder(t *testing.T) {
+	ctx := context.Background()
+	r, _ := newTestRedis(t, RedisConfig{JournalEntries: 1000, JournalScopes: 8})
+	at := time.Now() // one time for all: only the list's order can order them
+	const each = 300 // more than one batch
+	for i := range each {
+		for _, s := range []string{"a", "", "b"} {
+			r.RecordCall(s, journal.Entry{RequestID: fmt.Sprintf("req_%s%d", s, i), Time: at, Method: "POST", Route: "/v1/chat/completions",
+				Status: 200, DurationMS: float64(i) / 8, SDK: journal.SDK{UserAgent: "ua <&>"}})
+		}
+	}
+	for _, s := range []string{"a", "", "b"} {
+		var got struct {
+			Data []journal.Entry `json:"data"`
+		}
+		waitFor(t, "scope "+s+" written", func() bool {
+			b, err := r.AppendJournal(ctx, nil, s, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(b, &got); err != nil {
+				t.Fatalf("%v: %s", err, b)
+			}
+			return len(got.Data) == each
+		})
+		for k, e := range got.Data {
+			i := each - 1 - k
+			if e.RequestID != fmt.Sprintf("req_%s%d", s, i) || e.Scope != s || e.DurationMS != float64(i)/8 || e.SDK.UserAgent != "ua <&>" {
+				t.Fatalf("scope %q, entry %d of the list: %+v, want req_%s%d", s, k, e, s, i)
+			}
+		}
 	}
 }

@@ -99,6 +99,7 @@ func TestRenderedConfigStartsTheBinary(t *testing.T) {
 		"defaults":   "",
 		"every flag": everyFlag + "logFile: {enabled: true}",
 		"fixtures":   fixturesValues("v1"),
+		"seal key":   "replicaCount: 2\nsealKey: {secretName: mg-seal-key}",
 	}
 	for name, values := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -122,6 +123,19 @@ func TestRenderedConfigStartsTheBinary(t *testing.T) {
 				other := startPod(t, bin, r, d)
 				if a, b := answer(t, pod), answer(t, other); a != b {
 					t.Errorf("two replicas answered differently:\n%s\n%s", a, b)
+				}
+				// Without sealKey each replica seals with its own random key: the item one
+				// sealed is refused by the other (what the seal key case below cures).
+				if status, body := sendBackReasoning(t, pod, other); status != http.StatusBadRequest || !strings.Contains(body, "invalid_encrypted_content") {
+					t.Errorf("a reasoning item sent back to another replica without a shared key: %d %s", status, body)
+				}
+				other.stop(t, *d.Spec.Template.Spec.TerminationGracePeriodSeconds)
+			case "seal key":
+				// Both replicas read the key from the one Secret: the item one sealed is
+				// verified by the other.
+				other := startPod(t, bin, r, d)
+				if status, body := sendBackReasoning(t, pod, other); status != http.StatusOK {
+					t.Errorf("a reasoning item sent back to another replica with the shared key: %d %s", status, body)
 				}
 				other.stop(t, *d.Spec.Template.Spec.TerminationGracePeriodSeconds)
 			}
@@ -212,4 +226,23 @@ func answer(t *testing.T, p *pod) string {
 		t.Fatal(err)
 	}
 	return string(resp.Choices) + string(resp.Usage)
+}
+
+// sendBackReasoning asks one replica a reasoning model's turn with its encrypted content, then
+// sends the reasoning item back to the other, as a stateless Responses client (Codex) does on
+// its next turn, and returns the other's answer.
+func sendBackReasoning(t *testing.T, sealer, verifier *pod) (int, string) {
+	t.Helper()
+	status, body := sealer.do(t, http.MethodPost, "/v1/responses", `{"model":"mock-reasoning","input":"Plan a trip","reasoning":{"effort":"low"},"include":["reasoning.encrypted_content"],"store":false}`)
+	if status != http.StatusOK {
+		t.Fatalf("reasoning turn: %d %s", status, body)
+	}
+	var resp struct {
+		Output []json.RawMessage `json:"output"`
+	}
+	if err := json.Unmarshal([]byte(body), &resp); err != nil || len(resp.Output) == 0 || !strings.Contains(string(resp.Output[0]), `"encrypted_content":"`) {
+		t.Fatalf("no sealed reasoning item first in %s (%v)", body, err)
+	}
+	return verifier.do(t, http.MethodPost, "/v1/responses", `{"model":"mock-reasoning","include":["reasoning.encrypted_content"],"store":false,"input":[{"role":"user","content":"Plan a trip"},`+
+		string(resp.Output[0])+`,{"role":"assistant","content":"Done."},{"role":"user","content":"And then?"}]}`)
 }

@@ -150,6 +150,39 @@ func TestRenderMatrix(t *testing.T) {
 				t.Error("MOCKGATEWAY_STATE_STORE set without stateStore.url")
 			}
 		}},
+		{"seal key from a secret", renderOpts{values: "replicaCount: 3\nsealKey: {secretName: gw-seal, secretKey: key}"}, func(t *testing.T, r *release) {
+			if n := r.count("Secret"); n != 0 {
+				t.Errorf("%d Secrets rendered: the chart names the seal key's, it makes none", n)
+			}
+			c := deployment(t, r).Spec.Template.Spec.Containers[0]
+			ref := envOf(deployment(t, r))["MOCKGATEWAY_SEAL_KEY"].ValueFrom
+			if ref == nil || ref.SecretKeyRef == nil || ref.SecretKeyRef.Name != "gw-seal" || ref.SecretKeyRef.Key != "key" {
+				t.Errorf("MOCKGATEWAY_SEAL_KEY from %+v, want gw-seal/key", ref)
+			}
+			for _, a := range c.Args {
+				if strings.HasPrefix(a, "--seal-key") {
+					t.Errorf("arg %s: the key would show in the pod spec", a)
+				}
+			}
+			for _, o := range r.objects {
+				if o.kind == "ConfigMap" && strings.Contains(strings.ToLower(string(o.raw)), "seal") {
+					t.Errorf("ConfigMap %s mentions the seal key", o.name)
+				}
+			}
+			if strings.Contains(r.notes, "seal") {
+				t.Errorf("NOTES warn about the seal key although it is set:\n%s", r.notes)
+			}
+		}},
+		{"no seal key by default", renderOpts{}, func(t *testing.T, r *release) {
+			if _, ok := envOf(deployment(t, r))["MOCKGATEWAY_SEAL_KEY"]; ok {
+				t.Error("MOCKGATEWAY_SEAL_KEY set without sealKey")
+			}
+		}},
+		{"replicas without a seal key: NOTES say so", renderOpts{values: "replicaCount: 3\nstateStore: {url: {secretName: gw-redis}}"}, func(t *testing.T, r *release) {
+			if !strings.Contains(r.notes, "sealKey") {
+				t.Errorf("NOTES do not name sealKey for 3 replicas without one:\n%s", r.notes)
+			}
+		}},
 		{"key in a created secret", renderOpts{values: "apiKey: {value: s3cret}"}, func(t *testing.T, r *release) {
 			var s corev1.Secret
 			_ = decodeStrict(r.only(t, "Secret").raw, &s)
@@ -209,6 +242,9 @@ func TestValuesSchemaRejects(t *testing.T) {
 		"fixture without yaml ext":  "fixtures: {hello.txt: 'fixtures: []'}",
 		"resources unknown key":     "resources: {limits: {gpu: 1}}",
 		"state store URL in values": "stateStore: {url: 'redis://:pw@redis:6379/0'}",
+		"seal key in values":        "sealKey: 0123456789abcdef0123",
+		"seal key value field":      "sealKey: {value: 0123456789abcdef0123}",
+		"seal key as a flag":        "config: {sealKey: 0123456789abcdef0123}",
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := install(renderOpts{values: values})
