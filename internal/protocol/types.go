@@ -22,7 +22,7 @@ type ChatRequest struct {
 	// IncludeUsage is stream_options.include_usage.
 	IncludeUsage bool
 	// ParallelToolCalls is false only when the client sent parallel_tool_calls: false. (Beside
-	// the other booleans: packed, a ChatRequest stays in its 240-byte size class.)
+	// the other booleans: packed, a ChatRequest stays in its size class.)
 	ParallelToolCalls bool
 	// MaxTokens is the effective token budget per choice: max_completion_tokens when set, else
 	// max_tokens; 0 means no budget was sent (the model's default length applies).
