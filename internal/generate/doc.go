@@ -109,7 +109,9 @@
 //     "hello" is 2, "a b" is 2.
 //   - prompt_tokens = 3 + for each message (4 + CountTokens(content) + CountTokens(name) + for
 //     each of its tool calls CountTokens(function name) + CountTokens(arguments)) + for each tool
-//     (8 + CountTokens(name) + CountTokens(description) + CountTokens(compact parameters JSON)).
+//     (8 + CountTokens(name) + CountTokens(description) + CountTokens(compact parameters JSON)),
+//     plus what a Messages request's attachments add: [ImageTokens] per image, [PDFTokens] per
+//     PDF, CountTokens of each plain-text or content document's and search result's text.
 //   - completion_tokens = the pieces emitted over all choices (content pieces plus argument
 //     fragments), which equals the number of content and argument deltas of the stream.
 //

@@ -14,6 +14,17 @@ const (
 	perMessageTokens    = 4 // role and framing of each message
 	perToolTokens       = 8 // framing of each tool definition
 	runesPerToken       = 4
+
+	// An image counts its pixels over imagePixelsPerToken, as Anthropic documents it, after
+	// the long edge is brought down to imageLongEdge as Anthropic resizes; at most
+	// imageMaxTokens, Anthropic's "about 1,600", which an image of unknown size counts too.
+	imagePixelsPerToken = 750
+	imageLongEdge       = 1568
+	imageMaxTokens      = 1600
+	// A PDF counts pdfPageTokens per started pdfPageBytes of its decoded data (one page for
+	// one of unknown size): the mock reads no PDF, and its size stands for its pages.
+	pdfPageBytes  = 50_000
+	pdfPageTokens = 3000
 )
 
 // CountTokens is the estimator's rule for a piece of text: the sum, over the whitespace-separated
@@ -67,10 +78,47 @@ func (c *tokenCounter) total() int { return c.sum + ceilDiv(c.runes, runesPerTok
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
+// ImageTokens is the estimator's rule for an image of size s: width × height / 750, rounded
+// up, once a long edge above 1568 pixels is scaled down to 1568 (the other edge with it, at
+// least 1); at most 1,600, which an image of unknown size (zero) counts.
+func ImageTokens(s protocol.ImageSize) int {
+	w, h := int64(s.Width), int64(s.Height)
+	if w <= 0 || h <= 0 {
+		return imageMaxTokens
+	}
+	if long := max(w, h); long > imageLongEdge {
+		w, h = max(1, w*imageLongEdge/long), max(1, h*imageLongEdge/long)
+	}
+	return int(min(ceilDiv64(w*h, imagePixelsPerToken), imageMaxTokens))
+}
+
+// PDFTokens is the estimator's rule for a PDF of size bytes decoded: 3,000 per started 50,000
+// bytes, and 3,000 for one of unknown size (zero).
+func PDFTokens(size int) int { return pdfPageTokens * max(1, ceilDiv(size, pdfPageBytes)) }
+
+func ceilDiv64(a, b int64) int64 { return (a + b - 1) / b }
+
+// attachmentTokens is what a request's images and documents add to its prompt.
+func attachmentTokens(a *protocol.Attachments) int {
+	n := 0
+	for _, s := range a.Images {
+		n += ImageTokens(s)
+	}
+	for _, size := range a.PDFBytes {
+		n += PDFTokens(size)
+	}
+	for _, t := range a.Texts {
+		n += CountTokens(t)
+	}
+	return n
+}
+
 // PromptTokens is the estimator's rule for a request, computed in one pass over the text
 // without copying it: 3, plus for each message 4 + the tokens of
 // its content and name + for each of its tool calls the tokens of the name and the arguments,
-// plus for each tool 8 + the tokens of its name, description and compact parameters JSON.
+// plus for each tool 8 + the tokens of its name, description and compact parameters JSON,
+// plus what its images and documents add (ImageTokens, PDFTokens, and a document's or a search
+// result's text as text).
 func PromptTokens(req *protocol.ChatRequest) int {
 	if req == nil {
 		return promptPrimingTokens
@@ -87,6 +135,9 @@ func PromptTokens(req *protocol.ChatRequest) int {
 		t := &req.Tools[i]
 		n += perToolTokens + CountTokens(t.Name) + CountTokens(t.Description) +
 			countTokensBytes(t.Parameters)
+	}
+	if req.Attachments != nil {
+		n += attachmentTokens(req.Attachments)
 	}
 	return n
 }

@@ -115,3 +115,32 @@ func BenchmarkCountTokens(b *testing.B) {
 		CountTokens(s)
 	}
 }
+
+// TestImageAndPDFTokens: the documented rule for images and PDFs, at its edges.
+func TestImageAndPDFTokens(t *testing.T) {
+	for _, tc := range []struct {
+		w, h, want int
+	}{
+		{1, 1, 1},
+		{150, 100, 20},
+		{750, 1, 1},
+		{751, 1, 2},
+		{1568, 100, 210},   // the long edge at the bound: not scaled
+		{3000, 200, 218},   // scaled to 1568×104
+		{100000, 1, 3},     // scaled to 1568×1, the short edge kept at 1
+		{1092, 1092, 1590}, // Anthropic's table: about 1,600
+		{1568, 1568, 1600}, // over the most an image counts
+		{1 << 31, 1 << 31, 1600},
+		{0, 100, 1600}, // unknown size
+		{0, 0, 1600},
+	} {
+		if got := ImageTokens(protocol.ImageSize{Width: tc.w, Height: tc.h}); got != tc.want {
+			t.Errorf("ImageTokens(%d×%d) = %d, want %d", tc.w, tc.h, got, tc.want)
+		}
+	}
+	for _, tc := range []struct{ size, want int }{{0, 3000}, {9, 3000}, {50000, 3000}, {50001, 6000}, {60000, 6000}} {
+		if got := PDFTokens(tc.size); got != tc.want {
+			t.Errorf("PDFTokens(%d) = %d, want %d", tc.size, got, tc.want)
+		}
+	}
+}

@@ -28,8 +28,10 @@ import (
 //	output_config.format json_schema → response_format json_schema
 //
 // thinking (and output_config.effort) and the thinking blocks sent back go to Reasoning, which
-// only a reasoning model reads. image and document blocks, cache_control, context management, server tools and the
-// bookkeeping fields are accepted and add nothing to the chat request.
+// only a reasoning model reads. image, document and search_result blocks go to Attachments,
+// which only the estimator reads (decode_anthropic_media.go). cache_control, context
+// management, server tools and the bookkeeping fields are accepted and add nothing to the chat
+// request.
 
 // anthropicState is a Messages request being decoded: the chat request it becomes, its limits,
 // and the server tools it offers (which a tool_choice may not require). count is a

@@ -24,7 +24,7 @@ func (c *anthropicState) messages(path, v string) *apierr.Error {
 	}
 	msgs := make([]Message, 0, len(items)+1)
 	for i, it := range items {
-		t := &anthropicTurn{index: i, before: msgs}
+		t := &anthropicTurn{index: i, before: msgs, req: c.req}
 		if msgs, e = t.read(msgs, indexPath(path, i), it); e != nil {
 			return e
 		}
@@ -53,7 +53,7 @@ func (c *anthropicState) noteThinking(t *anthropicTurn) {
 // readSystem is the system prompt, a string or text blocks: a system message before the
 // conversation (finish puts it there; messages come first in the key order).
 func (c *anthropicState) readSystem(path, v string) *apierr.Error {
-	t := anthropicTurn{role: roleSystem}
+	t := anthropicTurn{role: roleSystem, req: c.req}
 	if e := t.content(path, v); e != nil {
 		return e
 	}
@@ -66,6 +66,7 @@ func (c *anthropicState) readSystem(path, v string) *apierr.Error {
 // the turns before it, where a tool result finds the call it answers.
 type anthropicTurn struct {
 	role    string
+	req     *ChatRequest // the request being decoded, which its attachments go to
 	text    strings.Builder
 	calls   []ToolCall
 	results []Message
@@ -223,7 +224,7 @@ func (t *anthropicTurn) block(index int, path, v string) *apierr.Error {
 	if t.result != "" {
 		raw := t.result
 		t.result = ""
-		if e := resultContent(b.out, joinPath(path, "content"), raw); e != nil {
+		if e := t.resultContent(b.out, joinPath(path, "content"), raw); e != nil {
 			return e
 		}
 	}
@@ -231,14 +232,14 @@ func (t *anthropicTurn) block(index int, path, v string) *apierr.Error {
 }
 
 // resultContent is a tool result's content: a string, or blocks whose text is the result
-// (images and documents add none).
-func resultContent(m *Message, path, v string) *apierr.Error {
-	t := anthropicTurn{role: roleUser}
-	e := t.content(path, v)
-	if e == nil && len(t.results) > 0 {
+// (images and documents are the request's attachments, as in a turn).
+func (t *anthropicTurn) resultContent(m *Message, path, v string) *apierr.Error {
+	r := anthropicTurn{role: roleUser, req: t.req}
+	e := r.content(path, v)
+	if e == nil && len(r.results) > 0 {
 		e = errValue(path, "must not hold a tool_result")
 	}
-	m.Content = t.text.String()
+	m.Content = r.text.String()
 	return e
 }
 
@@ -273,7 +274,9 @@ func decodeBlock(b blockState, k, p, v string) (fieldClass, *apierr.Error) {
 		}
 		return noEffect, citationsObject.decode(none{}, p, v)
 	case k == "source" && (b.typ == "image" || b.typ == "document"):
-		return noEffect, isObject(p, v) // base64, url, file or text: the mock reads none of it
+		return supported, b.turn.readSource(b.typ == "image", p, v)
+	case k == "content" && b.typ == "search_result":
+		return supported, b.turn.readSearchContent(p, v)
 	case (k == "title" || k == "context") && b.typ == "document":
 		return noEffect, valid(asString(p, v))
 	case b.typ == "search_result":
@@ -298,8 +301,6 @@ func decodeSearchResult(k, p, v string) (fieldClass, *apierr.Error) {
 	switch k {
 	case "source", "title":
 		return noEffect, valid(asString(p, v))
-	case "content":
-		return noEffect, isArray(p, v)
 	}
 	return unknown, nil
 }

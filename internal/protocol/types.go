@@ -22,7 +22,7 @@ type ChatRequest struct {
 	// IncludeUsage is stream_options.include_usage.
 	IncludeUsage bool
 	// ParallelToolCalls is false only when the client sent parallel_tool_calls: false. (Beside
-	// the other booleans: packed, a ChatRequest stays in its 240-byte size class.)
+	// the other booleans: packed, a ChatRequest stays in its size class.)
 	ParallelToolCalls bool
 	// MaxTokens is the effective token budget per choice: max_completion_tokens when set, else
 	// max_tokens; 0 means no budget was sent (the model's default length applies).
@@ -41,6 +41,35 @@ type ChatRequest struct {
 	// Reasoning is what the request asks of a reasoning model; nil when it sends none of it, as
 	// most requests do. Other models ignore it.
 	Reasoning *Reasoning `json:",omitempty"`
+	// Attachments are the images and documents of a Messages request, as the estimator counts
+	// them; nil when it sends none, as most requests.
+	Attachments *Attachments `json:"-"`
+}
+
+// Attachments are what a Messages request's image, document and search_result blocks bring to
+// its prompt, as the estimator counts them (docs/protocol.md, Usage numbers): an image's pixel
+// size, a PDF's size in bytes, a document's or a search result's text. Never an image's or a
+// PDF's bytes: only what the rule reads of them.
+type Attachments struct {
+	// Images are the sizes of the images, in order; zero for one whose size the mock does not
+	// know (a url or file source, data that is no PNG, JPEG, GIF or WebP).
+	Images []ImageSize
+	// PDFBytes are the decoded sizes of the base64 PDFs, in order; zero for a url or file one.
+	PDFBytes []int
+	// Texts are the texts of plain-text documents and the text blocks of content documents and
+	// search results, cut from the body like the messages' (and, like them, never logged).
+	Texts []string
+}
+
+// ImageSize is an image's size in pixels, as its data's header states it.
+type ImageSize struct{ Width, Height int }
+
+// attachments returns the request's Attachments, made when first needed.
+func (r *ChatRequest) attachments() *Attachments {
+	if r.Attachments == nil {
+		r.Attachments = new(Attachments)
+	}
+	return r.Attachments
 }
 
 // Reasoning is what a request asks of a reasoning model (docs/protocol.md, Reasoning models).
