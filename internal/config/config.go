@@ -189,9 +189,10 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 		specs = append(specs, s.Setting)
 	}
 	specs = append(specs, flagenv.Setting{Name: "version", Usage: "print version and release, then exit", Switch: true})
-	about := "A local mock of an LLM gateway (OpenAI Chat Completions subset). Every flag has an\n" +
-		"environment fallback; OpenTelemetry uses the standard OTEL_* variables.\n\n" +
-		"Subcommands: healthcheck, traffic, audit (each with --help)."
+	about := "A local mock of an LLM gateway (OpenAI Chat Completions, the Responses API and\n" +
+		"Anthropic Messages). Every flag has an environment fallback; OpenTelemetry uses the\n" +
+		"standard OTEL_* variables.\n\n" +
+		"Subcommands: healthcheck, traffic, audit, fixtures lint (each with --help)."
 	v, err := flagenv.Parse("mockgateway", about, specs, args, getenv, stderr)
 	if err != nil {
 		return c, err // flag has already printed the problem and the usage

@@ -115,7 +115,7 @@ func (g *frontGuard) refuse(w http.ResponseWriter, r *http.Request, err *apierr.
 // read (a browser shows it only the CORS-safelisted ones otherwise).
 const (
 	corsMethods = "GET, HEAD, POST, DELETE"
-	corsExposed = "x-request-id, openai-processing-ms, openai-version, retry-after, retry-after-ms, " +
+	corsExposed = "x-request-id, request-id, openai-processing-ms, openai-version, retry-after, retry-after-ms, " +
 		"x-ratelimit-limit-requests, x-ratelimit-remaining-requests, x-ratelimit-reset-requests, " +
 		"x-ratelimit-limit-tokens, x-ratelimit-remaining-tokens, x-ratelimit-reset-tokens, " +
 		"x-mock-gateway-attempts, x-mock-gateway-served-by, x-mock-gateway-fallback-from"

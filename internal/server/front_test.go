@@ -230,7 +230,7 @@ func TestCORSOrigins(t *testing.T) {
 	resp, body = send(t, srv, "POST", chatPath, "", chatBody("mock-echo", ""), "Origin", app, "Content-Type", "application/json", "Authorization", "Bearer dummy")
 	h = resp.Header
 	if resp.StatusCode != 200 || h.Get("Access-Control-Allow-Origin") != app || !strings.Contains(h.Get("Access-Control-Expose-Headers"), "x-request-id") ||
-		h.Get("Vary") != "Origin" || !strings.Contains(body, "echo: ") {
+		!strings.Contains(h.Get("Access-Control-Expose-Headers"), "request-id,") || h.Get("Vary") != "Origin" || !strings.Contains(body, "echo: ") {
 		t.Errorf("actual request: %d %s %v", resp.StatusCode, body, h)
 	}
 	// An error answer carries the grant too, so that the page can read the envelope.
