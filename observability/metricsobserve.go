@@ -2,6 +2,7 @@ package observability
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -9,6 +10,25 @@ import (
 
 // The observations: what the chain, the stream lifecycle and the simulation report to the
 // metric set. Each works the same on the no-op set, whose instruments discard.
+
+// enter counts the request as handled (in handling, when the chain has a count) and in flight,
+// until leave. One call and one deferred call in the chain, rather than a wrapper: every frame
+// on the way to a stream's pause stays on a parked stream's stack (TestParkedStreamStack).
+func (r *Record) enter(handling *atomic.Int64) {
+	if handling != nil {
+		handling.Add(1)
+		r.handling = handling
+	}
+	r.enterInFlight()
+}
+
+// leave ends what enter began, once the access line is written.
+func (r *Record) leave() {
+	r.leaveInFlight()
+	if r.handling != nil {
+		r.handling.Add(-1)
+	}
+}
 
 // enterInFlight counts the request in its Metrics' in-flight gauge, until leaveInFlight.
 func (r *Record) enterInFlight() {

@@ -3,6 +3,7 @@ package observability
 import (
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/propagation"
@@ -31,6 +32,10 @@ type ChainConfig struct {
 	// UntracedPaths are paths whose requests start no span (the health probe and the metrics
 	// scrape, unless --trace-probes): they are still measured and logged.
 	UntracedPaths []string
+	// Handling, when not nil, counts the requests in the chain — from the start to the access
+	// line written — hijacked ones included, which http.Server's Shutdown forgets: run waits for
+	// it to reach zero before the log closes (server.Drain.Wait).
+	Handling *atomic.Int64
 }
 
 // Chain wraps the whole router, so that every response — 404, 405, 413 and recovered panics
@@ -107,8 +112,8 @@ func (o *observer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer q.span.End()
 	r = r.WithContext(q)
 	// metrics
-	q.rec.enterInFlight()
-	defer q.rec.leaveInFlight()
+	q.rec.enter(o.c.Handling)
+	defer q.rec.leave()
 	// handler recovery → router; access log, metrics and the span's end in finish
 	q.w = statusWriter{ResponseWriter: w, rec: &q.rec, o: o}
 	abort := o.serve(&q.w, r)

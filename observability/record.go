@@ -3,6 +3,7 @@ package observability
 import (
 	"context"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -63,6 +64,7 @@ type Record struct {
 	exemplarChecked bool
 	// inFlight: whether the in-flight gauge of metrics counts the request now (leaveInFlight).
 	inFlight bool
+	handling *atomic.Int64 // the chain's count of requests being handled (enter), or nil
 
 	// metrics is the chain's Metrics (never nil in a chain), for the stream lifecycle and the
 	// Observe methods when their caller has none.

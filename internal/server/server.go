@@ -70,6 +70,7 @@ func New(d Deps) http.Handler {
 		WriteTimeout:       d.Config.WriteTimeout,
 		Draining:           d.Drain.Draining,
 		UntracedPaths:      untracedPaths(d.Config.TraceProbes),
+		Handling:           &d.Drain.handling,
 	})
 }
 
@@ -129,10 +130,16 @@ func untracedPaths(traceProbes bool) []string {
 // new work (health says draining, /v1 answers 503, every response carries Connection: close so
 // that clients leave their keep-alive connections), then, after the drain deadline, open
 // streams are told to end with a shutting_down error frame.
+//
+// It also counts the requests being handled (the chain's Handling), hijacked ones included:
+// http.Server's Shutdown forgets a connection once it is hijacked — as a simulated stream cut
+// does — though its handler still has its access line and telemetry to write, so run waits for
+// the count (Wait) before it closes the log.
 type Drain struct {
 	draining  atomic.Bool
 	abort     chan struct{}
 	abortOnce sync.Once
+	handling  atomic.Int64
 }
 
 // NewDrain returns a Drain in the serving state.
@@ -149,6 +156,24 @@ func (d *Drain) AbortStreams() { d.abortOnce.Do(func() { close(d.abort) }) }
 
 // Aborted is closed when open streams must end.
 func (d *Drain) Aborted() <-chan struct{} { return d.abort }
+
+// Handling is how many requests are being handled now.
+func (d *Drain) Handling() int64 { return d.handling.Load() }
+
+// Wait returns once no request is being handled, or with ctx's error when ctx ends first. Call
+// it after the server has stopped accepting requests (it polls: shutdown is no hot path).
+func (d *Drain) Wait(ctx context.Context) error {
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	for d.handling.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	return nil
+}
 
 // NewFixtureStore is the fixture store the configuration asks for, without file fixtures (run
 // loads them, within FixtureLimits, and keeps them fresh).
