@@ -12,7 +12,7 @@ FUZZ_TARGETS := ./internal/protocol:FuzzDecodeChatRequest ./internal/protocol:Fu
 	./internal/jsonenc:FuzzAppendStringMatchesEncodingJSON ./internal/jsonenc:FuzzAppendSlogStringMatchesSlog ./internal/jsonenc:FuzzAppendSlogFloatMatchesSlog \
 	./internal/protocol:FuzzDecodeResponsesRequest ./internal/protocol:FuzzEchoAsBefore ./internal/jsonscan:FuzzAppendCompactMatchesEncodingJSON \
 	./internal/jsonscan:FuzzValidMatchesEncodingJSON ./internal/jsonscan:FuzzUnquoteMatchesEncodingJSON \
-	./internal/protocol:FuzzDecodeMessagesRequest ./internal/protocol:FuzzAnthropicAppendMatchesEncodingJSON
+	./internal/protocol:FuzzDecodeMessagesRequest ./internal/protocol:FuzzAnthropicAppendMatchesEncodingJSON ./internal/journal:FuzzAppendJSONMatchesEncodingJSON
 FUZZ_COUNT ?= 20000x
 
 .PHONY: test test-root test-deploy check deps node-packages chromium redis compose prometheus fuzz run build bench soak hostile
