@@ -9,13 +9,10 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-
-	"mockgateway/internal/testutil"
 )
 
 // TestCodexCLIReasoning runs the Codex CLI (pinned in internal/clientcompat/codex) on
@@ -26,17 +23,7 @@ import (
 // between Codex and the mock shows what Codex sent back. The safety rules are TestCodexCLI's:
 // fixtures of a strict scope, a read-only sandbox, a temporary home.
 func TestCodexCLIReasoning(t *testing.T) {
-	testutil.EndToEnd(t)
-	codex, err := filepath.Abs("../../internal/clientcompat/codex/node_modules/.bin/codex")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(codex); err != nil {
-		t.Fatalf("the Codex CLI is not installed (%v): run 'make deps' (make test does)", err)
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Fatal("node is not installed; the Codex CLI's launcher needs it")
-	}
+	codex := requireCodex(t)
 	in := startService(t, nil, "--seal-key", "codex test seal key")
 	target, _ := url.Parse(in.URL)
 	var mu sync.Mutex

@@ -27,17 +27,7 @@ import (
 // ask; a command the sandbox refuses fails instead of escalating). Its home (CODEX_HOME, HOME)
 // and working directory are temporary, and --ephemeral leaves no session files.
 func TestCodexCLI(t *testing.T) {
-	testutil.EndToEnd(t)
-	codex, err := filepath.Abs("../../internal/clientcompat/codex/node_modules/.bin/codex")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(codex); err != nil {
-		t.Fatalf("the Codex CLI is not installed (%v): run 'make deps' (make test does)", err)
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Fatal("node is not installed; the Codex CLI's launcher needs it")
-	}
+	codex := requireCodex(t)
 	in := startService(t, nil)
 
 	t.Run("plain answer", func(t *testing.T) {
@@ -163,4 +153,22 @@ func journal(t *testing.T, base, scope string) []journalEntry {
 	}
 	getJSON(t, base+"/_mock/journal?scope="+scope, &j)
 	return j.Data
+}
+
+// requireCodex marks t end-to-end and returns the pinned Codex CLI (internal/clientcompat/codex),
+// failing the test when it or Node is missing: make test installs both.
+func requireCodex(t *testing.T) string {
+	t.Helper()
+	testutil.EndToEnd(t)
+	codex, err := filepath.Abs("../../internal/clientcompat/codex/node_modules/.bin/codex")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(codex); err != nil {
+		t.Fatalf("the Codex CLI is not installed (%v): run 'make deps' (make test does)", err)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Fatal("node is not installed; the Codex CLI's launcher needs it")
+	}
+	return codex
 }
