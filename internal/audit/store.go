@@ -92,7 +92,11 @@ func (s *storeSource) collect(ctx context.Context, deadline time.Time, exp *expe
 			break
 		}
 	}
-	return s.read(ctx, exp.corr)
+	c, err := s.read(ctx, exp.corr)
+	if err == nil {
+		c.capturedBy = fmt.Sprintf("%d of the audit's requests named in it (the journal, by request id)", len(c.probesSeen))
+	}
+	return c, err
 }
 
 // read is one record per key: its name and every value in it (a list's elements, a hash's fields
