@@ -54,6 +54,8 @@ type config struct {
 	format     string
 	apiKey     string
 	service    string
+	stateStore string // the service's --state-store; "" when not searched
+	storePass  string // its password, searched for as a secret
 }
 
 // settings are the audit's flags; a function rather than a package variable, so nothing at
@@ -69,13 +71,14 @@ func settings() []flagenv.Setting {
 		{Name: "timeout", Env: "MOCKGATEWAY_AUDIT_TIMEOUT", Default: "3m", Usage: "the longest the whole audit may take"},
 		{Name: "format", Env: "MOCKGATEWAY_AUDIT_FORMAT", Default: "text", Usage: "text or json"},
 		{Name: "api-key", Env: "MOCKGATEWAY_AUDIT_API_KEY", Usage: "the service's local API key, if it requires one; it is also searched for"},
+		{Name: "state-store", Env: "MOCKGATEWAY_AUDIT_STATE_STORE", Usage: "the service's shared state store (its --state-store redis:// or rediss:// URL): every key is searched, but the audit's own scope's fixture bodies; the URL's password is searched for too and never printed"},
 		{Name: "service-name", Env: "MOCKGATEWAY_AUDIT_SERVICE_NAME", Default: "mockgateway", Usage: "the service name to search for in Jaeger"},
 	}
 }
 
 const about = `Sends fresh random canaries through every path a client can use of a running mockgateway, then
-searches the service's logs, metrics, traces, Prometheus, its own error responses and its call
-journal and fixture list (in a scope of its own, deleted at the end) for them.
+searches the service's logs, metrics, traces, Prometheus, its shared state store, its own error
+responses and its call journal and fixture list (in a scope of its own, deleted at the end) for them.
 Exit status: 0 clean, 1 a leak was found, 2 the audit could not run or a source could not be
 searched (never a pass).`
 
@@ -143,6 +146,11 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	c.apiKey = val["api-key"]
 	c.service = val["service-name"]
+	if c.stateStore = val["state-store"]; c.stateStore != "" {
+		if c.storePass, err = parseStoreURL(c.stateStore); err != nil {
+			return c, fmt.Errorf("%s: %v", from["state-store"], err)
+		}
+	}
 	return c, nil
 }
 
@@ -242,6 +250,12 @@ func newAuditor(cfg config, stdin io.Reader, stderr io.Writer) (*auditor, error)
 	}
 	if cfg.prometheus != "" {
 		a.sources = append(a.sources, &prometheusSource{base: cfg.prometheus, client: client})
+	}
+	if cfg.stateStore != "" {
+		if cfg.storePass != "" {
+			can.AddSecret(cfg.storePass, "the state store's password (--state-store)")
+		}
+		a.sources = append(a.sources, &storeSource{url: cfg.stateStore, scope: a.traffic.scope})
 	}
 	return a, nil
 }

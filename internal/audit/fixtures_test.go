@@ -59,11 +59,22 @@ func startRealService(t *testing.T, wrap func(http.Handler) http.Handler, args .
 	cat := catalog.Builtin()
 	metrics := observability.NewMetrics(prometheus.NewRegistry(), cat.IDs(), cat.ExecutableIDs(), observability.BuildInfo{Version: "test", FaultKinds: simulation.Kinds()})
 	rs.store, rs.journal = server.NewFixtureStore(cfg), server.NewJournal(cfg)
-	var h http.Handler = server.New(server.Deps{
+	deps := server.Deps{
 		Config: cfg, Catalog: cat, Logger: logger, Tracer: tracing.Tracer,
 		Propagator: observability.Propagator(), Metrics: metrics, Spans: tracing.Buffer,
 		Fixtures: rs.store, Journal: rs.journal, Version: "test", Started: time.Now(),
-	})
+	}
+	if cfg.StateStore != "" { // as run wires --state-store
+		ctx, cancel := context.WithCancel(context.Background())
+		shared, err := server.NewSharedState(ctx, cfg, rs.store, prometheus.NewRegistry(), logger)
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		deps.State = shared
+		t.Cleanup(func() { cancel(); shared.Wait() })
+	}
+	var h http.Handler = server.New(deps)
 	if wrap != nil {
 		h = wrap(h)
 	}

@@ -80,7 +80,7 @@ type WaitReport struct {
 // SourceReport is one source: what was searched and what was found.
 type SourceReport struct {
 	Name           string           `json:"name"`
-	Kind           string           `json:"kind"` // responses, logs, metrics, traces, prometheus
+	Kind           string           `json:"kind"` // responses, logs, metrics, traces, prometheus, store
 	Location       string           `json:"location"`
 	Verdict        string           `json:"verdict"` // clean | leak | error | empty | not_captured
 	Reason         string           `json:"reason,omitempty"`

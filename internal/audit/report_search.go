@@ -29,6 +29,7 @@ func allowance(k *Canary, srcKind string, r record, where string) string {
 // primaryCount names the count that must not be zero for a source to have searched anything.
 var primaryCount = map[string]string{
 	"responses": "responses", "logs": "lines", "metrics": "series", "traces": "spans", "prometheus": "label_values",
+	"store": "keys",
 }
 
 func (rep *Report) searchSource(a *auditor, sr *SourceReport, col *collection, byID map[string]*probe) {
