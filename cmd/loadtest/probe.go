@@ -73,6 +73,15 @@ func post(ctx context.Context, client *http.Client, s *server, body string) (*ht
 	return chatclient.Request{URL: s.url(chatclient.ChatPath), Body: []byte(body)}.Do(ctx, client, maxAnswer)
 }
 
+// postOK sends a probe of another dialect and returns its body, an error unless it is a 200.
+func postOK(ctx context.Context, client *http.Client, req chatclient.Request) ([]byte, error) {
+	resp, b, err := req.Do(ctx, client, maxAnswer)
+	if err == nil && resp.StatusCode != 200 {
+		err = fmt.Errorf("status %d: %.200s", resp.StatusCode, b)
+	}
+	return b, err
+}
+
 func probe(ctx context.Context, s *server) (probeResult, error) {
 	var p probeResult
 	client := &http.Client{Timeout: 10 * time.Second}
@@ -318,11 +327,7 @@ func probeResponses(ctx context.Context, s *server) (responsesProbeResult, error
 	client := &http.Client{Timeout: 10 * time.Second}
 	defer client.CloseIdleConnections()
 	do := func(body string) ([]byte, error) {
-		resp, b, err := chatclient.Request{URL: s.url(responsesPath), Body: []byte(body)}.Do(ctx, client, maxAnswer)
-		if err == nil && resp.StatusCode != 200 {
-			err = fmt.Errorf("status %d: %.200s", resp.StatusCode, b)
-		}
-		return b, err
+		return postOK(ctx, client, chatclient.Request{URL: s.url(responsesPath), Body: []byte(body)})
 	}
 	_, chatJSON, err := post(ctx, client, s, jsonRequest)
 	if err != nil {

@@ -82,11 +82,7 @@ func probeMessages(ctx context.Context, s *server) (messagesProbeResult, error) 
 	client := &http.Client{Timeout: 10 * time.Second}
 	defer client.CloseIdleConnections()
 	do := func(body string) ([]byte, error) {
-		resp, b, err := chatclient.Request{URL: s.url(messagesPath), Body: []byte(body), Header: anthropicHeaders}.Do(ctx, client, maxAnswer)
-		if err == nil && resp.StatusCode != 200 {
-			err = fmt.Errorf("status %d: %.200s", resp.StatusCode, b)
-		}
-		return b, err
+		return postOK(ctx, client, chatclient.Request{URL: s.url(messagesPath), Body: []byte(body), Header: anthropicHeaders})
 	}
 	_, chatJSON, err := post(ctx, client, s, jsonRequest)
 	if err != nil {
