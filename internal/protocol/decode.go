@@ -101,13 +101,13 @@ const (
 //
 // The request does not alias body, which the caller may reuse once DecodeChatRequest returns:
 // its strings are cut from one copy of body, made here.
-func DecodeChatRequest(body []byte, lim Limits) (*ChatRequest, *apierr.Error) {
+func DecodeChatRequest(body []byte, lim Limits) (*Request, *apierr.Error) {
 	if !validObjectBody(body) {
 		return nil, errInvalidJSON()
 	}
 	doc := string(body) // the one copy: every key, value and plain string is cut from it (scan.go)
 	lim = lim.withDefaults()
-	return decodeWithPathsOnError(func(root string) (*ChatRequest, *apierr.Error) { return decodeChat(doc, lim, root) })
+	return decodeWithPathsOnError(func(root string) (*Request, *apierr.Error) { return decodeChat(doc, lim, root) })
 }
 
 // validObjectBody reports whether body is one valid JSON value that is an object: what
@@ -118,13 +118,13 @@ func validObjectBody(body []byte) bool {
 }
 
 // decodeChat decodes the valid JSON object doc, naming paths from root (decode_path.go).
-func decodeChat(doc string, lim Limits, root string) (*ChatRequest, *apierr.Error) {
+func decodeChat(doc string, lim Limits, root string) (*Request, *apierr.Error) {
 	var room stackRequestMembers
 	top, ok := appendMembers(room[:0], doc, doc)
 	if !ok { // cannot happen for a valid body starting with '{'; answered as what it would be
 		return nil, errInvalidJSON()
 	}
-	c := chatState{req: &ChatRequest{N: 1, ParallelToolCalls: true}, lim: lim}
+	c := chatState{req: &Request{N: 1, ParallelToolCalls: true}, lim: lim}
 	if e := chatObject.walk(c, root, top); e != nil {
 		return nil, e
 	}

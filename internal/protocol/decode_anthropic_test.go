@@ -55,7 +55,7 @@ func TestDecodeMessagesTranslates(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			req, e := DecodeMessagesRequest([]byte(tc.body), Limits{})
+			req, e := DecodeAnthropicRequest([]byte(tc.body), Limits{})
 			if e != nil {
 				t.Fatalf("refused: %v", e)
 			}
@@ -70,7 +70,7 @@ func TestDecodeMessagesTranslates(t *testing.T) {
 
 // TestDecodeMessagesFields: the fields that change the chat request.
 func TestDecodeMessagesFields(t *testing.T) {
-	req, e := DecodeMessagesRequest([]byte(msgsWith(`"stream":true,"stop_sequences":["END",""],"temperature":0.5,"top_k":5,"top_p":0.9,
+	req, e := DecodeAnthropicRequest([]byte(msgsWith(`"stream":true,"stop_sequences":["END",""],"temperature":0.5,"top_k":5,"top_p":0.9,
 		"tools":[{"name":"get_weather","description":"d","input_schema":{"type":"object"},"defer_loading":true,"cache_control":{"type":"ephemeral","ttl":"1h"}},
 			{"type":"web_search_20250305","name":"web_search","max_uses":3}],
 		"tool_choice":{"type":"tool","name":"get_weather","disable_parallel_tool_use":true},
@@ -108,11 +108,11 @@ func must(b []byte, err error) []byte {
 // TestDecodeMessagesBudget: max_tokens is required, and a budget above the ceiling is the
 // ceiling (Claude Code asks for 32,000 on every call).
 func TestDecodeMessagesBudget(t *testing.T) {
-	req, e := DecodeMessagesRequest([]byte(`{"model":"m","max_tokens":32000,"messages":[{"role":"user","content":"x"}]}`), Limits{MaxTokensCeiling: 4096})
+	req, e := DecodeAnthropicRequest([]byte(`{"model":"m","max_tokens":32000,"messages":[{"role":"user","content":"x"}]}`), Limits{MaxTokensCeiling: 4096})
 	if e != nil || req.MaxTokens != 4096 || req.MaxTokensParam != "max_tokens" {
 		t.Fatalf("max_tokens 32000: %+v %v", req, e)
 	}
-	req, e = DecodeMessagesRequest([]byte(`{"model":"m","max_tokens":7,"messages":[{"role":"user","content":"x"}]}`), Limits{})
+	req, e = DecodeAnthropicRequest([]byte(`{"model":"m","max_tokens":7,"messages":[{"role":"user","content":"x"}]}`), Limits{})
 	if e != nil || req.MaxTokens != 7 {
 		t.Fatalf("max_tokens 7: %+v %v", req, e)
 	}
@@ -120,7 +120,7 @@ func TestDecodeMessagesBudget(t *testing.T) {
 
 // TestDecodeMessagesOutputFormat: output_config.format is structured output.
 func TestDecodeMessagesOutputFormat(t *testing.T) {
-	req, e := DecodeMessagesRequest([]byte(msgsWith(`"output_config":{"format":{"type":"json_schema","schema":{"type":"object","properties":{"a":{"type":"string"}}}}}`)), Limits{})
+	req, e := DecodeAnthropicRequest([]byte(msgsWith(`"output_config":{"format":{"type":"json_schema","schema":{"type":"object","properties":{"a":{"type":"string"}}}}}`)), Limits{})
 	if e != nil || req.ResponseFormat.Type != FormatJSONSchema || string(req.ResponseFormat.Schema) != `{"type":"object","properties":{"a":{"type":"string"}}}` {
 		t.Fatalf("%+v %v", req.ResponseFormat, e)
 	}
@@ -159,7 +159,7 @@ func TestDecodeMessagesErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, e := DecodeMessagesRequest([]byte(tc.body), Limits{})
+			_, e := DecodeAnthropicRequest([]byte(tc.body), Limits{})
 			if e == nil || e.Code != tc.code || e.Param != tc.param {
 				t.Fatalf("got %+v, want %s at %q", e, tc.code, tc.param)
 			}
@@ -187,7 +187,7 @@ func TestDecodeClaudeCode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		req, e := DecodeMessagesRequest(body, Limits{})
+		req, e := DecodeAnthropicRequest(body, Limits{})
 		if e != nil {
 			t.Fatalf("%s refused: %v", name, e)
 		}
@@ -221,7 +221,7 @@ func TestAnthropicFieldNames(t *testing.T) {
 		if name == "max_tokens" {
 			body = `{"model":"m","messages":[{"role":"user","content":"x"}],"max_tokens":8}`
 		}
-		req, e := DecodeMessagesRequest([]byte(body), Limits{})
+		req, e := DecodeAnthropicRequest([]byte(body), Limits{})
 		if e != nil || !req.Fields.Has(name) {
 			t.Errorf("%s: %v, fields %v", name, e, req)
 		}

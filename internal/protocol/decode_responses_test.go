@@ -288,7 +288,7 @@ func TestResponsesFieldNamesAreTheDecoders(t *testing.T) {
 					continue
 				}
 				k, _ := strconv.Unquote(lit.Value)
-				c := &responsesState{req: &ChatRequest{N: 1}, lim: Limits{}.withDefaults()}
+				c := &responsesState{req: &Request{N: 1}, lim: Limits{}.withDefaults()}
 				if class, _ := responsesTopField(c, k, k, `0`); class == supported || class == noEffect {
 					accepted = append(accepted, k)
 				}

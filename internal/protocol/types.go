@@ -5,14 +5,14 @@ package protocol
 
 import "encoding/json"
 
-// ChatRequest is a validated chat completion request. Fields that the contract accepts but that
+// Request is a validated chat completion request. Fields that the contract accepts but that
 // have no effect on a deterministic mock (sampling, user, metadata, store, …) are checked by the
 // decoder and then dropped: they are not kept here, so nothing downstream can log them.
 //
 // Its strings are cut from one copy of the request's body (DecodeChatRequest): whatever keeps
 // one past the request — an open stream's answer — copies it (strings.Clone), or it keeps the
 // whole body alive.
-type ChatRequest struct {
+type Request struct {
 	// Fields are the top-level members the client sent (present and not null). They are
 	// protocol names only, for the content-free journal's picture of the client's setup.
 	Fields   FieldSet
@@ -22,7 +22,7 @@ type ChatRequest struct {
 	// IncludeUsage is stream_options.include_usage.
 	IncludeUsage bool
 	// ParallelToolCalls is false only when the client sent parallel_tool_calls: false. (Beside
-	// the other booleans: packed, a ChatRequest stays in its size class.)
+	// the other booleans: packed, a Request stays in its size class.)
 	ParallelToolCalls bool
 	// MaxTokens is the effective token budget per choice: max_completion_tokens when set, else
 	// max_tokens; 0 means no budget was sent (the model's default length applies).
@@ -44,6 +44,9 @@ type ChatRequest struct {
 	// Attachments are the images and documents of a Messages request, as the estimator counts
 	// them; nil when it sends none, as most requests.
 	Attachments *Attachments `json:"-"`
+	// Echo is what a Responses API answer repeats of its request (dialect/responses sets it);
+	// nil in the other dialects.
+	Echo *ResponseEcho `json:"-"`
 }
 
 // Attachments are what a Messages request's image, document and search_result blocks bring to
@@ -65,7 +68,7 @@ type Attachments struct {
 type ImageSize struct{ Width, Height int }
 
 // attachments returns the request's Attachments, made when first needed.
-func (r *ChatRequest) attachments() *Attachments {
+func (r *Request) attachments() *Attachments {
 	if r.Attachments == nil {
 		r.Attachments = new(Attachments)
 	}
@@ -125,7 +128,7 @@ type SentReasoning struct {
 }
 
 // reasoning returns the request's Reasoning, made when first needed.
-func (r *ChatRequest) reasoning() *Reasoning {
+func (r *Request) reasoning() *Reasoning {
 	if r.Reasoning == nil {
 		r.Reasoning = new(Reasoning)
 	}

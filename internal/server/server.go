@@ -60,8 +60,9 @@ type Deps struct {
 // New builds the router and wraps it in the middleware chain.
 func New(d Deps) http.Handler {
 	d, metricsOn := d.withDefaults()
-	r := newRouter(d, metricsOn)
-	return observability.Chain(newFrontGuard(d.Config, newDispatch(r)), observability.ChainConfig{
+	ds := newDialects(d.Sealer)
+	r := newRouter(d, ds, metricsOn)
+	return observability.Chain(newFrontGuard(d.Config, newDispatch(r, ds.shared)), observability.ChainConfig{
 		Logger:             d.Logger,
 		Tracer:             d.Tracer,
 		Propagator:         d.Propagator,
@@ -109,11 +110,11 @@ func (d Deps) journalOn() bool {
 }
 
 // newRouter is the router with every route of addRoutes.
-func newRouter(d Deps, metricsOn bool) *mux.Router {
+func newRouter(d Deps, ds *dialects, metricsOn bool) *mux.Router {
 	r := mux.NewRouter()
 	// A cleaned-path redirect would turn a POST into a GET at the client; a plain 404 is honest.
 	r.SkipClean(true)
-	addRoutes(r, d, metricsOn)
+	addRoutes(r, d, ds, metricsOn)
 	return r
 }
 
@@ -206,4 +207,13 @@ func NewSharedState(ctx context.Context, cfg config.Config, files *fixtures.Stor
 		MaxScopes: cfg.MaxScopes, MaxFixturesPerScope: cfg.MaxScopeFixtures, MaxBytes: cfg.MaxFixtureBytes,
 		ScopeTTL: cfg.ScopeTTL, TTL: cfg.StateTTL, AttemptKeys: cfg.AttemptKeys, AttemptTTL: cfg.AttemptTTL,
 		JournalEntries: cfg.JournalEntries, JournalScopes: cfg.JournalScopes, Registerer: reg, Logger: logger})
+}
+
+// NewSealer is the sealer of --seal-key, or of a random key when it is unset: it seals what the
+// dialects give a client to send back (reasoning items, thinking blocks) and opens what returns.
+func NewSealer(cfg config.Config) *seal.Sealer {
+	if cfg.SealKey == "" {
+		return seal.Random()
+	}
+	return seal.New(cfg.SealKey)
 }

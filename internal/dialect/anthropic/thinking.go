@@ -1,4 +1,4 @@
-package server
+package anthropic
 
 import (
 	"encoding/binary"
@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"mockgateway/internal/apierr"
-	"mockgateway/internal/catalog"
+	"mockgateway/internal/dialect"
 	"mockgateway/internal/fixtures"
 	"mockgateway/internal/generate"
 	"mockgateway/internal/protocol"
@@ -25,15 +25,17 @@ const thinkingDocs = "https://docs.claude.com/en/docs/build-with-claude/extended
 // defaultThinkingEffort is Anthropic's output_config.effort when a request sends none.
 const defaultThinkingEffort = "high"
 
-// redactedTrigger is the test string Anthropic documents for redacted thinking: a prompt that
+// RedactedTrigger is the test string Anthropic documents for redacted thinking: a prompt that
 // holds it gets a redacted_thinking block instead of a thinking block.
-const redactedTrigger = "ANTHROPIC_MAGIC_STRING_TRIGGER_REDACTED_THINKING"
+const RedactedTrigger = "ANTHROPIC_MAGIC_STRING_TRIGGER_REDACTED_THINKING"
 
-// checkThinking refuses what Anthropic refuses of a thinking request — a budget not below
+// CheckReasoning refuses what Anthropic refuses of a thinking request — a budget not below
 // max_tokens, a temperature other than 1, top_k — and thinking blocks sent back that this mock
 // (any replica with the same key) did not sign, or, thinking on, a final assistant turn that
 // calls tools without the thinking block it was answered with.
-func (h *chatHandler) checkThinking(req *protocol.ChatRequest) *apierr.Error {
+//
+// Only a reasoning model's request is held to them: other models accept thinking and ignore it.
+func (d *Dialect) CheckReasoning(req *protocol.Request) *apierr.Error {
 	r := req.Reasoning
 	if r == nil {
 		return nil
@@ -53,7 +55,7 @@ func (h *chatHandler) checkThinking(req *protocol.ChatRequest) *apierr.Error {
 		}
 	}
 	for _, sent := range r.SentThinking {
-		if !h.signed(&sent) {
+		if !d.signed(&sent) {
 			where := "messages." + strconv.Itoa(sent.Turn) + ".content." + strconv.Itoa(sent.Block)
 			if sent.Redacted {
 				return apierr.New(apierr.InvalidEncryptedContent, "", where+": Invalid `data` in `redacted_thinking` block")
@@ -71,19 +73,19 @@ func (h *chatHandler) checkThinking(req *protocol.ChatRequest) *apierr.Error {
 
 // signed reports whether a thinking block sent back is one this mock made: its signature opens
 // and binds the digest of the text sent with it; a redacted block's data opens.
-func (h *chatHandler) signed(sent *protocol.SentThinking) bool {
+func (d *Dialect) signed(sent *protocol.SentThinking) bool {
 	if sent.Redacted {
-		_, err := h.sealer.Open(seal.RedactedThinking, sent.Seal)
+		_, err := d.sealer.Open(seal.RedactedThinking, sent.Seal)
 		return err == nil
 	}
-	plain, err := h.sealer.Open(seal.ThinkingSignature, sent.Seal)
+	plain, err := d.sealer.Open(seal.ThinkingSignature, sent.Seal)
 	return err == nil && len(plain) >= len(sent.Digest) && string(plain[:len(sent.Digest)]) == string(sent.Digest[:])
 }
 
-// thinkingTokens is what a Messages request on a reasoning model spends thinking: none unless
+// ReasoningTokens is what a Messages request on a reasoning model spends thinking: none unless
 // thinking is enabled or adaptive; else a fixture's count or output_config.effort's (Anthropic's
 // default effort being high), at most budget_tokens.
-func thinkingTokens(req *protocol.ChatRequest, hit *fixtures.Hit) int {
+func (*Dialect) ReasoningTokens(req *protocol.Request, hit *fixtures.Hit) int {
 	r := req.Reasoning
 	if r == nil || r.Thinking == "" {
 		return 0
@@ -107,8 +109,8 @@ func thinkingTokens(req *protocol.ChatRequest, hit *fixtures.Hit) int {
 // signature the seal of the text's digest and the request's seed — so a changed text fails, and
 // two answers never share a signature. A prompt holding Anthropic's test string gets a
 // redacted_thinking block, whose data is sealed alike.
-func (h *chatHandler) thinkingBlock(seed uint64, model *catalog.Model, req *protocol.ChatRequest, res *generate.Result, hit *fixtures.Hit) *protocol.ContentBlock {
-	if !model.Capabilities.Reasoning || res.ReasoningTokens == 0 {
+func (d *Dialect) thinkingBlock(seed uint64, c *dialect.Call, req *protocol.Request, hit *fixtures.Hit) *protocol.ContentBlock {
+	if !c.Model.Capabilities.Reasoning || c.Result.ReasoningTokens == 0 {
 		return nil
 	}
 	text := ""
@@ -118,12 +120,12 @@ func (h *chatHandler) thinkingBlock(seed uint64, model *catalog.Model, req *prot
 		text = generate.ReasoningSummary(seed, "detailed")
 	}
 	if redactedAsked(req) {
-		return &protocol.ContentBlock{Redacted: true, Signature: h.sealer.Seal(seal.RedactedThinking, thinkingSeal(text, seed))}
+		return &protocol.ContentBlock{Redacted: true, Signature: d.sealer.Seal(seal.RedactedThinking, thinkingSeal(text, seed))}
 	}
 	if req.Reasoning.ThinkingOmitted {
 		text = ""
 	}
-	return &protocol.ContentBlock{Thinking: true, Text: text, Signature: h.sealer.Seal(seal.ThinkingSignature, thinkingSeal(text, seed))}
+	return &protocol.ContentBlock{Thinking: true, Text: text, Signature: d.sealer.Seal(seal.ThinkingSignature, thinkingSeal(text, seed))}
 }
 
 // thinkingSeal is the plaintext a signature seals: the text's digest (which signed checks),
@@ -135,10 +137,10 @@ func thinkingSeal(text string, seed uint64) []byte {
 
 // redactedAsked reports whether the last user message holds Anthropic's redacted-thinking test
 // string.
-func redactedAsked(req *protocol.ChatRequest) bool {
+func redactedAsked(req *protocol.Request) bool {
 	for i := len(req.Messages) - 1; i >= 0; i-- {
 		if m := &req.Messages[i]; m.Role == "user" {
-			return strings.Contains(m.Content, redactedTrigger)
+			return strings.Contains(m.Content, RedactedTrigger)
 		}
 	}
 	return false
