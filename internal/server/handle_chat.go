@@ -57,7 +57,7 @@ func newChatHandler(d Deps, dl dialect.Dialect) http.Handler {
 		tokenCeiling:     d.Config.MaxTokens,
 		maxResponseBytes: d.Config.MaxResponseBytes,
 		sim:              simulator{headers: d.Config.AllowSimulationHeaders, catalog: d.Catalog, attempts: d.State},
-		fixtures:         d.Fixtures,
+		fixtures:         d.State.Files(),
 		state:            d.State,
 		tracer:           d.Tracer,
 		metrics:          d.Metrics,
@@ -90,12 +90,7 @@ func (h *chatHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := observability.RecordFrom(r.Context())
 	rec.Chat, rec.Model = true, observability.ModelOther
 	h.dialect.Headers(w.Header())
-	if aerr := h.dialect.Admit(r); aerr != nil {
-		dropBody(r)
-		writeError(w, r, aerr)
-		return
-	}
-	req, facts, err := h.decode(r)
+	req, facts, err := h.decode(r, rec)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -165,17 +160,21 @@ type requestFacts struct {
 }
 
 // decode decodes the body that v1Guard read (its media type, size and arrival checked:
-// readBody) strictly, in the dialect: JSON, then fields.
+// readBody) strictly, in the dialect: what it requires beyond the body (Admit), then JSON, then
+// fields.
 //
 //go:noinline
-func (h *chatHandler) decode(r *http.Request) (*protocol.Request, requestFacts, error) {
+func (h *chatHandler) decode(r *http.Request, rec *observability.Record) (*protocol.Request, requestFacts, error) {
 	buf := takeBody(r)
 	defer putBuffer(buf)
+	if aerr := h.dialect.Admit(r); aerr != nil {
+		return nil, requestFacts{}, aerr
+	}
 	req, aerr := h.dialect.Decode(r, buf.Bytes(), h.limits)
 	if aerr != nil {
 		return nil, requestFacts{}, aerr
 	}
-	if note, ok := observability.RecordFrom(r.Context()).Note.(*callNote); ok {
+	if note, ok := rec.Note.(*callNote); ok {
 		note.noteShape(req)
 	}
 	return req, requestFacts{seed: fnv64a(buf.Bytes()), promptTokens: generate.PromptTokens(req)}, nil

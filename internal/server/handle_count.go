@@ -17,13 +17,12 @@ func handleCountTokens(d Deps, dl dialect.Counter) http.Handler {
 	limits := protocol.Limits{MaxTokensCeiling: d.Config.MaxTokens, MaxChoices: d.Config.MaxChoices}
 	return &takesBody{maxBody: d.Config.MaxBodyBytes, next: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		dl.Headers(w.Header())
-		if aerr := dl.Admit(r); aerr != nil {
-			dropBody(r)
-			writeError(w, r, aerr)
-			return
-		}
 		buf := takeBody(r)
-		req, aerr := dl.DecodeCount(r, buf.Bytes(), limits)
+		aerr := dl.Admit(r)
+		var req *protocol.Request
+		if aerr == nil {
+			req, aerr = dl.DecodeCount(r, buf.Bytes(), limits)
+		}
 		putBuffer(buf)
 		if aerr != nil {
 			writeError(w, r, aerr)

@@ -61,7 +61,7 @@ func addRoutes(r *mux.Router, d Deps, ds *dialects, metricsOn bool) {
 	// the busiest route comes first.
 	limit := newConcurrencyLimit(d.Config.MaxConcurrent) // one budget shared by every /v1 route
 	var calls state.Store                                // nil: no journal
-	if d.journalOn() {
+	if d.State.Journaling() {
 		calls = d.State
 	}
 	v1 := func(h http.Handler) http.Handler {
@@ -88,7 +88,7 @@ func addRoutes(r *mux.Router, d Deps, ds *dialects, metricsOn bool) {
 	handle("/_mock/fixtures", mock(handleListFixtures(d.State))).Methods(get...)
 	handle("/_mock/fixtures", mock(handleDeleteFixtures(d.State))).Methods(http.MethodDelete)
 	handle("/_mock/scopes/{scope}", mock(handleDeleteScope(d.State))).Methods(http.MethodDelete)
-	handle("/_mock/journal", mock(handleJournal(d.State, d.journalOn()))).Methods(get...)
+	handle("/_mock/journal", mock(handleJournal(d.State, d.State.Journaling()))).Methods(get...)
 
 	// The console (docs/console.md): a page and its assets, reading the endpoints below.
 	handle("/", console.Handler()).Methods(get...)

@@ -92,7 +92,7 @@ func TestDispatchExact(t *testing.T) {
 
 // BenchmarkDispatch: finding the chat route, by the exact table and by the router's Match.
 func BenchmarkDispatch(b *testing.B) {
-	d, metricsOn := Deps{Config: testConfig(), Catalog: catalog.Builtin()}.withDefaults()
+	d, metricsOn := withState(Deps{Config: testConfig(), Catalog: catalog.Builtin()}).withDefaults()
 	router := newRouter(d, newDialects(d.Sealer), metricsOn)
 	req := httptest.NewRequest(http.MethodPost, chatPath, nil)
 	req.Header.Set("Content-Type", "application/json")

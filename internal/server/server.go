@@ -22,7 +22,6 @@ import (
 	"mockgateway/internal/fixtures"
 	"mockgateway/internal/journal"
 	"mockgateway/internal/seal"
-	"mockgateway/internal/simulation"
 	"mockgateway/internal/state"
 	"mockgateway/observability"
 )
@@ -37,20 +36,12 @@ type Deps struct {
 	Metrics    *observability.Metrics    // nil: metrics off (New puts a no-op set in its place)
 	Spans      *observability.SpanBuffer // nil: /debug/traces answers 404
 	Drain      *Drain
-	// Attempts counts the attempts of clients that retry without an attempt header; nil: New
-	// builds one from Config.
-	Attempts *simulation.AttemptCounter
-	// Fixtures are the file fixtures and the runtime scopes (docs/fixtures.md); nil: New builds
-	// an empty store from Config. Journal keeps the calls per scope; nil: no journal.
-	Fixtures *fixtures.Store
-	Journal  *journal.Journal
-	// State is where the runtime state lives (internal/state): nil keeps it in this process,
-	// in Fixtures, Attempts and Journal; a shared store (--state-store) keeps it there instead,
-	// and Fixtures then holds the file fixtures only.
+	// State is the runtime state (internal/state), built in run: in this process
+	// (state.Memory: the file and runtime fixtures, the attempt counts, the journal) or shared
+	// by the replicas (--state-store, state.Redis).
 	State state.Store
-
-	// Sealer seals and verifies reasoning items' encrypted content; nil: New builds one from
-	// Config (NewSealer).
+	// Sealer seals what the dialects give a client to send back (reasoning items, thinking
+	// blocks) and opens what comes back.
 	Sealer  *seal.Sealer
 	Version string
 	Release string
@@ -75,8 +66,9 @@ func New(d Deps) http.Handler {
 	})
 }
 
-// withDefaults fills in what New builds when the caller leaves it out, and reports whether
-// metrics are on.
+// withDefaults fills in what New builds when the caller leaves it out — the drain, and metrics
+// that go nowhere — and reports whether metrics are on. The state and the sealer it never
+// builds: run does.
 func (d Deps) withDefaults() (Deps, bool) {
 	if d.Drain == nil {
 		d.Drain = NewDrain()
@@ -85,28 +77,7 @@ func (d Deps) withDefaults() (Deps, bool) {
 	if !metricsOn {
 		d.Metrics = observability.NewNoopMetrics() // so that no handler checks for nil
 	}
-	if d.Attempts == nil {
-		d.Attempts = simulation.NewAttemptCounter(d.Config.AttemptKeys, d.Config.AttemptTTL, time.Now)
-	}
-	if d.Fixtures == nil {
-		d.Fixtures = NewFixtureStore(d.Config)
-	}
-	if d.State == nil {
-		d.State = &state.Memory{Fixtures: d.Fixtures, Attempts: d.Attempts, Calls: d.Journal}
-	}
-	if d.Sealer == nil {
-		d.Sealer = NewSealer(d.Config)
-	}
 	return d, metricsOn
-}
-
-// journalOn reports whether calls are journaled: in memory when there is a Journal, in a
-// shared store unless --journal-entries is 0.
-func (d Deps) journalOn() bool {
-	if _, ok := d.State.(*state.Memory); ok {
-		return d.Journal != nil
-	}
-	return d.Config.JournalEntries > 0
 }
 
 // newRouter is the router with every route of addRoutes.

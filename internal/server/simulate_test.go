@@ -11,6 +11,7 @@ import (
 
 	"mockgateway/internal/catalog"
 	"mockgateway/internal/dialect/chat"
+	"mockgateway/observability"
 )
 
 func TestSimulatedFaultsBeforeOutput(t *testing.T) {
@@ -249,7 +250,7 @@ func TestLatencyProfiles(t *testing.T) {
 // covers what a seed makes of the schedule). No clock is read: a shared machine's scheduler
 // would decide a timing assertion.
 func TestJitterIsSeededByTheBody(t *testing.T) {
-	h := newChatHandler(Deps{Config: testConfig(), Catalog: catalog.Builtin()}, chat.New(nil)).(*takesBody).next.(*chatHandler)
+	h := newChatHandler(withState(Deps{Config: testConfig(), Catalog: catalog.Builtin()}), chat.New(nil)).(*takesBody).next.(*chatHandler)
 	seedOf := func(body string) uint64 {
 		t.Helper()
 		req := httptest.NewRequest("POST", chatPath, strings.NewReader(body))
@@ -257,7 +258,7 @@ func TestJitterIsSeededByTheBody(t *testing.T) {
 		if err := readBody(httptest.NewRecorder(), req, 1<<20); err != nil { // v1Guard's part
 			t.Fatal(err)
 		}
-		_, facts, err := h.decode(req)
+		_, facts, err := h.decode(req, observability.RecordFrom(req.Context()))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -168,7 +168,7 @@ func BenchmarkTimeToFirstChunk(b *testing.B) {
 	d := Deps{Config: testConfig(), Catalog: longProse(b, "instant"), Drain: NewDrain(), Version: "4.2.0",
 		Started: time.Now(), Propagator: observability.Propagator(), Tracer: noop.NewTracerProvider().Tracer(""),
 		Logger: slog.New(slog.DiscardHandler)}
-	handler := New(d)
+	handler := New(withState(d))
 	for _, n := range []int{1, 128} {
 		body := strings.Replace(longStreamBody, `"n":128`, fmt.Sprintf(`"n":%d`, n), 1)
 		b.Run(fmt.Sprintf("n=%d×4096", n), func(b *testing.B) {
