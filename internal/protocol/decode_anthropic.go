@@ -68,11 +68,11 @@ func decodeAnthropic(body []byte, lim Limits, count bool) (*Request, *apierr.Err
 	}
 	doc := string(body) // as in DecodeChatRequest, the one copy every string is cut from
 	lim = lim.withDefaults()
-	return decodeWithPathsOnError(func(root string) (*Request, *apierr.Error) { return decodeMessages(doc, lim, root, count) })
+	return decodeWithPathsOnError(func(root string) (*Request, *apierr.Error) { return decodeAnthropicDoc(doc, lim, root, count) })
 }
 
-// decodeMessages decodes the valid JSON object doc, naming paths from root (decode_path.go).
-func decodeMessages(doc string, lim Limits, root string, count bool) (*Request, *apierr.Error) {
+// decodeAnthropicDoc decodes the valid JSON object doc, naming paths from root (decode_path.go).
+func decodeAnthropicDoc(doc string, lim Limits, root string, count bool) (*Request, *apierr.Error) {
 	var room stackRequestMembers
 	top, ok := appendMembers(room[:0], doc, doc)
 	if !ok {

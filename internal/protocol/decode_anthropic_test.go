@@ -246,8 +246,8 @@ func FuzzDecodeMessagesRequest(f *testing.F) {
 		for _, count := range []bool{false, true} {
 			if validObjectBody(body) {
 				doc, lim := string(body), Limits{}.withDefaults()
-				unnamedReq, unnamedErr := decodeMessages(doc, lim, unnamedRoot, count)
-				namedReq, namedErr := decodeMessages(doc, lim, namedRoot, count)
+				unnamedReq, unnamedErr := decodeAnthropicDoc(doc, lim, unnamedRoot, count)
+				namedReq, namedErr := decodeAnthropicDoc(doc, lim, namedRoot, count)
 				switch {
 				case (unnamedErr == nil) != (namedErr == nil):
 					t.Fatalf("unnamed run %v, named run %v", unnamedErr, namedErr)

@@ -1,11 +1,14 @@
-// Package protocol owns the wire format of the emulated OpenAI Chat Completions subset: the
-// strict decoder that classifies every request field (supported, known but unsupported, unknown)
-// and the response and stream-chunk shapes the service encodes.
+// Package protocol owns the wire formats of the dialects the mock speaks — OpenAI's Chat
+// Completions and Responses API, Anthropic's Messages — and the one Request they all decode
+// into: the strict decoders that classify every request field (supported, known but
+// unsupported, unknown), and the hand-encoded answer, chunk and event shapes. Which dialect a
+// request speaks, and what of this package it uses, is internal/dialect's business.
 package protocol
 
 import "encoding/json"
 
-// Request is a validated chat completion request. Fields that the contract accepts but that
+// Request is a validated request of any dialect: what the generator and the simulation read,
+// whichever API it came in. Fields that the contract accepts but that
 // have no effect on a deterministic mock (sampling, user, metadata, store, …) are checked by the
 // decoder and then dropped: they are not kept here, so nothing downstream can log them.
 //

@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"io"
+	"mime"
 	"net/http"
 	"os"
 	"strconv"
@@ -187,6 +188,21 @@ func readBody(w http.ResponseWriter, r *http.Request, maxBody int64) error {
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	r.Body = &bodyRead{buf: buf, orig: r.Body}
 	return nil
+}
+
+// jsonContentType accepts application/json and application/*+json with any parameters. A
+// missing Content-Type is not JSON: a browser sends a body without one cross-origin, with no
+// preflight (a no-cors fetch of a Blob), so reading it as JSON would let any web page post to
+// the mock.
+func jsonContentType(ct string) bool {
+	if ct == "application/json" { // what clients send: no parameters to parse
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return false
+	}
+	return mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
 }
 
 func tooLarge(maxBody int64) error {

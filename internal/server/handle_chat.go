@@ -2,9 +2,7 @@ package server
 
 import (
 	"context"
-	"mime"
 	"net/http"
-	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -276,21 +274,6 @@ func answer(in generate.Input, hit *fixtures.Hit, reasoning int) generate.Result
 	default:
 		return generate.Generate(in)
 	}
-}
-
-// jsonContentType accepts application/json and application/*+json with any parameters. A
-// missing Content-Type is not JSON: a browser sends a body without one cross-origin, with no
-// preflight (a no-cors fetch of a Blob), so reading it as JSON let any web page post to the
-// mock (CONTRACT.md, November 2026).
-func jsonContentType(ct string) bool {
-	if ct == "application/json" { // what clients send: no parameters to parse
-		return true
-	}
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil {
-		return false
-	}
-	return mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
 }
 
 // fnv64a is FNV-1a, 64 bits (hash/fnv's New64a, without an allocation per request).

@@ -124,18 +124,20 @@ func unsupported(r *mux.Router, shared *dialect.Set, dl dialect.Dialect, surface
 	r.PathPrefix(surface + "/").Handler(&routed{dialect: dl, shared: shared, next: h}) // h names its route itself
 }
 
-// dispatch serves a request as the router's own ServeHTTP does, less the two copies of the
-// request it makes for every request to carry the matched route and its variables in the
-// context (two request copies and two context values a request):
-// only a route with variables is handed them (mux.SetURLVars, read by mux.Vars), and nothing
-// here asks for the current route (mux.CurrentRoute). The router has a not-found and a
-// method-not-allowed handler, so Match always names a handler, and it cleans no paths
-// (SkipClean). TestDispatchServesAsTheRouter holds it to the router's ServeHTTP.
+// dispatch is how a request reaches the router: gorilla/mux is the one router — addRoutes adds
+// every route to it, and its matching decides where every request goes — and dispatch is its
+// ServeHTTP without the cost that method adds to every request. The router's ServeHTTP copies
+// the request twice to put the matched route and its variables in the context; dispatch hands
+// the variables only to a route that has some (mux.SetURLVars, read by mux.Vars), and nothing
+// here asks for the current route (mux.CurrentRoute). Those copies and the router's walk through
+// each route's regexp cost 2–3% of a JSON chat request (BenchmarkDispatch; docs/performance.md).
 //
-// A request for a route without variables (every busy one) is found by its path and method in
-// exact, instead of by the router trying each route's regexp in turn until one matches (and
-// allocating for the variables even of a route that has none): BenchmarkDispatch measures the
-// two, TestDispatchExact holds the table (figures in docs/performance.md).
+// So a request for a route without variables (every busy one) is found by its path and method
+// in exact, a table learned from the router itself (newDispatch); any other goes to the
+// router's Match, as its ServeHTTP would. The router has a not-found and a method-not-allowed
+// handler, so Match always names a handler, and it cleans no paths (SkipClean).
+// TestDispatchServesAsTheRouter holds dispatch to the router's ServeHTTP, TestDispatchExact the
+// table.
 type dispatch struct {
 	router *mux.Router
 	shared *dialect.Set            // the dialects a request refused before any route can speak (claim)
