@@ -38,7 +38,9 @@ type Dialect struct {
 }
 
 // New is the dialect of method; sealer seals the thought signatures and opens those sent back.
-func New(sealer *seal.Sealer, method Method) *Dialect { return &Dialect{sealer: sealer, method: method} }
+func New(sealer *seal.Sealer, method Method) *Dialect {
+	return &Dialect{sealer: sealer, method: method}
+}
 
 // keyHeader is where every Gemini client sends its key (Gemini CLI, the google-genai SDKs).
 const keyHeader = "X-Goog-Api-Key"

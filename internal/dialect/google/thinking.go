@@ -94,4 +94,3 @@ func (d *Dialect) signature(seed uint64, res *generate.Result) string {
 	raw, _ := base64.RawURLEncoding.DecodeString(sealed) // a seal is always URL-safe base64
 	return base64.StdEncoding.EncodeToString(raw)
 }
-
