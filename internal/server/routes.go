@@ -99,7 +99,8 @@ func addRoutes(r *mux.Router, d Deps, ds *dialects, metricsOn bool) {
 	r.PathPrefix("/v1/responses/").Handler(newRouted("/v1/responses/{rest}", ds.shared, v1(handleStoredResponses())))
 	models := newModelLists(d.Catalog, ds.shared)
 	handle("/v1/models", v1(handleListModels(models))).Methods(get...)
-	handle("/v1/models/{model}", v1(handleGetModel(models))).Methods(get...)
+	// A model's id stops at a colon here too: GET on a Gemini method is its 405, not a model.
+	r.Handle("/v1/models/{model:[^/:]+}", newRouted("/v1/models/{model}", ds.shared, v1(handleGetModel(models)))).Methods(get...)
 	gemini(ds.google, "/v1beta/models", v1(handleListModels(models))).Methods(get...)
 	gemini(ds.google, "/v1beta/models/{model}", v1(handleGetModel(models))).Methods(get...)
 
