@@ -36,7 +36,7 @@ func (h *chatHandler) checkReasoning(model *catalog.Model, req *protocol.ChatReq
 		return nil
 	}
 	if h.dialect == anthropicMessages {
-		return h.checkThinking(req)
+		return h.checkThinking(model, req)
 	}
 	if h.dialect == chatCompletions && req.Fields.Has("max_tokens") {
 		return apierr.New(apierr.UnsupportedParameter, "max_tokens",
