@@ -2,6 +2,7 @@ package server
 
 import (
 	"strconv"
+	"strings"
 
 	"mockgateway/internal/apierr"
 	"mockgateway/internal/catalog"
@@ -28,14 +29,14 @@ func NewSealer(cfg config.Config) *seal.Sealer {
 
 // checkReasoning refuses, for a reasoning model, what OpenAI refuses of one — max_tokens, and a
 // temperature or top_p other than 1 — and the reasoning items sent back whose encrypted content
-// this mock (any replica with the same key) did not seal. The messages are OpenAI's, without the
-// value sent. A Messages request is held to Anthropic's thinking rules instead (thinking.go).
+// this mock (any replica with the same key) did not seal for this model and the item's id. The
+// messages are OpenAI's, without the value sent. A Messages request is held to Anthropic's thinking rules instead (thinking.go).
 func (h *chatHandler) checkReasoning(model *catalog.Model, req *protocol.ChatRequest) *apierr.Error {
 	if !model.Capabilities.Reasoning {
 		return nil
 	}
 	if h.dialect == anthropicMessages {
-		return h.checkThinking(req)
+		return h.checkThinking(model, req)
 	}
 	if h.dialect == chatCompletions && req.Fields.Has("max_tokens") {
 		return apierr.New(apierr.UnsupportedParameter, "max_tokens",
@@ -51,15 +52,36 @@ func (h *chatHandler) checkReasoning(model *catalog.Model, req *protocol.ChatReq
 	if r.TopP != nil {
 		return h.unsupportedSampling("top_p")
 	}
-	for _, sent := range r.SentBack {
-		if _, err := h.sealer.Open(seal.ReasoningItem, sent.EncryptedContent); err != nil {
+	for i := range r.SentBack {
+		if reason := h.unsealedReason(model, &r.SentBack[i]); reason != "" {
 			// OpenAI names the item by its id, which is the client's text; the mock names its
 			// place. param is null, as OpenAI's.
 			return apierr.New(apierr.InvalidEncryptedContent, "",
-				"The encrypted content for the reasoning item at input["+strconv.Itoa(sent.Item)+"] could not be verified. Reason: Encrypted content could not be decrypted or parsed.")
+				"The encrypted content for the reasoning item at input["+strconv.Itoa(r.SentBack[i].Item)+"] could not be verified. Reason: "+reason)
 		}
 	}
 	return nil
+}
+
+// unsealedReason is why a reasoning item sent back does not verify, in OpenAI's words, or ""
+// when it does: its encrypted content opens, was sealed for the model it is sent to — another
+// model's reads as content that does not decrypt, as it does for OpenAI — and for the id sent
+// beside it, when one is (the Codex CLI sends its items without one).
+func (h *chatHandler) unsealedReason(model *catalog.Model, sent *protocol.SentReasoning) string {
+	const undecryptable = "Encrypted content could not be decrypted or parsed."
+	plain, err := h.sealer.Open(seal.ReasoningItem, sent.EncryptedContent)
+	if err != nil {
+		return undecryptable
+	}
+	id, rest, _ := strings.Cut(string(plain), "\x00")
+	sealedModel, _, _ := strings.Cut(rest, "\x00")
+	if sealedModel != model.ID {
+		return undecryptable
+	}
+	if sent.ID != "" && sent.ID != id {
+		return "Encrypted content item_id did not match the target item id."
+	}
+	return ""
 }
 
 // unsupportedSampling refuses a temperature or top_p other than 1 in each dialect's words:

@@ -31,9 +31,9 @@ const redactedTrigger = "ANTHROPIC_MAGIC_STRING_TRIGGER_REDACTED_THINKING"
 
 // checkThinking refuses what Anthropic refuses of a thinking request — a budget not below
 // max_tokens, a temperature other than 1, top_k — and thinking blocks sent back that this mock
-// (any replica with the same key) did not sign, or, thinking on, a final assistant turn that
-// calls tools without the thinking block it was answered with.
-func (h *chatHandler) checkThinking(req *protocol.ChatRequest) *apierr.Error {
+// (any replica with the same key) did not sign for this model, or, thinking on, a final
+// assistant turn that calls tools without the thinking block it was answered with.
+func (h *chatHandler) checkThinking(model *catalog.Model, req *protocol.ChatRequest) *apierr.Error {
 	r := req.Reasoning
 	if r == nil {
 		return nil
@@ -53,7 +53,7 @@ func (h *chatHandler) checkThinking(req *protocol.ChatRequest) *apierr.Error {
 		}
 	}
 	for _, sent := range r.SentThinking {
-		if !h.signed(&sent) {
+		if !h.signed(model, &sent) {
 			where := "messages." + strconv.Itoa(sent.Turn) + ".content." + strconv.Itoa(sent.Block)
 			if sent.Redacted {
 				return apierr.New(apierr.InvalidEncryptedContent, "", where+": Invalid `data` in `redacted_thinking` block")
@@ -69,15 +69,18 @@ func (h *chatHandler) checkThinking(req *protocol.ChatRequest) *apierr.Error {
 	return nil
 }
 
-// signed reports whether a thinking block sent back is one this mock made: its signature opens
-// and binds the digest of the text sent with it; a redacted block's data opens.
-func (h *chatHandler) signed(sent *protocol.SentThinking) bool {
+// signed reports whether a thinking block sent back is one this mock made for this model: its
+// signature opens, binds the digest of the text sent with it and names the model — Anthropic's
+// signatures are bound to the model that made them; a redacted block's data opens and names the
+// model.
+func (h *chatHandler) signed(model *catalog.Model, sent *protocol.SentThinking) bool {
 	if sent.Redacted {
-		_, err := h.sealer.Open(seal.RedactedThinking, sent.Seal)
-		return err == nil
+		plain, err := h.sealer.Open(seal.RedactedThinking, sent.Seal)
+		return err == nil && sealedModel(plain) == model.ID
 	}
 	plain, err := h.sealer.Open(seal.ThinkingSignature, sent.Seal)
-	return err == nil && len(plain) >= len(sent.Digest) && string(plain[:len(sent.Digest)]) == string(sent.Digest[:])
+	return err == nil && len(plain) >= len(sent.Digest) && string(plain[:len(sent.Digest)]) == string(sent.Digest[:]) &&
+		sealedModel(plain) == model.ID
 }
 
 // thinkingTokens is what a Messages request on a reasoning model spends thinking: none unless
@@ -118,19 +121,28 @@ func (h *chatHandler) thinkingBlock(seed uint64, model *catalog.Model, req *prot
 		text = generate.ReasoningSummary(seed, "detailed")
 	}
 	if redactedAsked(req) {
-		return &protocol.ContentBlock{Redacted: true, Signature: h.sealer.Seal(seal.RedactedThinking, thinkingSeal(text, seed))}
+		return &protocol.ContentBlock{Redacted: true, Signature: h.sealer.Seal(seal.RedactedThinking, thinkingSeal(text, seed, model))}
 	}
 	if req.Reasoning.ThinkingOmitted {
 		text = ""
 	}
-	return &protocol.ContentBlock{Thinking: true, Text: text, Signature: h.sealer.Seal(seal.ThinkingSignature, thinkingSeal(text, seed))}
+	return &protocol.ContentBlock{Thinking: true, Text: text, Signature: h.sealer.Seal(seal.ThinkingSignature, thinkingSeal(text, seed, model))}
 }
 
-// thinkingSeal is the plaintext a signature seals: the text's digest (which signed checks),
-// then the seed.
-func thinkingSeal(text string, seed uint64) []byte {
+// thinkingSeal is the plaintext a signature seals: the text's digest and the model's id (which
+// signed checks), with the seed between them.
+func thinkingSeal(text string, seed uint64, model *catalog.Model) []byte {
 	d := protocol.ThinkingDigest(text)
-	return binary.LittleEndian.AppendUint64(d[:], seed)
+	return append(binary.LittleEndian.AppendUint64(d[:], seed), model.ID...)
+}
+
+// sealedModel is the model's id in a thinkingSeal plaintext, "" in a shorter one.
+func sealedModel(plain []byte) string {
+	const head = len(protocol.SentThinking{}.Digest) + 8 // the digest and the seed
+	if len(plain) <= head {
+		return ""
+	}
+	return string(plain[head:])
 }
 
 // redactedAsked reports whether the last user message holds Anthropic's redacted-thinking test
