@@ -14,8 +14,8 @@ import (
 )
 
 // rotateRetry is how long a full log file that could not be rotated waits before the rotation is
-// tried again: a try may copy a whole file's worth, and a busy service writes every few
-// milliseconds.
+// tried again: a try may copy a whole file's worth, and a busy service hands the file a batch at
+// every flush of its LogWriter.
 const rotateRetry = 10 * time.Second
 
 // rotatingFile is the --log-file sink: it appends to the file and, before a write would take it
