@@ -122,11 +122,8 @@ func (t *traffic) send(ctx context.Context, p *probe) {
 	data, rerr := readLimited(resp.Body, 32<<20)
 	var sse chatclient.Stream
 	end := "[DONE]"
-	if stream && p.Anthropic {
-		sse, end = readAnthropicEvents(data), "message_stop"
-		p.SSEErrors = sse.ErrorFrames
-	} else if stream && p.Responses {
-		sse, end = readResponsesEvents(data), "its final event (response.completed or response.incomplete)"
+	if stream && p.dialect != nil {
+		sse, end = p.dialect.readStream(data), p.dialect.end
 		p.SSEErrors = sse.ErrorFrames
 	} else if stream {
 		sse = readEvents(data)
@@ -148,8 +145,10 @@ func (t *traffic) send(ctx context.Context, p *probe) {
 		p.ErrBody = data[:min(len(data), maxErrorBody)]
 		if code, ok := chatclient.ErrorCode(p.ErrBody); ok {
 			p.ErrorCode = reportableCode(code)
-		} else if typ, ok := anthropicErrorType(p.ErrBody); ok && p.Anthropic {
-			p.ErrorCode = reportableCode(typ) // Anthropic's envelope names the type, not the code
+		} else if d := p.dialect; d != nil && d.errorType != nil {
+			if typ, ok := d.errorType(p.ErrBody); ok {
+				p.ErrorCode = reportableCode(typ) // the dialect's envelope names a type, not the code
+			}
 		}
 	} else if !stream {
 		p.okBody = data
