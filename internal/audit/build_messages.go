@@ -127,7 +127,7 @@ func (t *traffic) buildMessages(d *dialect, echo string) {
 		}
 	}
 	{
-		b := t.dialectProbe(d, "messages without anthropic-version", func(b builder) obj { return b.messagesBody(echo, false, false) }, "400 invalid_request_error")
+		b := t.dialectProbe(d, "messages without anthropic-version", echo, false, false, nil, "400 invalid_request_error")
 		b.p.Header.Del("Anthropic-Version")
 	}
 	{

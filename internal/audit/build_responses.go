@@ -91,33 +91,23 @@ func (b builder) responsesFormat() obj {
 // rest): a text.format and input as a string, JSON and streamed; a malformed fault header and an
 // unknown model; the stored-response routes with a canary id; a request the client gives up on.
 func (t *traffic) buildResponses(d *dialect, echo string) {
-	t.dialectProbe(d, "responses JSON with a json_schema text.format", func(b builder) obj {
-		body := b.responsesBody(echo, false, false)
-		body["text"] = b.responsesFormat()
-		return body
-	}, "200")
-	t.dialectProbe(d, "responses stream with a json_schema text.format", func(b builder) obj {
-		body := b.responsesBody(echo, true, false)
-		body["text"] = b.responsesFormat()
-		return body
-	}, "200")
-	t.dialectProbe(d, "responses JSON with input as a string", func(b builder) obj {
-		body := b.responsesBody(echo, false, false)
+	format := func(b builder, body obj) { body["text"] = b.responsesFormat() }
+	t.dialectProbe(d, "responses JSON with a json_schema text.format", echo, false, false, format, "200")
+	t.dialectProbe(d, "responses stream with a json_schema text.format", echo, true, false, format, "200")
+	t.dialectProbe(d, "responses JSON with input as a string", echo, false, false, func(b builder, body obj) {
 		body["input"] = b.text("responses input (a string)")
-		return body
 	}, "200")
-	t.dialectProbe(d, "responses stream with input as a string", func(b builder) obj {
-		body := b.responsesBody(echo, true, false)
+	t.dialectProbe(d, "responses stream with input as a string", echo, true, false, func(b builder, body obj) {
 		body["input"] = b.text("responses input (a string, stream)")
-		return body
 	}, "200")
 	{
-		b := t.dialectProbe(d, "responses malformed X-Mock-Fault", func(b builder) obj { return b.responsesBody(echo, false, false) }, "400 invalid_simulation_header")
+		b := t.dialectProbe(d, "responses malformed X-Mock-Fault", echo, false, false, nil, "400 invalid_simulation_header")
 		b.p.Header.Set("X-Mock-Fault", b.c("responses X-Mock-Fault value (unknown fault kind)"))
 	}
-	t.dialectProbe(d, "responses unknown model name, stream", func(b builder) obj {
-		return b.responsesBody(b.c("responses model name (unknown model)"), true, false)
-	}, "404 model_not_found")
+	{
+		b := t.newProbe("responses unknown model name, stream", http.MethodPost, "")
+		b.request(d, b.c("responses model name (unknown model)"), true, false, nil).expect("404 model_not_found")
+	}
 
 	// The stored-response routes: the mock keeps no responses, and a canary id is not echoed.
 	stored := []struct{ name, method, path, body string }{
@@ -138,7 +128,7 @@ func (t *traffic) buildResponses(d *dialect, echo string) {
 		b.headers(headerOpts{}).expect("404 not_found")
 	}
 	{
-		b := t.dialectProbe(d, "responses JSON the client gives up on during simulated latency", func(b builder) obj { return b.responsesBody(echo, false, false) }, "")
+		b := t.dialectProbe(d, "responses JSON the client gives up on during simulated latency", echo, false, false, nil, "")
 		b.p.Header.Set("X-Mock-Latency", "slow")
 		b.p.Timeout = 400 * time.Millisecond
 	}

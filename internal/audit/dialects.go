@@ -12,12 +12,15 @@ import (
 // the faults, the refused bodies, a body cut short, the fixtures of the audit's scope) are laid
 // out once, by buildDialect and buildDialectFixtures, from the row.
 type dialect struct {
-	name  string // the first word of its probes' names
-	path  string // its route
-	query string // what its clients add to the query after the canaries ("" for none)
+	name string // the first word of its probes' names
+	// route is the path of a request for model, streamed or not, and what its clients add to
+	// the query after the canaries ("" for none): one route where the body names the model, a
+	// route per model and method where the path does.
+	route func(model string, stream bool) (path, query string)
 	// headers adds what its clients send beside the headers every probe carries (nil: nothing).
 	headers func(b builder)
-	// body is a valid request with a canary in every member that takes text.
+	// body is a valid request with a canary in every member that takes text (model and stream
+	// are in route too, for a dialect whose body does not name them).
 	body func(b builder, model string, stream, tools bool) obj
 	// readTo names the event a whole stream ends with, as the stream probes' names say it.
 	readTo string
@@ -73,12 +76,12 @@ type refusal struct {
 func dialects() []*dialect {
 	return []*dialect{
 		{
-			name: "chat", path: chatPath, body: builder.chatBody, readTo: "the end",
+			name: "chat", route: oneRoute(chatPath, ""), body: builder.chatBody, readTo: "the end",
 			readStream: readEvents, end: "[DONE]",
 			extra: (*traffic).buildChat,
 		},
 		{
-			name: "responses", path: responsesPath, body: builder.responsesBody, readTo: "response.completed",
+			name: "responses", route: oneRoute(responsesPath, ""), body: builder.responsesBody, readTo: "response.completed",
 			readStream: readResponsesEvents, end: "its final event (response.completed or response.incomplete)",
 			toolResult: "a function_call_output (tool_choice auto)", autoChoice: "auto", limit: "max_output_tokens",
 			faults: responsesFaults(), refused: responsesRefused(), malformed: responsesMalformed,
@@ -86,7 +89,7 @@ func dialects() []*dialect {
 			extra: (*traffic).buildResponses,
 		},
 		{
-			name: "messages", path: messagesPath, query: "&beta=true", headers: anthropicHeaders, body: builder.messagesBody, readTo: "message_stop",
+			name: "messages", route: oneRoute(messagesPath, "&beta=true"), headers: anthropicHeaders, body: builder.messagesBody, readTo: "message_stop",
 			readStream: readAnthropicEvents, end: "message_stop", errorType: anthropicErrorType, expect: anthropicExpect,
 			limit:  "max_tokens",
 			faults: messagesFaults(), refused: messagesRefused(), malformed: messagesMalformed,
@@ -104,15 +107,30 @@ func (d *dialect) expected(closed string) string {
 	return d.expect(closed)
 }
 
-// probe is a POST to the dialect's route (its query of canaries, and its own) with the body,
-// every client header, the dialect's own, and no latency.
-func (t *traffic) dialectProbe(d *dialect, name string, body func(b builder) obj, expect string) builder {
-	b := t.newProbe(name, http.MethodPost, "")
-	b.p.Path = d.path + b.query() + d.query
+// oneRoute is the route of a dialect whose body names the model, with what its clients add to
+// the query (Claude Code's ?beta=true).
+func oneRoute(path, query string) func(string, bool) (string, string) {
+	return func(string, bool) (string, string) { return path, query }
+}
+
+// dialectProbe is a POST of the dialect's request for model, streamed or not and offering tools
+// or not, that edit changes (nil: none); see request.
+func (t *traffic) dialectProbe(d *dialect, name, model string, stream, tools bool, edit func(b builder, body obj), expect string) builder {
+	return t.newProbe(name, http.MethodPost, "").request(d, model, stream, tools, edit).expect(expect)
+}
+
+// request makes b's probe a POST of the dialect's request to its route (the query of canaries
+// and the dialect's own), with every client header, the dialect's own, and no latency.
+func (b builder) request(d *dialect, model string, stream, tools bool, edit func(b builder, body obj)) builder {
+	path, query := d.route(model, stream)
+	b.p.Path = path + b.query() + query
 	b.p.dialect = d
-	b.jsonBody(body(b)).headers(headerOpts{})
+	body := d.body(b, model, stream, tools)
+	if edit != nil {
+		edit(b, body)
+	}
+	b.jsonBody(body).headers(headerOpts{})
 	d.addHeaders(b)
-	b.expect(expect)
 	b.p.Header.Set("X-Mock-Latency", "instant")
 	return b
 }
@@ -146,42 +164,33 @@ func (t *traffic) buildDialect(d *dialect, echo string) {
 		if m.ID == "mock-echo" || m.ID == "mock-chat" || m.ID == "mock-tools" {
 			expect = "200"
 		}
-		t.dialectProbe(d, d.name+" JSON "+m.ID, func(b builder) obj { return d.body(b, m.ID, false, m.Tools) }, expect)
+		t.dialectProbe(d, d.name+" JSON "+m.ID, m.ID, false, m.Tools, nil, expect)
 		if m.Streaming {
-			t.dialectProbe(d, d.name+" stream "+m.ID+" (read to "+d.readTo+")", func(b builder) obj { return d.body(b, m.ID, true, m.Tools) }, expect)
+			t.dialectProbe(d, d.name+" stream "+m.ID+" (read to "+d.readTo+")", m.ID, true, m.Tools, nil, expect)
 		}
 	}
 	if t.toolsModel != "" && d.toolResult != "" {
-		t.dialectProbe(d, d.name+" JSON "+t.toolsModel+" answering "+d.toolResult, func(b builder) obj {
-			body := d.body(b, t.toolsModel, false, true)
-			body["tool_choice"] = d.autoChoice
-			return body
-		}, "200")
+		t.dialectProbe(d, d.name+" JSON "+t.toolsModel+" answering "+d.toolResult, t.toolsModel, false, true,
+			func(_ builder, body obj) { body["tool_choice"] = d.autoChoice }, "200")
 	}
 	if d.limit != "" {
 		m := t.cutModel(echo)
-		b := t.dialectProbe(d, d.name+" stream cut by the client after the first event ("+m+")", func(b builder) obj {
-			body := d.body(b, m, true, false)
-			body[d.limit] = 400
-			return body
-		}, "200")
+		b := t.dialectProbe(d, d.name+" stream cut by the client after the first event ("+m+")", m, true, false,
+			func(_ builder, body obj) { body[d.limit] = 400 }, "200")
 		b.p.Header.Set("X-Mock-Latency", "ttfc=10ms;between=40ms")
 		b.p.Mode = readFirstEvent
 	}
 	for _, f := range d.faults {
-		b := t.dialectProbe(d, d.name+" fault "+f.name, func(b builder) obj { return d.body(b, echo, f.stream, false) }, f.expect)
+		b := t.dialectProbe(d, d.name+" fault "+f.name, echo, f.stream, false, nil, f.expect)
 		b.p.Header.Set("X-Mock-Fault", f.header)
 	}
 	for _, r := range d.refused {
-		t.dialectProbe(d, d.name+" refused: "+r.name, func(b builder) obj {
-			body := d.body(b, echo, false, false)
-			r.set(b, body)
-			return body
-		}, r.expect)
+		t.dialectProbe(d, d.name+" refused: "+r.name, echo, false, false, r.set, r.expect)
 	}
 	if d.malformed != nil {
 		body, c, c2 := d.malformed(echo)
-		b := t.newProbe(d.name+" malformed JSON", http.MethodPost, d.path)
+		path, _ := d.route(echo, false)
+		b := t.newProbe(d.name+" malformed JSON", http.MethodPost, path)
 		b.p.Body = []byte(b.fill(body, "{c}", c, "{c2}", c2))
 		b.p.dialect = d
 		b.headers(headerOpts{})
@@ -198,13 +207,11 @@ func (t *traffic) buildDialect(d *dialect, echo string) {
 // streamed, and missing every fixture of the strict scope.
 func (t *traffic) buildDialectFixtures(d *dialect, echo, userC, headerC, systemText, toolName string) {
 	req := func(name, model string, stream bool, expect string, edit func(b builder, body obj)) {
-		b := t.dialectProbe(d, d.name+" "+name, func(b builder) obj {
-			body := d.body(b, model, stream, false)
+		b := t.dialectProbe(d, d.name+" "+name, model, stream, false, func(b builder, body obj) {
 			delete(body, d.stop)
 			if edit != nil {
 				edit(b, body)
 			}
-			return body
 		}, expect)
 		b.p.Header.Set(headerScope, t.scope)
 	}
