@@ -219,9 +219,9 @@ func runLoad(ctx context.Context, ws *workspace, w *wrkRunner, rounds int, kinds
 		default: // another dialect's kind: it joins chat's of the same kind
 			for _, d := range loadDialects() {
 				if p := res.Dialects[d.kind]; p != nil && k == d.kind+"-json" {
-					join("json", run{mg, k, d.path, d.json, p.JSON, d.header, 0})
+					join("json", run{mg, k, d.json.path, d.json.body, p.JSON, d.header, 0})
 				} else if p != nil && k == d.kind+"-stream" {
-					join("stream", run{mg, k, d.path, d.stream, p.StreamRun, d.header, 0})
+					join("stream", run{mg, k, d.stream.path, d.stream.body, p.StreamRun, d.header, 0})
 				}
 			}
 		}

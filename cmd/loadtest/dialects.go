@@ -20,10 +20,9 @@ type loadDialect struct {
 	name string // as the report names it
 	// kind names its load kinds, kind+"-json" and kind+"-stream", and its figures in the JSON.
 	kind   string
-	path   string
 	header map[string]string // what its clients send beside the body (nil: nothing)
-	json   string            // the JSON request
-	stream string            // the stream request
+	json   loadRequest
+	stream loadRequest
 	// answer reads a JSON answer's text and output tokens; ok is false unless it holds one
 	// message of one text.
 	answer func(body []byte) (text string, tokens int, ok bool)
@@ -33,6 +32,12 @@ type loadDialect struct {
 	final string // the name of the event that ends its stream, for the report
 }
 
+// loadRequest is one request of a dialect: its path (and query) and its body. The two requests
+// of a dialect may have two paths, where the path names the method.
+type loadRequest struct {
+	path, body string
+}
+
 // loadDialects is the table of the dialects the load test measures beside chat, one row each.
 func loadDialects() []loadDialect {
 	return []loadDialect{
@@ -40,16 +45,16 @@ func loadDialects() []loadDialect {
 			// A stream of named events: created, in_progress, output_item.added,
 			// content_part.added, 16 output_text.delta, output_text.done, content_part.done,
 			// output_item.done, completed (no [DONE]).
-			name: "Responses", kind: "responses", path: "/v1/responses",
-			json:   `{"model":"mock-echo","input":[{"role":"user","content":"` + userMessage + `"}]}`,
-			stream: `{"model":"mock-echo","stream":true,"input":[{"role":"user","content":"` + userMessage + `"}]}`,
+			name: "Responses", kind: "responses",
+			json:   loadRequest{"/v1/responses", `{"model":"mock-echo","input":[{"role":"user","content":"` + userMessage + `"}]}`},
+			stream: loadRequest{"/v1/responses", `{"model":"mock-echo","stream":true,"input":[{"role":"user","content":"` + userMessage + `"}]}`},
 			answer: responsesAnswer, event: responsesEvent, final: "response.completed",
 		},
 		{
 			// Anthropic's Messages API, with the header every Anthropic client sends.
-			name: "Messages", kind: "messages", path: "/v1/messages", header: map[string]string{"Anthropic-Version": "2023-06-01"},
-			json:   `{"model":"mock-echo","max_tokens":1024,"messages":[{"role":"user","content":"` + userMessage + `"}]}`,
-			stream: `{"model":"mock-echo","max_tokens":1024,"stream":true,"messages":[{"role":"user","content":"` + userMessage + `"}]}`,
+			name: "Messages", kind: "messages", header: map[string]string{"Anthropic-Version": "2023-06-01"},
+			json:   loadRequest{"/v1/messages", `{"model":"mock-echo","max_tokens":1024,"messages":[{"role":"user","content":"` + userMessage + `"}]}`},
+			stream: loadRequest{"/v1/messages", `{"model":"mock-echo","max_tokens":1024,"stream":true,"messages":[{"role":"user","content":"` + userMessage + `"}]}`},
 			answer: messagesAnswer, event: messagesEvent, final: "message_stop",
 		},
 	}
@@ -173,8 +178,8 @@ func (d loadDialect) probe(ctx context.Context, s *server) (*dialectLoad, error)
 	p := &dialectLoad{}
 	client := &http.Client{Timeout: 10 * time.Second}
 	defer client.CloseIdleConnections()
-	do := func(body string) ([]byte, error) {
-		return postOK(ctx, client, chatclient.Request{URL: s.url(d.path), Body: []byte(body), Header: d.header})
+	do := func(r loadRequest) ([]byte, error) {
+		return postOK(ctx, client, chatclient.Request{URL: s.url(r.path), Body: []byte(r.body), Header: d.header})
 	}
 	_, chatJSON, err := post(ctx, client, s, jsonRequest)
 	if err != nil {
@@ -220,7 +225,7 @@ func (d loadDialect) probe(ctx context.Context, s *server) (*dialectLoad, error)
 func dialectKindsHelp() string {
 	var parts []string
 	for _, d := range loadDialects() {
-		parts = append(parts, fmt.Sprintf("%s-json and %s-stream (POST %s, mockgateway)", d.kind, d.kind, d.path))
+		parts = append(parts, fmt.Sprintf("%s-json and %s-stream (POST %s, mockgateway)", d.kind, d.kind, d.json.path))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -239,7 +239,7 @@ func writeMarkdown(w io.Writer, r *report) {
 	for _, d := range loadDialects() {
 		if l := r.Load; l != nil && l.Dialects[d.kind] != nil {
 			fmt.Fprintf(w, "- %s: the same message to POST %s, the same answer (text and 16 output tokens, checked before the load), on mockgateway in the same rounds; its stream is %d events (16 text deltas), so streams are compared per stream (= per 16 tokens), not per event\n",
-				d.name, d.path, l.Dialects[d.kind].Stream.Events)
+				d.name, d.json.path, l.Dialects[d.kind].Stream.Events)
 		}
 	}
 	if r.GoBenchCmd != "" {
