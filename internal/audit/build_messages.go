@@ -1,12 +1,9 @@
 package audit
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 	"strings"
-
-	"mockgateway/internal/chatclient"
 )
 
 // messagesPath is Anthropic's Messages API (docs/protocol.md): the chat path's third dialect.
@@ -201,40 +198,20 @@ func messagesFixtureTools(b builder, body obj, systemText, toolName string) {
 	body["tool_choice"] = obj{"type": "auto"}
 }
 
-// readAnthropicEvents reads every event of a Messages stream: named events ending with
-// message_stop (Done) and no [DONE]. A failure is an error event
-// ({"type":"error","error":{"type":…,"message":…}}), whose data is kept as an error frame and
-// searched; the other events carry the answer and are not.
-func readAnthropicEvents(data []byte) chatclient.Stream {
-	var s chatclient.Stream
-	rd := chatclient.NewReader(bytes.NewReader(data))
-	for {
-		ev, err := rd.Next()
-		if err != nil {
-			return s
-		}
-		s.Events++
-		var head struct {
-			Type  string `json:"type"`
-			Error struct {
-				Type string `json:"type"`
-			} `json:"error"`
-		}
-		if json.Unmarshal(ev.Data, &head) != nil {
-			s.ErrorFrames = append(s.ErrorFrames, append([]byte(nil), ev.Data...))
-			continue
-		}
-		switch head.Type {
-		case "error":
-			if len(s.ErrorFrames) == 0 {
-				s.ErrorCode = head.Error.Type
-			}
-			s.ErrorFrames = append(s.ErrorFrames, append([]byte(nil), ev.Data...))
-		case "message_stop":
-			s.Done = true
-		}
-		s.Chunks++
+// anthropicEvent reads one event of a Messages stream: named events ending with message_stop
+// and no [DONE]. A failure is an error event ({"type":"error","error":{"type":…,"message":…}}),
+// named by its error's type.
+func anthropicEvent(data []byte) (end, failed bool, code string, err error) {
+	var head struct {
+		Type  string `json:"type"`
+		Error struct {
+			Type string `json:"type"`
+		} `json:"error"`
 	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return false, false, "", err
+	}
+	return head.Type == "message_stop", head.Type == "error", head.Error.Type, nil
 }
 
 // anthropicErrorType is an Anthropic error body's error.type: what an Anthropic probe's

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"time"
@@ -243,4 +244,25 @@ func responsesFixtureTools(b builder, body obj, systemText, toolName string) {
 	body["tools"] = []any{obj{"type": "function", "name": toolName, "description": b.text("responses tool description (fixture request)"),
 		"parameters": obj{"type": "object", "properties": obj{"query": obj{"type": "string", "description": b.text("responses tool parameter description (fixture request)")}}, "required": []any{"query"}}}}
 	body["tool_choice"] = "auto"
+}
+
+// responsesEvent reads one event of a Responses stream: named events ending with
+// response.completed or response.incomplete and no [DONE]. A failure is an error event
+// ({"type":"error","code":…,"message":…}) or a response.failed, named by its code when it has
+// one.
+func responsesEvent(data []byte) (end, failed bool, code string, err error) {
+	var head struct {
+		Type string `json:"type"`
+		Code any    `json:"code"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return false, false, "", err
+	}
+	if failed = head.Type == "error" || head.Type == "response.failed"; failed {
+		code = head.Type
+		if c, ok := head.Code.(string); ok {
+			code = c
+		}
+	}
+	return head.Type == "response.completed" || head.Type == "response.incomplete", failed, code, nil
 }

@@ -2,8 +2,6 @@ package audit
 
 import (
 	"net/http"
-
-	"mockgateway/internal/chatclient"
 )
 
 // dialect is one dialect of the chat path as the audit speaks it: its route and headers, how to
@@ -25,10 +23,10 @@ type dialect struct {
 	// readTo names the event a whole stream ends with, as the stream probes' names say it.
 	readTo string
 
-	// readStream reads every event of a stream (its end, its error frames); end names its last
-	// event in the probe's outcome.
-	readStream func(data []byte) chatclient.Stream
-	end        string
+	// event reads one event of its stream of named events (nil: chat's chunks ending with
+	// [DONE]); end names the event that ends it, in a probe's outcome.
+	event namedEvent
+	end   string
 	// errorType reads an error body that names its error by a type of the dialect's own, in
 	// place of the closed code (nil: the closed code only).
 	errorType func(body []byte) (string, bool)
@@ -77,12 +75,11 @@ func dialects() []*dialect {
 	return []*dialect{
 		{
 			name: "chat", route: oneRoute(chatPath, ""), body: builder.chatBody, readTo: "the end",
-			readStream: readEvents, end: "[DONE]",
 			extra: (*traffic).buildChat,
 		},
 		{
 			name: "responses", route: oneRoute(responsesPath, ""), body: builder.responsesBody, readTo: "response.completed",
-			readStream: readResponsesEvents, end: "its final event (response.completed or response.incomplete)",
+			event: responsesEvent, end: "its final event (response.completed or response.incomplete)",
 			toolResult: "a function_call_output (tool_choice auto)", autoChoice: "auto", limit: "max_output_tokens",
 			faults: responsesFaults(), refused: responsesRefused(), malformed: responsesMalformed,
 			fixtureUser: responsesFixtureUser, fixtureTools: responsesFixtureTools, toolCall: "function_call",
@@ -90,7 +87,7 @@ func dialects() []*dialect {
 		},
 		{
 			name: "messages", route: oneRoute(messagesPath, "&beta=true"), headers: anthropicHeaders, body: builder.messagesBody, readTo: "message_stop",
-			readStream: readAnthropicEvents, end: "message_stop", errorType: anthropicErrorType, expect: anthropicExpect,
+			event: anthropicEvent, end: "message_stop", errorType: anthropicErrorType, expect: anthropicExpect,
 			limit:  "max_tokens",
 			faults: messagesFaults(), refused: messagesRefused(), malformed: messagesMalformed,
 			fixtureUser: messagesFixtureUser, fixtureTools: messagesFixtureTools, toolCall: "tool_use", stop: "stop_sequences",
