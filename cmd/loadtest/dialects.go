@@ -155,11 +155,11 @@ func (d loadDialect) shapeOf(body []byte) (dialectShape, error) {
 			return s, fmt.Errorf("event %d is not JSON: %.80q", s.Events, ev.Data)
 		case failure != "":
 			return s, fmt.Errorf("%s event: %.200s", failure, ev.Data)
-		case delta:
-			s.Deltas++
-		case final:
-			s.Ended = true
 		}
+		if delta {
+			s.Deltas++
+		}
+		s.Ended = s.Ended || final // an event may carry the last text and end the stream
 	}
 }
 
