@@ -47,8 +47,8 @@ type Dialect interface {
 	// without tools may take and never call; false where such a request is refused.
 	OffersToolsOnly(req *protocol.Request) bool
 	// CheckReasoning refuses what the API refuses of a reasoning model's request, in its words:
-	// parameters, and reasoning sent back that this mock did not seal.
-	CheckReasoning(req *protocol.Request) *apierr.Error
+	// parameters, and reasoning sent back that this mock did not seal for this model.
+	CheckReasoning(model *catalog.Model, req *protocol.Request) *apierr.Error
 	// ReasoningTokens is what a reasoning model spends reasoning per choice of the request.
 	ReasoningTokens(req *protocol.Request, hit *fixtures.Hit) int
 	// Reply is the call's answer in the dialect, made from what generate made of the request

@@ -203,7 +203,7 @@ func (h *chatHandler) resolve(req *protocol.Request, facts requestFacts, rec *ob
 		return nil, aerr
 	}
 	if model.Capabilities.Reasoning {
-		if aerr := h.dialect.CheckReasoning(req); aerr != nil {
+		if aerr := h.dialect.CheckReasoning(model, req); aerr != nil {
 			return nil, aerr
 		}
 	}
