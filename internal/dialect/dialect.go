@@ -72,8 +72,9 @@ type Dialect interface {
 type Reply interface {
 	// JSON is the JSON answer.
 	JSON() Body
-	// Events is the stream's answer, as the events still to come.
-	Events() Events
+	// Events is the stream's answer, as the events still to come. h holds the stream's headers
+	// (text/event-stream), which the dialect may change before anything is written.
+	Events(h http.Header) Events
 }
 
 // Body is a JSON answer that encodes itself by appending, without reflection, and knows about

@@ -107,7 +107,7 @@ func (r reply) JSON() dialect.Body {
 	return &body
 }
 
-func (r reply) Events() dialect.Events { return newEvents(r.c) }
+func (r reply) Events(http.Header) dialect.Events { return newEvents(r.c) }
 
 func newCompletionID() string {
 	const prefix = "chatcmpl-"

@@ -64,6 +64,6 @@ func (r *reply) JSON() dialect.Body {
 	return &body
 }
 
-func (r *reply) Events() dialect.Events { return newEvents(r) }
+func (r *reply) Events(http.Header) dialect.Events { return newEvents(r) }
 
 var _ dialect.Dialect = (*Dialect)(nil)
