@@ -65,24 +65,31 @@ func TestLogFileRotatesAtItsSize(t *testing.T) {
 				t.Fatal(err)
 			}
 			writeLines(t, f, 0, 500) // 25,000 bytes: 25 files' worth
-			files, lines := keptLines(t, path, 1000)
-			want := []string{"mockgateway.log"}
-			for i := 1; i <= backups; i++ {
-				want = append(want, fmt.Sprintf("mockgateway.log.%d", i))
-			}
-			if !slices.Equal(files, want) {
-				t.Fatalf("files %v, want %v", files, want)
-			}
-			// Each file holds 20 lines (1,000 bytes), so the 500th line ends a full file.
-			if len(lines) != 20*(backups+1) {
-				t.Errorf("%d lines kept, want %d", len(lines), 20*(backups+1))
-			}
-			for i, l := range lines {
-				if want := fmt.Sprintf("line %05d ", 500-len(lines)+i); !strings.HasPrefix(l, want) {
-					t.Fatalf("line %d is %q, want it to begin %q", i, l, want)
-				}
-			}
+			checkRotated(t, path, backups, 500)
 		})
+	}
+}
+
+// checkRotated checks that the log of 1,000-byte files after writeLines wrote n lines is
+// FILE and its backups, no more, each full, holding the last lines in order.
+func checkRotated(t *testing.T, path string, backups, n int) {
+	t.Helper()
+	files, lines := keptLines(t, path, 1000)
+	want := []string{filepath.Base(path)}
+	for i := 1; i <= backups; i++ {
+		want = append(want, fmt.Sprintf("%s.%d", filepath.Base(path), i))
+	}
+	if !slices.Equal(files, want) {
+		t.Fatalf("files %v, want %v", files, want)
+	}
+	// Each file holds 20 lines (1,000 bytes), so the 500th line ends a full file.
+	if len(lines) != 20*(backups+1) {
+		t.Errorf("%d lines kept, want %d", len(lines), 20*(backups+1))
+	}
+	for i, l := range lines {
+		if want := fmt.Sprintf("line %05d ", n-len(lines)+i); !strings.HasPrefix(l, want) {
+			t.Fatalf("line %d is %q, want it to begin %q", i, l, want)
+		}
 	}
 }
 

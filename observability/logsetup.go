@@ -26,12 +26,12 @@ type LogSettings struct {
 }
 
 // Log is the service's log: its logger, the writer goroutine beneath it, the file beneath that,
-// and the count of access lines left out.
+// and the counts of lines left out.
 type Log struct {
 	Logger  *slog.Logger
 	writer  *LogWriter
 	file    *rotatingFile
-	dropped prometheus.Collector
+	dropped collectorSet
 }
 
 // OpenLog opens the log file (if any) and starts the log's writer; Close flushes and closes
@@ -50,6 +50,15 @@ func OpenLog(s LogSettings, stderr io.Writer) (*Log, error) {
 		if l.file, err = newRotatingFile(s.File, s.FileMaxBytes, s.FileBackups); err != nil {
 			return nil, fmt.Errorf("log-file: %w", err)
 		}
+		// The file's troubles are said on stderr alone: the file is where they are. The
+		// rotatingFile calls it from the LogWriter's goroutine (or under its lock after
+		// Close), as the echo is written, so the two never write to stderr at once.
+		warnings, err := newLogger(stderr, s.Level, s.Format, nil)
+		if err != nil {
+			_ = l.file.Close()
+			return nil, err
+		}
+		l.file.warn = func(msg string, err error) { warnings.Warn(msg, "problem", err.Error()) }
 		out, echo = l.file, stderr
 	}
 	l.writer = newLogWriter(out, echo, s.AccessToStderr)
@@ -57,15 +66,40 @@ func OpenLog(s LogSettings, stderr io.Writer) (*Log, error) {
 		_ = l.Close()
 		return nil, err
 	}
-	l.dropped = prometheus.NewCounterFunc(prometheus.CounterOpts{
+	l.dropped = append(l.dropped, prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "mockgateway_access_log_dropped_total",
 		Help: "Access lines left out by --access-log: every success's with errors, all but 1 in N with sample.",
-	}, func() float64 { return float64(filter.dropped()) })
+	}, func() float64 { return float64(filter.dropped()) }))
+	if l.file != nil {
+		for why := range troubles {
+			l.dropped = append(l.dropped, prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Name:        "mockgateway_log_file_dropped_total",
+				Help:        "Log lines not written to --log-file: not_rotated, the file was full and could be neither rotated nor emptied; not_written, it could not be opened or written.",
+				ConstLabels: prometheus.Labels{"reason": troubleNames[why].label},
+			}, func() float64 { return float64(l.file.dropped[why].Load()) }))
+		}
+	}
 	return l, nil
 }
 
-// Collector is the mockgateway_access_log_dropped_total counter, for the service's registry.
+// Collector is the counts of lines left out — mockgateway_access_log_dropped_total and, with a
+// file, mockgateway_log_file_dropped_total — for the service's registry.
 func (l *Log) Collector() prometheus.Collector { return l.dropped }
+
+// collectorSet is several collectors registered as one.
+type collectorSet []prometheus.Collector
+
+func (c collectorSet) Describe(ch chan<- *prometheus.Desc) {
+	for _, m := range c {
+		m.Describe(ch)
+	}
+}
+
+func (c collectorSet) Collect(ch chan<- prometheus.Metric) {
+	for _, m := range c {
+		m.Collect(ch)
+	}
+}
 
 // Close writes what is pending, then closes the file; lines logged later go straight to it.
 func (l *Log) Close() error {

@@ -77,7 +77,7 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchConfig, error) {
 	fs.BoolVar(&c.skipMemory, "skip-memory", false, "skip the open-streams memory run")
 	fs.BoolVar(&c.skipScaling, "skip-scaling", false, "skip the scaling table (go run ./cmd/loadtest scaling runs it alone)")
 	addScalingFlags(fs, &c.Scaling, "scaling-")
-	fs.StringVar(&c.kinds, "load-kinds", strings.Join(loadKinds, ","), "comma-separated wrk runs per round: json and stream (chat, mockgateway and baseline), fixture-json (chat answered by the 1,000th of the 1,000 fixtures loaded), responses-json and responses-stream (POST /v1/responses, mockgateway), messages-json and messages-stream (POST /v1/messages, mockgateway), json-store and stream-store (chat, a mockgateway with --state-store on a redis-server the run starts)")
+	fs.StringVar(&c.kinds, "load-kinds", strings.Join(loadKinds(), ","), "comma-separated wrk runs per round: json and stream (chat, mockgateway and baseline), fixture-json (chat answered by the 1,000th of the 1,000 fixtures loaded), "+dialectKindsHelp()+", json-store and stream-store (chat, a mockgateway with --state-store on a redis-server the run starts)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -91,8 +91,8 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchConfig, error) {
 		if k = strings.TrimSpace(k); k == "" {
 			continue
 		}
-		if !slices.Contains(loadKinds, k) {
-			return c, fmt.Errorf("--load-kinds: unknown kind %q (%s)", k, strings.Join(loadKinds, ", "))
+		if !slices.Contains(loadKinds(), k) {
+			return c, fmt.Errorf("--load-kinds: unknown kind %q (%s)", k, strings.Join(loadKinds(), ", "))
 		}
 		if !slices.Contains(c.Kinds, k) {
 			c.Kinds = append(c.Kinds, k)

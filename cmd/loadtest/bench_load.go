@@ -13,8 +13,18 @@ import (
 	"mockgateway/internal/chatclient"
 )
 
-// loadKinds are the wrk runs of a round, in the order they run.
-var loadKinds = []string{"json", "fixture-json", "responses-json", "messages-json", "json-store", "stream", "responses-stream", "messages-stream", "stream-store"}
+// loadKinds are the wrk runs of a round, in the order they run: each dialect's beside chat's.
+func loadKinds() []string {
+	kinds := []string{"json", "fixture-json"}
+	for _, d := range loadDialects() {
+		kinds = append(kinds, d.kind+"-json")
+	}
+	kinds = append(kinds, "json-store", "stream")
+	for _, d := range loadDialects() {
+		kinds = append(kinds, d.kind+"-stream")
+	}
+	return append(kinds, "stream-store")
+}
 
 // loadFigures is one kind of request (JSON or stream) against one server, over all rounds.
 type loadFigures struct {
@@ -60,15 +70,9 @@ type loadResult struct {
 	ChunksPerStream int                     `json:"chunks_per_stream"`
 	JSON            map[string]*loadFigures `json:"json"`   // "mockgateway", "baseline"
 	Stream          map[string]*loadFigures `json:"stream"` // "mockgateway", "baseline"
-	// The Responses API (POST /v1/responses) on mockgateway: the same answer as the chat
+	// The other dialects on mockgateway (dialects.go), by kind: the same answer as the chat
 	// requests, measured in the same rounds with the same wrk settings.
-	ResponsesProbe  *responsesProbeResult `json:"responses_probe,omitempty"`
-	ResponsesJSON   *loadFigures          `json:"responses_json,omitempty"`
-	ResponsesStream *loadFigures          `json:"responses_stream,omitempty"`
-	// Anthropic's Messages API (POST /v1/messages) likewise (probe_messages.go).
-	MessagesProbe  *messagesProbeResult `json:"messages_probe,omitempty"`
-	MessagesJSON   *loadFigures         `json:"messages_json,omitempty"`
-	MessagesStream *loadFigures         `json:"messages_stream,omitempty"`
+	Dialects map[string]*dialectLoad `json:"dialects,omitempty"`
 	// JSON chat answered by a fixture: the 1,000th of the 1,000 loaded (the others never match).
 	FixtureJSON *loadFigures `json:"fixture_json,omitempty"`
 	// The chat JSON and stream requests against a mockgateway with --state-store on a
@@ -153,37 +157,30 @@ func runLoad(ctx context.Context, ws *workspace, w *wrkRunner, rounds int, kinds
 			return res, err
 		}
 	}
-	if slices.Contains(kinds, "responses-json") || slices.Contains(kinds, "responses-stream") {
-		rp, err := probeResponses(ctx, mg)
+	for _, d := range loadDialects() {
+		j, st := slices.Contains(kinds, d.kind+"-json"), slices.Contains(kinds, d.kind+"-stream")
+		if !j && !st {
+			continue
+		}
+		p, err := d.probe(ctx, mg)
 		if err != nil {
 			return res, err
 		}
-		res.ResponsesProbe = &rp
-		if slices.Contains(kinds, "responses-json") {
-			res.ResponsesJSON = &loadFigures{}
+		if j {
+			p.JSON = &loadFigures{}
 		}
-		if slices.Contains(kinds, "responses-stream") {
-			res.ResponsesStream = &loadFigures{}
+		if st {
+			p.StreamRun = &loadFigures{}
 		}
-	}
-
-	if slices.Contains(kinds, "messages-json") || slices.Contains(kinds, "messages-stream") {
-		mp, err := probeMessages(ctx, mg)
-		if err != nil {
-			return res, err
+		if res.Dialects == nil {
+			res.Dialects = map[string]*dialectLoad{}
 		}
-		res.MessagesProbe = &mp
-		if slices.Contains(kinds, "messages-json") {
-			res.MessagesJSON = &loadFigures{}
-		}
-		if slices.Contains(kinds, "messages-stream") {
-			res.MessagesStream = &loadFigures{}
-		}
+		res.Dialects[d.kind] = p
 	}
 
 	// One run is one server, one route, one body; a round runs each group's runs in turn, and
-	// every other round in the opposite order. A Responses kind joins its chat kind's group, so
-	// the two alternate too.
+	// every other round in the opposite order. Another dialect's kind joins its chat kind's
+	// group, so the two alternate too.
 	type run struct {
 		s          *server
 		kind, path string
@@ -210,14 +207,6 @@ func runLoad(ctx context.Context, ws *workspace, w *wrkRunner, rounds int, kinds
 			}
 			group[k] = len(plan)
 			plan = append(plan, []run{{mg, k, chatclient.ChatPath, body, figs[mg.name], nil, 0}, {base, k, chatclient.ChatPath, body, figs[base.name], nil, 0}})
-		case "responses-json":
-			join("json", run{mg, k, responsesPath, responsesJSONRequest, res.ResponsesJSON, nil, 0})
-		case "responses-stream":
-			join("stream", run{mg, k, responsesPath, responsesStreamRequest, res.ResponsesStream, nil, 0})
-		case "messages-json":
-			join("json", run{mg, k, messagesPath, messagesJSONRequest, res.MessagesJSON, anthropicHeaders, 0})
-		case "messages-stream":
-			join("stream", run{mg, k, messagesPath, messagesStreamRequest, res.MessagesStream, anthropicHeaders, 0})
 		case "fixture-json":
 			res.FixtureJSON = &loadFigures{}
 			join("json", run{mg, k, chatclient.ChatPath, jsonRequest, res.FixtureJSON, map[string]string{benchFixtureHeader: benchFixtureMatch}, 0})
@@ -227,6 +216,14 @@ func runLoad(ctx context.Context, ws *workspace, w *wrkRunner, rounds int, kinds
 		case "stream-store":
 			res.StoreStream = &loadFigures{}
 			join("stream", run{store.mg, k, chatclient.ChatPath, streamRequest, res.StoreStream, nil, store.redis.pid()})
+		default: // another dialect's kind: it joins chat's of the same kind
+			for _, d := range loadDialects() {
+				if p := res.Dialects[d.kind]; p != nil && k == d.kind+"-json" {
+					join("json", run{mg, k, d.json.path, d.json.body, p.JSON, d.header, 0})
+				} else if p != nil && k == d.kind+"-stream" {
+					join("stream", run{mg, k, d.stream.path, d.stream.body, p.StreamRun, d.header, 0})
+				}
+			}
 		}
 	}
 	for round := 0; round < rounds && ctx.Err() == nil; round++ {
@@ -252,17 +249,16 @@ func runLoad(ctx context.Context, ws *workspace, w *wrkRunner, rounds int, kinds
 	for _, f := range res.Stream {
 		f.finish(res.ChunksPerStream)
 	}
-	if res.ResponsesJSON != nil {
-		res.ResponsesJSON.finish(0)
-	}
 	if res.FixtureJSON != nil {
 		res.FixtureJSON.finish(0)
 	}
-	if res.ResponsesStream != nil {
-		res.ResponsesStream.finish(res.ResponsesProbe.Stream.Events)
-	}
-	if res.MessagesJSON != nil {
-		res.MessagesJSON.finish(0)
+	for _, p := range res.Dialects {
+		if p.JSON != nil {
+			p.JSON.finish(0)
+		}
+		if p.StreamRun != nil {
+			p.StreamRun.finish(p.Stream.Events)
+		}
 	}
 	if res.StoreJSON != nil {
 		res.StoreJSON.finish(0)
@@ -277,9 +273,6 @@ func runLoad(ctx context.Context, ws *workspace, w *wrkRunner, rounds int, kinds
 		if res.StoreJournalDropped > 0 {
 			res.Notes = append(res.Notes, fmt.Sprintf("the store's journal writer dropped %s entries: it did less work than asked, and the store's figures flatter it", num(res.StoreJournalDropped)))
 		}
-	}
-	if res.MessagesStream != nil {
-		res.MessagesStream.finish(res.MessagesProbe.Stream.Events)
 	}
 	res.RSSAfterLoad, _ = rss(mg.pid())
 	res.SpansBuffered = spansBuffered(ctx, mg)

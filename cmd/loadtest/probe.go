@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -73,7 +72,7 @@ func post(ctx context.Context, client *http.Client, s *server, body string) (*ht
 	return chatclient.Request{URL: s.url(chatclient.ChatPath), Body: []byte(body)}.Do(ctx, client, maxAnswer)
 }
 
-// postOK sends a probe of another dialect and returns its body, an error unless it is a 200.
+// postOK sends a probe of another dialect (dialects.go) and returns its body, an error unless it is a 200.
 func postOK(ctx context.Context, client *http.Client, req chatclient.Request) ([]byte, error) {
 	resp, b, err := req.Do(ctx, client, maxAnswer)
 	if err == nil && resp.StatusCode != 200 {
@@ -253,128 +252,4 @@ func holdStreams(ctx context.Context, ws *workspace, s *server, n, batch int) (m
 	m.RSSAfter, _ = rss(s.pid())
 	m.GoroutinesAfter = gauges()["go_goroutines"]
 	return m, nil
-}
-
-// --- the Responses API, the same answer ---
-
-// The Responses requests carry the chat requests' one user message as an input item: mock-echo
-// answers the same "echo:" + 15 words, 16 output tokens — as JSON, or as a stream of named
-// events: created, in_progress, output_item.added, content_part.added, 16 output_text.delta,
-// output_text.done, content_part.done, output_item.done, completed (no [DONE]).
-const responsesPath = "/v1/responses"
-
-var (
-	responsesJSONRequest   = `{"model":"mock-echo","input":[{"role":"user","content":"` + userMessage + `"}]}`
-	responsesStreamRequest = `{"model":"mock-echo","stream":true,"input":[{"role":"user","content":"` + userMessage + `"}]}`
-)
-
-// responsesShape is what one Responses stream carried.
-type responsesShape struct {
-	Bytes     int  `json:"bytes"`
-	Events    int  `json:"events"`     // every data frame
-	Deltas    int  `json:"deltas"`     // response.output_text.delta events with text
-	Completed bool `json:"completed"`  // ended with response.completed
-	DoneFrame bool `json:"done_frame"` // a data: [DONE] (a Responses stream has none)
-}
-
-func responsesShapeOf(body []byte) (responsesShape, error) {
-	s := responsesShape{Bytes: len(body)}
-	rd := chatclient.NewReader(bytes.NewReader(body))
-	for {
-		ev, err := rd.Next()
-		if err == io.EOF {
-			return s, nil
-		}
-		if err != nil {
-			return s, err
-		}
-		s.Events++
-		if ev.Done() {
-			s.DoneFrame = true
-			continue
-		}
-		var e struct {
-			Type  string `json:"type"`
-			Delta string `json:"delta"`
-		}
-		if err := json.Unmarshal(ev.Data, &e); err != nil {
-			return s, fmt.Errorf("event %d is not JSON: %.80q", s.Events, ev.Data)
-		}
-		switch e.Type {
-		case "response.output_text.delta":
-			if e.Delta != "" {
-				s.Deltas++
-			}
-		case "response.completed":
-			s.Completed = true
-		case "error", "response.failed":
-			return s, fmt.Errorf("a %s event: %.200s", e.Type, ev.Data)
-		}
-	}
-}
-
-// responsesProbeResult is mockgateway's answer to the two Responses requests, and whether it is
-// the chat answer's text.
-type responsesProbeResult struct {
-	JSONBytes int            `json:"json_bytes"`
-	Stream    responsesShape `json:"stream"`
-}
-
-// probeResponses checks that /v1/responses answers the load test's requests with the chat
-// probe's text and tokens, before any load.
-func probeResponses(ctx context.Context, s *server) (responsesProbeResult, error) {
-	var p responsesProbeResult
-	client := &http.Client{Timeout: 10 * time.Second}
-	defer client.CloseIdleConnections()
-	do := func(body string) ([]byte, error) {
-		return postOK(ctx, client, chatclient.Request{URL: s.url(responsesPath), Body: []byte(body)})
-	}
-	_, chatJSON, err := post(ctx, client, s, jsonRequest)
-	if err != nil {
-		return p, fmt.Errorf("chat JSON probe: %v", err)
-	}
-	b, err := do(responsesJSONRequest)
-	if err != nil {
-		return p, fmt.Errorf("the Responses JSON probe: %v", err)
-	}
-	p.JSONBytes = len(b)
-	var chat struct {
-		Choices []struct {
-			Message struct {
-				Content string `json:"content"`
-			} `json:"message"`
-		} `json:"choices"`
-		Usage struct {
-			CompletionTokens int `json:"completion_tokens"`
-		} `json:"usage"`
-	}
-	var resp struct {
-		Output []struct {
-			Content []struct {
-				Text string `json:"text"`
-			} `json:"content"`
-		} `json:"output"`
-		Usage struct {
-			OutputTokens int `json:"output_tokens"`
-		} `json:"usage"`
-	}
-	if json.Unmarshal(chatJSON, &chat) != nil || len(chat.Choices) == 0 || json.Unmarshal(b, &resp) != nil ||
-		len(resp.Output) != 1 || len(resp.Output[0].Content) != 1 {
-		return p, fmt.Errorf("the Responses JSON probe: not the shape of one message: %.200s", b)
-	}
-	if resp.Output[0].Content[0].Text != chat.Choices[0].Message.Content || resp.Usage.OutputTokens != chat.Usage.CompletionTokens {
-		return p, fmt.Errorf("the Responses JSON probe: %q in %d tokens, chat: %q in %d", resp.Output[0].Content[0].Text, resp.Usage.OutputTokens,
-			chat.Choices[0].Message.Content, chat.Usage.CompletionTokens)
-	}
-	if b, err = do(responsesStreamRequest); err != nil {
-		return p, fmt.Errorf("the Responses stream probe: %v", err)
-	}
-	if p.Stream, err = responsesShapeOf(b); err != nil {
-		return p, fmt.Errorf("the Responses stream probe: %v", err)
-	}
-	if !p.Stream.Completed || p.Stream.DoneFrame || p.Stream.Deltas != wantContentTokens {
-		return p, fmt.Errorf("the Responses stream probe: %d text deltas, response.completed=%v, [DONE]=%v; want %d, true, false",
-			p.Stream.Deltas, p.Stream.Completed, p.Stream.DoneFrame, wantContentTokens)
-	}
-	return p, nil
 }

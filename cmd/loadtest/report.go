@@ -21,7 +21,7 @@ type target struct {
 const (
 	minJSONRatio       = 0.65 // JSON chat requests/s against the bare baseline's
 	minStreamRatio     = 0.9  // 16-token stream chunks/s against the baseline's
-	minResponsesRatio  = 0.9  // the Responses API within 10% of chat on the same answer
+	minDialectRatio    = 0.9  // every other dialect within 10% of chat on the same answer
 	maxOverheadNs      = 5_000
 	maxOverheadAllocs  = 20
 	maxFixtureMatchNs  = 5_000       // fixture matching with 1,000 loaded, over none
@@ -72,30 +72,31 @@ func evaluate(r *report) []target {
 		ratioTarget("JSON chat req/s, full telemetry, answered by the 1,000th fixture", fj, jb, false, minJSONRatio),
 		ratioTarget("16-token stream chunks/s, full telemetry", sm, sb, true, minStreamRatio))
 
-	// The Responses API against chat on the same answer, both on mockgateway in the same rounds.
-	// Streams are compared per stream (each carries the same 16 tokens, so tokens/s has the same
-	// ratio), not per event: a Responses stream sends more events for the same answer.
-	respTarget := func(name string, resp, chat *loadFigures, unit string) target {
-		t := target{Name: name, Want: fmt.Sprintf("≥ %.1f× chat", minResponsesRatio), Got: "not measured"}
-		if resp != nil && chat != nil && resp.RPS > 0 && chat.RPS > 0 {
-			t.Value = resp.RPS / chat.RPS
-			t.Got = fmt.Sprintf("%.2f× (%s vs %s %s)", t.Value, num(resp.RPS), num(chat.RPS), unit)
-			t.Holds = holds(t.Value >= minResponsesRatio)
+	// Every other dialect against chat on the same answer, both on mockgateway in the same
+	// rounds. Streams are compared per stream (each carries the same 16 tokens, so tokens/s has
+	// the same ratio), not per event: another dialect's stream sends more events for the same
+	// answer.
+	dialectTarget := func(name string, d, chat *loadFigures, unit string) target {
+		t := target{Name: name, Want: fmt.Sprintf("≥ %.1f× chat", minDialectRatio), Got: "not measured"}
+		if d != nil && chat != nil && d.RPS > 0 && chat.RPS > 0 {
+			t.Value = d.RPS / chat.RPS
+			t.Got = fmt.Sprintf("%.2f× (%s vs %s %s)", t.Value, num(d.RPS), num(chat.RPS), unit)
+			t.Holds = holds(t.Value >= minDialectRatio)
 		}
 		return t
 	}
-	var rj, rs, cj, cs *loadFigures
+	var cj, cs *loadFigures
 	if l := r.Load; l != nil {
-		rj, rs, cj, cs = l.ResponsesJSON, l.ResponsesStream, l.JSON["mockgateway"], l.Stream["mockgateway"]
+		cj, cs = l.JSON["mockgateway"], l.Stream["mockgateway"]
 	}
-	ts = append(ts,
-		respTarget("Responses JSON req/s vs chat, same answer", rj, cj, "req/s"),
-		respTarget("Responses 16-token streams/s vs chat, same answer", rs, cs, "streams/s"))
-	// Anthropic's Messages API likewise (issue 33: within 10% of chat, as the Responses API).
-	if l := r.Load; l != nil && (l.MessagesJSON != nil || l.MessagesStream != nil) {
+	for _, d := range loadDialects() {
+		var dj, ds *loadFigures
+		if l := r.Load; l != nil && l.Dialects[d.kind] != nil {
+			dj, ds = l.Dialects[d.kind].JSON, l.Dialects[d.kind].StreamRun
+		}
 		ts = append(ts,
-			respTarget("Messages JSON req/s vs chat, same answer", l.MessagesJSON, cj, "req/s"),
-			respTarget("Messages 16-token streams/s vs chat, same answer", l.MessagesStream, cs, "streams/s"))
+			dialectTarget(d.name+" JSON req/s vs chat, same answer", dj, cj, "req/s"),
+			dialectTarget(d.name+" 16-token streams/s vs chat, same answer", ds, cs, "streams/s"))
 	}
 
 	// Issue 35: the shared state store costs a request that needs none at most a fifth.
@@ -235,8 +236,11 @@ func writeMarkdown(w io.Writer, r *report) {
 	fmt.Fprintf(w, "- Load: wrk -t%d -c%d -d%s after a %s warm-up, median of %d rounds, servers alternating; mockgateway with full telemetry (OTEL_TRACES_SAMPLER=always_on into the embedded span buffer, metrics, `--log-level info --log-file`, stderr to /dev/null); baseline: cmd/baseline, a bare net/http handler with fixed bytes\n",
 		c.Threads, c.Connections, c.DurationS, c.WarmupS, c.Rounds)
 	fmt.Fprintf(w, "- Requests: mock-echo with a 15-word user message (\"echo:\" + 15 words = 16 content tokens); the stream is a role chunk, 16 content chunks, a finish chunk, then [DONE]\n")
-	if l := r.Load; l != nil && l.ResponsesProbe != nil {
-		fmt.Fprintf(w, "- Responses API: the same message as an input item to POST /v1/responses, the same answer (text and 16 output tokens, checked before the load), on mockgateway in the same rounds; its stream is %d events (16 output_text deltas), so streams are compared per stream (= per 16 tokens), not per event\n", l.ResponsesProbe.Stream.Events)
+	for _, d := range loadDialects() {
+		if l := r.Load; l != nil && l.Dialects[d.kind] != nil {
+			fmt.Fprintf(w, "- %s: the same message to POST %s, the same answer (text and 16 output tokens, checked before the load), on mockgateway in the same rounds; its stream is %d events (16 text deltas), so streams are compared per stream (= per 16 tokens), not per event\n",
+				d.name, d.json.path, l.Dialects[d.kind].Stream.Events)
+		}
 	}
 	if r.GoBenchCmd != "" {
 		fmt.Fprintf(w, "- Go benchmarks: `%s` (medians)\n", r.GoBenchCmd)
@@ -284,39 +288,9 @@ func writeMarkdown(w io.Writer, r *report) {
 			row("stream wrk errors (all rounds)", strconv.FormatInt(sm.Errors, 10), strconv.FormatInt(sb.Errors, 10), "", "", "")
 		}
 		writeStoreRows(row, tgt, l)
-		if rp := l.ResponsesProbe; rp != nil {
-			cj, cs := l.JSON["mockgateway"], l.Stream["mockgateway"]
-			row("Responses response size: JSON body / whole stream (bytes)", fmt.Sprintf("%d / %d", rp.JSONBytes, rp.Stream.Bytes), fmt.Sprintf("chat: %d / %d", pm.JSONBytes, pm.Stream.Bytes), "", "", "")
-			if rj := l.ResponsesJSON; rj != nil && len(rj.Rounds) > 0 {
-				want, ok := tgt("Responses JSON req/s vs chat, same answer")
-				row("**Responses JSON requests/s** (vs chat on mockgateway)", num(rj.RPS), num(cj.RPS), ratio(rj.RPS, cj.RPS), want, ok)
-				row("server CPU per Responses JSON request (µs, vs chat)", num(rj.CPUus), num(cj.CPUus), ratio(rj.CPUus, cj.CPUus), "", "")
-				row("Responses JSON latency p50 / p99 (ms, vs chat)", num(rj.P50ms)+" / "+num(rj.P99ms), num(cj.P50ms)+" / "+num(cj.P99ms), "", "", "")
-				row("Responses JSON wrk errors (all rounds)", strconv.FormatInt(rj.Errors, 10), "", "", "", "")
-			}
-			if rs := l.ResponsesStream; rs != nil && len(rs.Rounds) > 0 {
-				want, ok := tgt("Responses 16-token streams/s vs chat, same answer")
-				row("**Responses 16-token streams/s** (vs chat on mockgateway; tokens/s is × 16 for both)", num(rs.RPS), num(cs.RPS), ratio(rs.RPS, cs.RPS), want, ok)
-				row(fmt.Sprintf("Responses stream events/s (%d events per stream, vs chat's %d chunks)", rp.Stream.Events, l.ChunksPerStream), num(rs.ChunksPS), num(cs.ChunksPS), ratio(rs.ChunksPS, cs.ChunksPS), "", "")
-				row("server CPU per Responses stream (µs, vs chat)", num(rs.CPUus), num(cs.CPUus), ratio(rs.CPUus, cs.CPUus), "", "")
-				row("Responses stream latency p50 / p99 (ms, whole stream, vs chat)", num(rs.P50ms)+" / "+num(rs.P99ms), num(cs.P50ms)+" / "+num(cs.P99ms), "", "", "")
-				row("Responses stream wrk errors (all rounds)", strconv.FormatInt(rs.Errors, 10), "", "", "", "")
-			}
-		}
-		if mp := l.MessagesProbe; mp != nil {
-			cj, cs := l.JSON["mockgateway"], l.Stream["mockgateway"]
-			row("Messages response size: JSON body / whole stream (bytes)", fmt.Sprintf("%d / %d", mp.JSONBytes, mp.Stream.Bytes), fmt.Sprintf("chat: %d / %d", pm.JSONBytes, pm.Stream.Bytes), "", "", "")
-			if mj := l.MessagesJSON; mj != nil && len(mj.Rounds) > 0 {
-				want, ok := tgt("Messages JSON req/s vs chat, same answer")
-				row("**Messages JSON requests/s** (vs chat on mockgateway)", num(mj.RPS), num(cj.RPS), ratio(mj.RPS, cj.RPS), want, ok)
-				row("server CPU per Messages JSON request (µs, vs chat)", num(mj.CPUus), num(cj.CPUus), ratio(mj.CPUus, cj.CPUus), "", "")
-				row("Messages JSON wrk errors (all rounds)", strconv.FormatInt(mj.Errors, 10), "", "", "", "")
-			}
-			if ms := l.MessagesStream; ms != nil && len(ms.Rounds) > 0 {
-				want, ok := tgt("Messages 16-token streams/s vs chat, same answer")
-				row("**Messages 16-token streams/s** (vs chat on mockgateway; tokens/s is × 16 for both)", num(ms.RPS), num(cs.RPS), ratio(ms.RPS, cs.RPS), want, ok)
-				row("server CPU per Messages stream (µs, vs chat)", num(ms.CPUus), num(cs.CPUus), ratio(ms.CPUus, cs.CPUus), "", "")
-				row("Messages stream wrk errors (all rounds)", strconv.FormatInt(ms.Errors, 10), "", "", "", "")
+		for _, d := range loadDialects() {
+			if p := l.Dialects[d.kind]; p != nil {
+				writeDialectRows(row, tgt, l, d.name, p)
 			}
 		}
 		row("mockgateway after the load: RSS (MB) / access-log lines / spans in buffer", fmt.Sprintf("%s / %s / %d", mb(l.RSSAfterLoad), num(float64(l.AccessLogLines)), l.SpansBuffered), "", "", "", "")
@@ -382,5 +356,26 @@ func writeMarkdown(w io.Writer, r *report) {
 		for _, n := range notes {
 			fmt.Fprintf(w, "- %s\n", strings.ReplaceAll(strings.TrimSpace(n), "\n", "\n  "))
 		}
+	}
+}
+
+// writeDialectRows prints one other dialect's figures beside chat's on mockgateway.
+func writeDialectRows(row func(fig, a, b, rat, want, ok string), tgt func(string) (string, string), l *loadResult, name string, p *dialectLoad) {
+	pm, cj, cs := l.Probe["mockgateway"], l.JSON["mockgateway"], l.Stream["mockgateway"]
+	row(name+" response size: JSON body / whole stream (bytes)", fmt.Sprintf("%d / %d", p.JSONBytes, p.Stream.Bytes), fmt.Sprintf("chat: %d / %d", pm.JSONBytes, pm.Stream.Bytes), "", "", "")
+	if j := p.JSON; j != nil && len(j.Rounds) > 0 && cj != nil {
+		want, ok := tgt(name + " JSON req/s vs chat, same answer")
+		row("**"+name+" JSON requests/s** (vs chat on mockgateway)", num(j.RPS), num(cj.RPS), ratio(j.RPS, cj.RPS), want, ok)
+		row("server CPU per "+name+" JSON request (µs, vs chat)", num(j.CPUus), num(cj.CPUus), ratio(j.CPUus, cj.CPUus), "", "")
+		row(name+" JSON latency p50 / p99 (ms, vs chat)", num(j.P50ms)+" / "+num(j.P99ms), num(cj.P50ms)+" / "+num(cj.P99ms), "", "", "")
+		row(name+" JSON wrk errors (all rounds)", strconv.FormatInt(j.Errors, 10), "", "", "", "")
+	}
+	if st := p.StreamRun; st != nil && len(st.Rounds) > 0 && cs != nil {
+		want, ok := tgt(name + " 16-token streams/s vs chat, same answer")
+		row("**"+name+" 16-token streams/s** (vs chat on mockgateway; tokens/s is × 16 for both)", num(st.RPS), num(cs.RPS), ratio(st.RPS, cs.RPS), want, ok)
+		row(fmt.Sprintf("%s stream events/s (%d events per stream, vs chat's %d chunks)", name, p.Stream.Events, l.ChunksPerStream), num(st.ChunksPS), num(cs.ChunksPS), ratio(st.ChunksPS, cs.ChunksPS), "", "")
+		row("server CPU per "+name+" stream (µs, vs chat)", num(st.CPUus), num(cs.CPUus), ratio(st.CPUus, cs.CPUus), "", "")
+		row(name+" stream latency p50 / p99 (ms, whole stream, vs chat)", num(st.P50ms)+" / "+num(st.P99ms), num(cs.P50ms)+" / "+num(cs.P99ms), "", "", "")
+		row(name+" stream wrk errors (all rounds)", strconv.FormatInt(st.Errors, 10), "", "", "", "")
 	}
 }

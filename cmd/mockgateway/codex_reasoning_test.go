@@ -19,7 +19,8 @@ import (
 // mock-reasoning through three turns of a scripted tool loop: each answer carries a reasoning
 // item with sealed encrypted content (Codex asks for it with include on every turn), and Codex
 // must send those items back on the next turns — which the mock verifies, so a dropped, altered
-// or unsealed item would end the run with 400 invalid_encrypted_content. A recording proxy
+// or unsealed item, or one sent back under another id, would end the run with 400
+// invalid_encrypted_content. A recording proxy
 // between Codex and the mock shows what Codex sent back. The safety rules are TestCodexCLI's:
 // fixtures of a strict scope, a read-only sandbox, a temporary home.
 func TestCodexCLIReasoning(t *testing.T) {
@@ -93,12 +94,14 @@ func TestCodexCLIReasoning(t *testing.T) {
 		for _, raw := range req.Input {
 			var it struct {
 				Type             string `json:"type"`
+				ID               string `json:"id"`
 				EncryptedContent string `json:"encrypted_content"`
 			}
 			_ = json.Unmarshal(raw, &it)
 			if it.Type == "reasoning" {
-				if it.EncryptedContent == "" {
-					t.Errorf("turn %d sent a reasoning item back without its encrypted content: %s", turn+1, raw)
+				// The id too, which the mock compares with the one its seal names.
+				if it.EncryptedContent == "" || !strings.HasPrefix(it.ID, "rs_") {
+					t.Errorf("turn %d sent a reasoning item back without its encrypted content or id: %s", turn+1, raw)
 				}
 				items++
 			}

@@ -27,7 +27,13 @@ import (
 // call sends one chat request and returns its status and request id; the answer is read whole.
 func call(t testing.TB, base string, headers map[string]string, body string) (int, string, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, base+"/v1/chat/completions", strings.NewReader(body))
+	return callRoute(t, base, "/v1/chat/completions", headers, body)
+}
+
+// callRoute sends one request of the dialect of route, as call does.
+func callRoute(t testing.TB, base, route string, headers map[string]string, body string) (int, string, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, base+route, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,6 +113,16 @@ func seedCalls(t *testing.T, base string) {
 		}
 		if status, id, _ := call(t, base, h, c.body); status != c.want {
 			t.Fatalf("seeding %s (%s): status %d, want %d", c.body, id, status, c.want)
+		}
+	}
+	// One call of each other dialect, for the dialect column and its filter.
+	for _, c := range []struct{ route, body string }{
+		{"/v1/responses", `{"model":"mock-chat","input":"Summarize the plan","stream":true}`},
+		{"/v1/messages", `{"model":"mock-chat","max_tokens":64,"messages":[{"role":"user","content":"Review this"}]}`},
+	} {
+		h := map[string]string{"anthropic-version": "2023-06-01"}
+		if status, id, _ := callRoute(t, base, c.route, h, c.body); status != 200 {
+			t.Fatalf("seeding %s %s (%s): status %d, want 200", c.route, c.body, id, status)
 		}
 	}
 }
@@ -214,13 +230,27 @@ func TestConsoleBrowser(t *testing.T) {
 		eval[chromedp.Void](tb, `(() => { const i = document.getElementById('f-scope'); i.value = ''; i.dispatchEvent(new Event('input')); })()`)
 		tb.waitFor(rowsWhere(8, false, `c[2] === ''`))
 		eval[chromedp.Void](tb, `(() => { const s = document.getElementById('f-status'); s.value = '4'; s.dispatchEvent(new Event('change')); })()`)
-		tb.waitFor(rowsWhere(2, false, `c[4].startsWith('4')`))
+		tb.waitFor(rowsWhere(2, false, `c[5].startsWith('4')`))
 		eval[chromedp.Void](tb, `(() => { const s = document.getElementById('f-status'); s.value = ''; s.dispatchEvent(new Event('change'));
 			const m = document.getElementById('f-model'); m.value = 'mock-flaky'; m.dispatchEvent(new Event('change')); })()`)
-		tb.waitFor(rowsWhere(2, true, `c[3] === 'mock-flaky'`))
+		tb.waitFor(rowsWhere(2, true, `c[4] === 'mock-flaky'`))
 		eval[chromedp.Void](tb, `(() => { const m = document.getElementById('f-model'); m.value = ''; m.dispatchEvent(new Event('change'));
 			const e = document.getElementById('f-error'); e.value = 'model_not_found'; e.dispatchEvent(new Event('change')); })()`)
-		tb.waitFor(rowsWhere(1, true, `c[5] === 'model_not_found' && c[4] === '404'`))
+		tb.waitFor(rowsWhere(1, true, `c[6] === 'model_not_found' && c[5] === '404'`))
+		// The dialect column names each call's dialect, and its filter keeps one dialect's calls.
+		pick := func(dialect string) {
+			eval[chromedp.Void](tb, `(() => { const e = document.getElementById('f-error'); e.value = ''; e.dispatchEvent(new Event('change'));
+				const d = document.getElementById('f-dialect'); d.value = `+js(dialect)+`; d.dispatchEvent(new Event('change')); })()`)
+		}
+		pick("Anthropic Messages")
+		tb.waitFor(rowsWhere(1, true, `c[3] === 'Anthropic Messages' && c[4] === 'mock-chat'`))
+		pick("OpenAI Responses")
+		tb.waitFor(rowsWhere(1, true, `c[3] === 'OpenAI Responses' && c[4] === 'mock-chat' && c[7] === 'completed'`))
+		pick("OpenAI Chat Completions")
+		tb.waitFor(rowsWhere(8, false, `c[3] === 'OpenAI Chat Completions'`))
+		if opts := eval[string](tb, `[...document.getElementById('f-dialect').options].map((o) => o.textContent).join('|')`); opts != "any|Anthropic Messages|OpenAI Chat Completions|OpenAI Responses" {
+			t.Errorf("dialect filter options %q", opts)
+		}
 	})
 
 	t.Run("canary", func(t *testing.T) {

@@ -59,29 +59,23 @@ func (t *traffic) discover(ctx context.Context) error {
 	return nil
 }
 
-// build lays out every probe after discovery, in the order they are sent.
+// build lays out every probe after discovery: each dialect's (dialects.go), the refusals and
+// the fixtures.
 func (t *traffic) build() {
 	echo := t.echoModel
-
-	// Every executable model, JSON and stream, with canaries in every field.
-	// A catalog model's own latency is overridden (the latency paths have probes of their own);
-	// its own faults are not, so a model that fails by design (mock-flaky) has no expectation.
-	for _, m := range t.models {
-		expect := ""
-		if m.ID == "mock-echo" || m.ID == "mock-chat" || m.ID == "mock-tools" {
-			expect = "200"
-		}
-		b := t.newProbe("chat JSON "+m.ID, http.MethodPost, "")
-		b.p.Path = chatPath + b.query()
-		b.jsonBody(b.chatBody(m.ID, false, m.Tools)).headers(headerOpts{}).expect(expect)
-		b.p.Header.Set("X-Mock-Latency", "instant")
-		if m.Streaming {
-			b := t.newProbe("chat stream "+m.ID+" (read to the end)", http.MethodPost, "")
-			b.p.Path = chatPath + b.query()
-			b.jsonBody(b.chatBody(m.ID, true, m.Tools)).headers(headerOpts{}).expect(expect)
-			b.p.Header.Set("X-Mock-Latency", "instant")
-		}
+	ds := dialects()
+	for _, d := range ds {
+		t.buildDialect(d, echo)
 	}
+	t.buildRejected(echo)
+	t.buildFixtures(echo, ds)
+}
+
+// buildChat lays out the probes only the chat dialect has (buildDialect lays out each model
+// answering): the tools model answering a tool result, a json_schema response_format, streams
+// the client cuts and a request it gives up on, each simulated fault, malformed simulation
+// headers.
+func (t *traffic) buildChat(_ *dialect, echo string) {
 	if t.toolsModel != "" {
 		b := t.newProbe("chat JSON "+t.toolsModel+" answering a tool result", http.MethodPost, chatPath)
 		body := b.chatBody(t.toolsModel, false, false)
@@ -178,8 +172,4 @@ func (t *traffic) build() {
 			b.p.Header.Set("X-Mock-Fault", "rate_limit;attempts=1")
 		}
 	}
-	t.buildResponses(echo)
-	t.buildMessages(echo)
-	t.buildRejected(echo)
-	t.buildFixtures(echo)
 }

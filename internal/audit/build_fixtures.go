@@ -26,7 +26,7 @@ const (
 // with canaries wherever a client controls the text. The control API's answers (the scope's
 // journal, the unscoped journal, the fixture list) are read back after the traffic, by the
 // responses source; the scope is deleted at the end.
-func (t *traffic) buildFixtures(echo string) {
+func (t *traffic) buildFixtures(echo string, ds []*dialect) {
 	scope := t.scope
 	// The fixtures: every condition value and every reply text is a canary; the requests that
 	// match them carry the condition canaries again (the fixture's probe owns them).
@@ -121,10 +121,12 @@ func (t *traffic) buildFixtures(echo string) {
 			lastUser(b, msgs, missC)
 		})
 	}
-	// The same fixtures answer the Responses dialect (build_responses.go).
-	t.buildResponsesFixtures(echo, userC, headerC, systemText, toolName)
-	// And the Messages dialect (build_messages.go).
-	t.buildMessagesFixtures(echo, userC, headerC, systemText, toolName)
+	// The same fixtures answer every other dialect.
+	for _, d := range ds {
+		if d.fixtureUser != nil {
+			t.buildDialectFixtures(d, echo, userC, headerC, systemText, toolName)
+		}
+	}
 
 	// Scope ids and control parameters a client controls, malformed: refused, never echoed.
 	{

@@ -1,11 +1,9 @@
 package audit
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
-
-	"mockgateway/internal/chatclient"
+	"strings"
 )
 
 // messagesPath is Anthropic's Messages API (docs/protocol.md): the chat path's third dialect.
@@ -78,56 +76,47 @@ func (b builder) messagesBody(model string, stream, tools bool) obj {
 	return body
 }
 
-// messagesProbe is a POST /v1/messages (as Claude Code sends it, ?beta=true, and a query of
-// canaries) with the body, every client header, Anthropic's own, and no latency.
-func (t *traffic) messagesProbe(name string, body func(b builder) obj, expect string) builder {
-	b := t.newProbe(name, http.MethodPost, "")
-	b.p.Path = messagesPath + b.query() + "&beta=true"
-	b.p.Anthropic = true
-	b.jsonBody(body(b)).headers(headerOpts{})
-	b.anthropicHeaders().expect(expect)
-	b.p.Header.Set("X-Mock-Latency", "instant")
-	return b
-}
-
 // anthropicHeaders adds what an Anthropic client sends beside the headers every probe carries
 // (x-api-key among them): the version, which any value satisfies, and the beta flags.
-func (b builder) anthropicHeaders() builder {
+func anthropicHeaders(b builder) {
 	b.p.Header.Set("Anthropic-Version", b.c("anthropic-version header"))
 	b.p.Header.Set("Anthropic-Beta", "claude-code-20250219,"+b.c("anthropic-beta header"))
-	return b
 }
 
-// buildMessages lays out the probes of the Messages dialect: every executable model answering,
-// JSON and streamed; count_tokens; the models list in Anthropic's shape; a stream the client
-// cuts and the simulated faults; the bodies the decoder refuses. Anthropic's errors carry their
-// type, not the closed code, so a refusal is expected by its status and type.
-func (t *traffic) buildMessages(echo string) {
-	for _, m := range t.models {
-		expect := ""
-		if m.ID == "mock-echo" || m.ID == "mock-chat" || m.ID == "mock-tools" {
-			expect = "200"
-		}
-		t.messagesProbe("messages JSON "+m.ID, func(b builder) obj { return b.messagesBody(m.ID, false, m.Tools) }, expect)
-		if m.Streaming {
-			t.messagesProbe("messages stream "+m.ID+" (read to message_stop)", func(b builder) obj { return b.messagesBody(m.ID, true, m.Tools) }, expect)
-		}
+// anthropicExpect is a refusal of the closed code as Anthropic's envelope says it: by the
+// status and the error type Anthropic gives that status, as no closed code is in its envelope.
+func anthropicExpect(closed string) string {
+	status, _, _ := strings.Cut(closed, " ")
+	typ, ok := map[string]string{"400": "invalid_request_error", "401": "authentication_error", "403": "permission_error",
+		"404": "not_found_error", "429": "rate_limit_error", "500": "api_error"}[status]
+	if !ok {
+		return closed
 	}
+	return status + " " + typ
+}
+
+// buildMessages lays out the probes only the Messages dialect has (buildDialect lays out the
+// rest): count_tokens; the models list in Anthropic's shape; a request without
+// anthropic-version; the batches surface. Anthropic's errors carry their type, not the closed
+// code, so a refusal is expected by its status and type.
+func (t *traffic) buildMessages(d *dialect, echo string) {
 	{
 		b := t.newProbe("messages count_tokens", http.MethodPost, messagesPath+"/count_tokens")
-		b.p.Anthropic = true
+		b.p.dialect = d
 		body := b.messagesBody(echo, false, true)
 		for _, k := range []string{"max_tokens", "stop_sequences", "metadata", "temperature"} {
 			delete(body, k)
 		}
 		b.jsonBody(body).headers(headerOpts{})
-		b.anthropicHeaders().expect("200")
+		anthropicHeaders(b)
+		b.expect("200")
 	}
 	for _, path := range []string{"/v1/models", "/v1/models/{c}"} {
 		b := t.newProbe("models in Anthropic's shape: "+path, http.MethodGet, "")
 		b.p.Path = b.fill(path, "{c}", "model id in the path (Anthropic request)")
-		b.p.Anthropic = true
-		b.headers(headerOpts{}).anthropicHeaders()
+		b.p.dialect = d
+		b.headers(headerOpts{})
+		anthropicHeaders(b)
 		if path == "/v1/models" {
 			b.expect("200")
 		} else {
@@ -135,33 +124,34 @@ func (t *traffic) buildMessages(echo string) {
 		}
 	}
 	{
-		b := t.messagesProbe("messages stream cut by the client after the first event", func(b builder) obj {
-			body := b.messagesBody(echo, true, false)
-			body["max_tokens"] = 400
-			return body
-		}, "200")
-		b.p.Header.Set("X-Mock-Latency", "ttfc=10ms;between=40ms")
-		b.p.Mode = readFirstEvent
+		b := t.dialectProbe(d, "messages without anthropic-version", echo, false, false, nil, "400 invalid_request_error")
+		b.p.Header.Del("Anthropic-Version")
 	}
-	for _, f := range []struct {
-		name, header string
-		stream       bool
-		expect       string
-	}{
+	{
+		b := t.newProbe("messages batches (unsupported surface)", http.MethodPost, "")
+		b.p.Path = b.fill("/v1/messages/batches/{c}", "{c}", "messages batch id (path)")
+		b.p.dialect = d
+		b.jsonBody(obj{"requests": []any{obj{"custom_id": b.c("messages batch custom_id"), "params": b.messagesBody(echo, false, false)}}}).headers(headerOpts{})
+		anthropicHeaders(b)
+		b.expect("404 not_found_error")
+	}
+}
+
+// messagesFaults are the simulated faults of the Messages probes, as Anthropic's envelope names
+// them.
+func messagesFaults() []dialectFault {
+	return []dialectFault{
 		{"stream_error mid-stream", "stream_error;after=3", true, "200"},
 		{"stream_cut mid-stream", "stream_cut;after=3", true, "200"},
 		{"rate_limit", "rate_limit;retry_after=2s", false, "429 rate_limit_error"},
 		{"unavailable (Anthropic's overload)", "unavailable", true, "529 overloaded_error"},
 		{"server_error", "server_error", false, "500 api_error"},
-	} {
-		b := t.messagesProbe("messages fault "+f.name, func(b builder) obj { return b.messagesBody(echo, f.stream, false) }, f.expect)
-		b.p.Header.Set("X-Mock-Fault", f.header)
 	}
+}
 
-	refused := []struct {
-		name, expect string
-		set          func(b builder, body obj)
-	}{
+// messagesRefused are the bodies the Messages decoder refuses.
+func messagesRefused() []refusal {
+	return []refusal{
 		{"unknown top-level member", "400 invalid_request_error", func(b builder, body obj) {
 			body[b.ck("messages unknown top-level member name (echoed in the message by contract)", kindUnknownField)] = b.text("messages unknown top-level member value")
 		}},
@@ -183,106 +173,45 @@ func (t *traffic) buildMessages(echo string) {
 		{"missing max_tokens", "400 invalid_request_error", func(b builder, body obj) { delete(body, "max_tokens") }},
 		{"unknown model", "404 not_found_error", func(b builder, body obj) { body["model"] = b.c("messages model name (unknown model)") }},
 	}
-	for _, r := range refused {
-		t.messagesProbe("messages refused: "+r.name, func(b builder) obj {
-			body := b.messagesBody(echo, false, false)
-			r.set(b, body)
-			return body
-		}, r.expect)
-	}
-	{
-		b := t.messagesProbe("messages without anthropic-version", func(b builder) obj { return b.messagesBody(echo, false, false) }, "400 invalid_request_error")
-		b.p.Header.Del("Anthropic-Version")
-	}
-	{
-		b := t.newProbe("messages malformed JSON", http.MethodPost, messagesPath)
-		b.p.Body = []byte(b.fill(`{"model":"`+echo+`","max_tokens":8,"system":"{c}","messages":[{"role":"user","content":"{c2} cut short`,
-			"{c}", "messages malformed JSON (system)", "{c2}", "messages malformed JSON (messages)"))
-		b.p.Anthropic = true
-		b.headers(headerOpts{}).anthropicHeaders().expect("400 invalid_request_error")
-	}
-	{
-		b := t.newProbe("messages batches (unsupported surface)", http.MethodPost, "")
-		b.p.Path = b.fill("/v1/messages/batches/{c}", "{c}", "messages batch id (path)")
-		b.p.Anthropic = true
-		b.jsonBody(obj{"requests": []any{obj{"custom_id": b.c("messages batch custom_id"), "params": b.messagesBody(echo, false, false)}}}).headers(headerOpts{})
-		b.anthropicHeaders().expect("404 not_found_error")
-	}
 }
 
-// buildMessagesFixtures adds Messages requests of the audit's scope: matching the content and
-// tools fixtures (answered in the dialect with the fixture's canary reply), JSON and streamed,
-// and missing every fixture of the strict scope.
-func (t *traffic) buildMessagesFixtures(echo, userC, headerC, systemText, toolName string) {
-	req := func(name, model string, stream bool, expect string, edit func(b builder, body obj, turns []any)) {
-		b := t.messagesProbe(name, func(b builder) obj {
-			body := b.messagesBody(model, stream, false)
-			delete(body, "stop_sequences") // the fixture's reply is not to be cut
-			if edit != nil {
-				edit(b, body, body["messages"].([]any))
-			}
-			return body
-		}, expect)
-		b.p.Header.Set(headerScope, t.scope)
-	}
-	for _, stream := range []bool{false, true} {
-		kind := "JSON"
-		if stream {
-			kind = "stream"
-		}
-		req("messages fixture match "+fixContent+" (content), "+kind, echo, stream, "200", func(b builder, body obj, turns []any) {
-			turns[len(turns)-1].(obj)["content"] = []any{turns[len(turns)-1].(obj)["content"].([]any)[0],
-				obj{"type": "text", "text": b.c("messages last user text, before the fixture's text") + " " + userC + " please"}}
-			b.p.Header.Set("X-Audit-Case", headerC)
-		})
-		if t.toolsModel != "" {
-			req("messages fixture match "+fixTools+" (tool_use), "+kind, t.toolsModel, stream, "200", func(b builder, body obj, turns []any) {
-				// The fixture's condition is on the system message: the system prompt is it.
-				body["system"] = systemText
-				body["messages"] = turns[:1] // no system turn of Claude Code's
-				body["tools"] = []any{obj{"name": toolName, "description": b.text("messages tool description (fixture request)"),
-					"input_schema": obj{"type": "object", "properties": obj{"query": obj{"type": "string", "description": b.text("messages tool input_schema description (fixture request)")}}, "required": []any{"query"}}}}
-				body["tool_choice"] = obj{"type": "auto"}
-			})
-		}
-		req("messages fixture miss in a strict scope, "+kind, echo, stream, "400 invalid_request_error", nil)
-	}
+func messagesMalformed(echo string) (string, string, string) {
+	return `{"model":"` + echo + `","max_tokens":8,"system":"{c}","messages":[{"role":"user","content":"{c2} cut short`,
+		"messages malformed JSON (system)", "messages malformed JSON (messages)"
 }
 
-// readAnthropicEvents reads every event of a Messages stream: named events ending with
-// message_stop (Done) and no [DONE]. A failure is an error event
-// ({"type":"error","error":{"type":…,"message":…}}), whose data is kept as an error frame and
-// searched; the other events carry the answer and are not.
-func readAnthropicEvents(data []byte) chatclient.Stream {
-	var s chatclient.Stream
-	rd := chatclient.NewReader(bytes.NewReader(data))
-	for {
-		ev, err := rd.Next()
-		if err != nil {
-			return s
-		}
-		s.Events++
-		var head struct {
-			Type  string `json:"type"`
-			Error struct {
-				Type string `json:"type"`
-			} `json:"error"`
-		}
-		if json.Unmarshal(ev.Data, &head) != nil {
-			s.ErrorFrames = append(s.ErrorFrames, append([]byte(nil), ev.Data...))
-			continue
-		}
-		switch head.Type {
-		case "error":
-			if len(s.ErrorFrames) == 0 {
-				s.ErrorCode = head.Error.Type
-			}
-			s.ErrorFrames = append(s.ErrorFrames, append([]byte(nil), ev.Data...))
-		case "message_stop":
-			s.Done = true
-		}
-		s.Chunks++
+// messagesFixtureUser puts text in a block of the last user turn, after its first.
+func messagesFixtureUser(b builder, body obj, text string) {
+	turns := body["messages"].([]any)
+	last := turns[len(turns)-1].(obj)
+	last["content"] = []any{last["content"].([]any)[0],
+		obj{"type": "text", "text": b.c("messages last user text, before the fixture's text") + " " + text + " please"}}
+}
+
+// messagesFixtureTools makes systemText the system prompt (and leaves out Claude Code's system
+// turn): the fixture's condition is on the system message.
+func messagesFixtureTools(b builder, body obj, systemText, toolName string) {
+	body["system"] = systemText
+	body["messages"] = body["messages"].([]any)[:1]
+	body["tools"] = []any{obj{"name": toolName, "description": b.text("messages tool description (fixture request)"),
+		"input_schema": obj{"type": "object", "properties": obj{"query": obj{"type": "string", "description": b.text("messages tool input_schema description (fixture request)")}}, "required": []any{"query"}}}}
+	body["tool_choice"] = obj{"type": "auto"}
+}
+
+// anthropicEvent reads one event of a Messages stream: named events ending with message_stop
+// and no [DONE]. A failure is an error event ({"type":"error","error":{"type":…,"message":…}}),
+// named by its error's type.
+func anthropicEvent(data []byte) (end, failed bool, code string, err error) {
+	var head struct {
+		Type  string `json:"type"`
+		Error struct {
+			Type string `json:"type"`
+		} `json:"error"`
 	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return false, false, "", err
+	}
+	return head.Type == "message_stop", head.Type == "error", head.Error.Type, nil
 }
 
 // anthropicErrorType is an Anthropic error body's error.type: what an Anthropic probe's

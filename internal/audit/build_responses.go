@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"time"
@@ -87,101 +88,71 @@ func (b builder) responsesFormat() obj {
 			"enum": []any{b.c("responses text.format schema enum value")}}}}}, "verbosity": "low"}
 }
 
-// responsesProbe is a POST /v1/responses with the body, every client header, and no latency.
-func (t *traffic) responsesProbe(name string, body func(b builder) obj, expect string) builder {
-	b := t.newProbe(name, http.MethodPost, "")
-	b.p.Path = responsesPath + b.query()
-	b.p.Responses = true
-	b.jsonBody(body(b)).headers(headerOpts{}).expect(expect)
-	b.p.Header.Set("X-Mock-Latency", "instant")
-	return b
-}
-
-// buildResponses lays out the probes of the Responses API: every executable model answering,
-// JSON and streamed; a text.format; a stream the client cuts and a mid-stream fault; bodies the
-// decoder refuses (state the mock does not keep, unknown members, hosted tools with their
-// options, bad item and part types); the stored-response routes with a canary id.
-func (t *traffic) buildResponses(echo string) {
-	for _, m := range t.models {
-		expect := ""
-		if m.ID == "mock-echo" || m.ID == "mock-chat" || m.ID == "mock-tools" {
-			expect = "200"
-		}
-		t.responsesProbe("responses JSON "+m.ID, func(b builder) obj { return b.responsesBody(m.ID, false, m.Tools) }, expect)
-		if m.Streaming {
-			t.responsesProbe("responses stream "+m.ID+" (read to response.completed)", func(b builder) obj { return b.responsesBody(m.ID, true, m.Tools) }, expect)
-		}
-	}
-	if t.toolsModel != "" {
-		t.responsesProbe("responses JSON "+t.toolsModel+" answering a function_call_output (tool_choice auto)", func(b builder) obj {
-			body := b.responsesBody(t.toolsModel, false, true)
-			body["tool_choice"] = "auto"
-			return body
-		}, "200")
-	}
-	t.responsesProbe("responses JSON with a json_schema text.format", func(b builder) obj {
-		body := b.responsesBody(echo, false, false)
-		body["text"] = b.responsesFormat()
-		return body
-	}, "200")
-	t.responsesProbe("responses stream with a json_schema text.format", func(b builder) obj {
-		body := b.responsesBody(echo, true, false)
-		body["text"] = b.responsesFormat()
-		return body
-	}, "200")
-	t.responsesProbe("responses JSON with input as a string", func(b builder) obj {
-		body := b.responsesBody(echo, false, false)
+// buildResponses lays out the probes only the Responses API has (buildDialect lays out the
+// rest): a text.format and input as a string, JSON and streamed; a malformed fault header and an
+// unknown model; the stored-response routes with a canary id; a request the client gives up on.
+func (t *traffic) buildResponses(d *dialect, echo string) {
+	format := func(b builder, body obj) { body["text"] = b.responsesFormat() }
+	t.dialectProbe(d, "responses JSON with a json_schema text.format", echo, false, false, format, "200")
+	t.dialectProbe(d, "responses stream with a json_schema text.format", echo, true, false, format, "200")
+	t.dialectProbe(d, "responses JSON with input as a string", echo, false, false, func(b builder, body obj) {
 		body["input"] = b.text("responses input (a string)")
-		return body
 	}, "200")
-	t.responsesProbe("responses stream with input as a string", func(b builder) obj {
-		body := b.responsesBody(echo, true, false)
+	t.dialectProbe(d, "responses stream with input as a string", echo, true, false, func(b builder, body obj) {
 		body["input"] = b.text("responses input (a string, stream)")
-		return body
 	}, "200")
 	{
-		m := echo
-		switch {
-		case t.slowModel != "":
-			m = t.slowModel
-		case t.hasModel("mock-chat"):
-			m = "mock-chat"
-		}
-		b := t.responsesProbe("responses stream cut by the client after the first event ("+m+")", func(b builder) obj {
-			body := b.responsesBody(m, true, false)
-			body["max_output_tokens"] = 400
-			return body
-		}, "200")
-		b.p.Header.Set("X-Mock-Latency", "ttfc=10ms;between=40ms")
-		b.p.Mode = readFirstEvent
+		b := t.dialectProbe(d, "responses malformed X-Mock-Fault", echo, false, false, nil, "400 invalid_simulation_header")
+		b.p.Header.Set("X-Mock-Fault", b.c("responses X-Mock-Fault value (unknown fault kind)"))
+	}
+	{
+		b := t.newProbe("responses unknown model name, stream", http.MethodPost, "")
+		b.request(d, b.c("responses model name (unknown model)"), true, false, nil).expect("404 model_not_found")
 	}
 
-	// Simulated faults: before the answer, and in the middle of a stream (an error event).
-	for _, f := range []struct {
-		name, header string
-		stream       bool
-		expect       string
-	}{
+	// The stored-response routes: the mock keeps no responses, and a canary id is not echoed.
+	stored := []struct{ name, method, path, body string }{
+		{"retrieve", http.MethodGet, "/v1/responses/resp_{c}?include[]=message.output_text.logprobs&starting_after={c2}", ""},
+		{"retrieve, stream", http.MethodGet, "/v1/responses/resp_{c}?stream=true&starting_after=3", ""},
+		{"delete", http.MethodDelete, "/v1/responses/resp_{c}", ""},
+		{"cancel", http.MethodPost, "/v1/responses/resp_{c}/cancel", `{"reason":"{c2}"}`},
+		{"input_items", http.MethodGet, "/v1/responses/resp_{c}/input_items?after={c2}&limit=5", ""},
+		{"input_tokens", http.MethodPost, "/v1/responses/input_tokens", `{"model":"` + echo + `","input":"{c}","instructions":"{c2}"}`},
+		{"compact", http.MethodPost, "/v1/responses/compact", `{"model":"` + echo + `","input":[{"role":"user","content":"{c}"}],"previous_response_id":"resp_{c2}"}`},
+	}
+	for _, s := range stored {
+		b := t.newProbe("responses stored route: "+s.name, s.method, "")
+		b.p.Path = b.fill(s.path, "{c}", "stored response route "+s.name+" (path)", "{c2}", "stored response route "+s.name+" (query)")
+		if s.body != "" {
+			b.p.Body = []byte(b.fill(s.body, "{c}", "stored response route "+s.name+" (body)", "{c2}", "stored response route "+s.name+" (body, second)"))
+		}
+		b.headers(headerOpts{}).expect("404 not_found")
+	}
+	{
+		b := t.dialectProbe(d, "responses JSON the client gives up on during simulated latency", echo, false, false, nil, "")
+		b.p.Header.Set("X-Mock-Latency", "slow")
+		b.p.Timeout = 400 * time.Millisecond
+	}
+}
+
+// responsesFaults are the simulated faults of the Responses probes: before the answer, and in
+// the middle of a stream (an error event).
+func responsesFaults() []dialectFault {
+	return []dialectFault{
 		{"stream_error mid-stream", "stream_error;after=3", true, "200"},
 		{"stream_cut mid-stream", "stream_cut;after=3", true, "200"},
 		{"stream_error, JSON", "stream_error", false, "500 simulated_stream_error"},
 		{"rate_limit", "rate_limit;retry_after=2s", false, "429 simulated_rate_limit"},
 		{"unavailable, stream", "unavailable", true, "503 simulated_unavailable"},
 		{"timeout, stream", "timeout;for=300ms", true, "504 simulated_timeout"},
-	} {
-		b := t.responsesProbe("responses fault "+f.name, func(b builder) obj { return b.responsesBody(echo, f.stream, false) }, f.expect)
-		b.p.Header.Set("X-Mock-Fault", f.header)
 	}
-	{
-		b := t.responsesProbe("responses malformed X-Mock-Fault", func(b builder) obj { return b.responsesBody(echo, false, false) }, "400 invalid_simulation_header")
-		b.p.Header.Set("X-Mock-Fault", b.c("responses X-Mock-Fault value (unknown fault kind)"))
-	}
+}
 
-	// Bodies the decoder refuses: the error names the member, never the client's text.
-	refused := []struct {
-		name, expect string
-		set          func(b builder, body obj)
-	}{
+// responsesRefused are the bodies the Responses decoder refuses (state the mock does not keep,
+// unknown members, hosted tools with their options, bad item and part types): the error names
+// the member, never the client's text.
+func responsesRefused() []refusal {
+	return []refusal{
 		{"previous_response_id", "400 unsupported_parameter", func(b builder, body obj) {
 			body["previous_response_id"] = "resp_" + b.c("responses previous_response_id value")
 		}},
@@ -252,82 +223,46 @@ func (t *traffic) buildResponses(echo string) {
 		{"max_output_tokens below 16", "400 invalid_value", func(b builder, body obj) { body["max_output_tokens"] = 3 }},
 		{"missing input", "400 missing_required_parameter", func(b builder, body obj) { delete(body, "input") }},
 	}
-	for _, r := range refused {
-		t.responsesProbe("responses refused: "+r.name, func(b builder) obj {
-			body := b.responsesBody(echo, false, false)
-			r.set(b, body)
-			return body
-		}, r.expect)
-	}
-	t.responsesProbe("responses unknown model name, stream", func(b builder) obj {
-		return b.responsesBody(b.c("responses model name (unknown model)"), true, false)
-	}, "404 model_not_found")
-	{
-		b := t.newProbe("responses malformed JSON", http.MethodPost, responsesPath)
-		b.p.Body = []byte(b.fill(`{"model":"`+echo+`","instructions":"{c}","input":[{"role":"user","content":"{c2} cut short`,
-			"{c}", "responses malformed JSON (instructions)", "{c2}", "responses malformed JSON (input)"))
-		b.p.Responses = true
-		b.headers(headerOpts{}).expect("400 invalid_json")
-	}
-
-	// The stored-response routes: the mock keeps no responses, and a canary id is not echoed.
-	stored := []struct{ name, method, path, body string }{
-		{"retrieve", http.MethodGet, "/v1/responses/resp_{c}?include[]=message.output_text.logprobs&starting_after={c2}", ""},
-		{"retrieve, stream", http.MethodGet, "/v1/responses/resp_{c}?stream=true&starting_after=3", ""},
-		{"delete", http.MethodDelete, "/v1/responses/resp_{c}", ""},
-		{"cancel", http.MethodPost, "/v1/responses/resp_{c}/cancel", `{"reason":"{c2}"}`},
-		{"input_items", http.MethodGet, "/v1/responses/resp_{c}/input_items?after={c2}&limit=5", ""},
-		{"input_tokens", http.MethodPost, "/v1/responses/input_tokens", `{"model":"` + echo + `","input":"{c}","instructions":"{c2}"}`},
-		{"compact", http.MethodPost, "/v1/responses/compact", `{"model":"` + echo + `","input":[{"role":"user","content":"{c}"}],"previous_response_id":"resp_{c2}"}`},
-	}
-	for _, s := range stored {
-		b := t.newProbe("responses stored route: "+s.name, s.method, "")
-		b.p.Path = b.fill(s.path, "{c}", "stored response route "+s.name+" (path)", "{c2}", "stored response route "+s.name+" (query)")
-		if s.body != "" {
-			b.p.Body = []byte(b.fill(s.body, "{c}", "stored response route "+s.name+" (body)", "{c2}", "stored response route "+s.name+" (body, second)"))
-		}
-		b.headers(headerOpts{}).expect("404 not_found")
-	}
-	{
-		b := t.responsesProbe("responses JSON the client gives up on during simulated latency", func(b builder) obj { return b.responsesBody(echo, false, false) }, "")
-		b.p.Header.Set("X-Mock-Latency", "slow")
-		b.p.Timeout = 400 * time.Millisecond
-	}
 }
 
-// buildResponsesFixtures adds Responses requests of the audit's scope: matching the content and
-// tools fixtures (answered in the dialect with the fixture's canary reply), JSON and streamed,
-// and missing every fixture of the strict scope.
-func (t *traffic) buildResponsesFixtures(echo, userC, headerC, systemText, toolName string) {
-	req := func(name, model string, stream bool, expect string, edit func(b builder, body obj, in []any)) {
-		b := t.responsesProbe(name, func(b builder) obj {
-			body := b.responsesBody(model, stream, false)
-			if edit != nil {
-				edit(b, body, body["input"].([]any))
-			}
-			return body
-		}, expect)
-		b.p.Header.Set(headerScope, t.scope)
+func responsesMalformed(echo string) (string, string, string) {
+	return `{"model":"` + echo + `","instructions":"{c}","input":[{"role":"user","content":"{c2} cut short`,
+		"responses malformed JSON (instructions)", "responses malformed JSON (input)"
+}
+
+// responsesFixtureUser puts text in the last input item, the user message.
+func responsesFixtureUser(b builder, body obj, text string) {
+	in := body["input"].([]any)
+	in[len(in)-1].(obj)["content"] = []any{obj{"type": "input_text", "text": b.c("responses last user input_text, before the fixture's text") + " " + text + " please"}}
+}
+
+// responsesFixtureTools makes the first input item, not instructions, the system message: the
+// fixture's condition is on the system message, and instructions come first.
+func responsesFixtureTools(b builder, body obj, systemText, toolName string) {
+	delete(body, "instructions")
+	body["input"].([]any)[0].(obj)["content"] = systemText
+	body["tools"] = []any{obj{"type": "function", "name": toolName, "description": b.text("responses tool description (fixture request)"),
+		"parameters": obj{"type": "object", "properties": obj{"query": obj{"type": "string", "description": b.text("responses tool parameter description (fixture request)")}}, "required": []any{"query"}}}}
+	body["tool_choice"] = "auto"
+}
+
+// responsesEvent reads one event of a Responses stream: named events ending with
+// response.completed or response.incomplete and no [DONE]. A failure is an error event
+// ({"type":"error","code":…,"message":…}) or a response.failed, named by its code when it has
+// one.
+func responsesEvent(data []byte) (end, failed bool, code string, err error) {
+	var head struct {
+		Type string `json:"type"`
+		Code any    `json:"code"`
 	}
-	for _, stream := range []bool{false, true} {
-		kind := "JSON"
-		if stream {
-			kind = "stream"
-		}
-		req("responses fixture match "+fixContent+" (content), "+kind, echo, stream, "200", func(b builder, body obj, in []any) {
-			in[len(in)-1].(obj)["content"] = []any{obj{"type": "input_text", "text": b.c("responses last user input_text, before the fixture's text") + " " + userC + " please"}}
-			b.p.Header.Set("X-Audit-Case", headerC)
-		})
-		if t.toolsModel != "" {
-			req("responses fixture match "+fixTools+" (function_call), "+kind, t.toolsModel, stream, "200", func(b builder, body obj, in []any) {
-				// The fixture's condition is on the system message: instructions come first.
-				delete(body, "instructions")
-				in[0].(obj)["content"] = systemText
-				body["tools"] = []any{obj{"type": "function", "name": toolName, "description": b.text("responses tool description (fixture request)"),
-					"parameters": obj{"type": "object", "properties": obj{"query": obj{"type": "string", "description": b.text("responses tool parameter description (fixture request)")}}, "required": []any{"query"}}}}
-				body["tool_choice"] = "auto"
-			})
-		}
-		req("responses fixture miss in a strict scope, "+kind, echo, stream, "400 no_fixture_match", nil)
+	if err := json.Unmarshal(data, &head); err != nil {
+		return false, false, "", err
 	}
+	if failed = head.Type == "error" || head.Type == "response.failed"; failed {
+		code = head.Type
+		if c, ok := head.Code.(string); ok {
+			code = c
+		}
+	}
+	return head.Type == "response.completed" || head.Type == "response.incomplete", failed, code, nil
 }

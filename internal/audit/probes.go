@@ -33,14 +33,11 @@ type probe struct {
 	Body    []byte
 	Chunked bool // send the body without a Content-Length
 	Mode    readMode
-	// Responses: a POST /v1/responses, whose stream is named events ending with
-	// response.completed (no [DONE]) and whose mid-stream failure is an error event.
-	Responses bool
-	// Anthropic: a request of the Messages dialect (build_messages.go), whose stream is
-	// Anthropic's named events ending with message_stop and whose errors carry their type.
-	Anthropic bool
-	Timeout   time.Duration // the client's own limit for this request
-	Expect    string        // what the contract says, e.g. "400 unknown_parameter"
+	// dialect is the dialect the request speaks, which reads its stream and its error body
+	// (nil: none in particular, read as chat).
+	dialect *dialect
+	Timeout time.Duration // the client's own limit for this request
+	Expect  string        // what the contract says, e.g. "400 unknown_parameter"
 
 	TraceID   string // of the traceparent sent, "" when none
 	RequestID string // a valid x-request-id the service keeps, "" when none

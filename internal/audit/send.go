@@ -122,11 +122,8 @@ func (t *traffic) send(ctx context.Context, p *probe) {
 	data, rerr := readLimited(resp.Body, 32<<20)
 	var sse chatclient.Stream
 	end := "[DONE]"
-	if stream && p.Anthropic {
-		sse, end = readAnthropicEvents(data), "message_stop"
-		p.SSEErrors = sse.ErrorFrames
-	} else if stream && p.Responses {
-		sse, end = readResponsesEvents(data), "its final event (response.completed or response.incomplete)"
+	if stream && p.dialect != nil && p.dialect.event != nil {
+		sse, end = readNamedEvents(data, p.dialect.event), p.dialect.end
 		p.SSEErrors = sse.ErrorFrames
 	} else if stream {
 		sse = readEvents(data)
@@ -148,8 +145,10 @@ func (t *traffic) send(ctx context.Context, p *probe) {
 		p.ErrBody = data[:min(len(data), maxErrorBody)]
 		if code, ok := chatclient.ErrorCode(p.ErrBody); ok {
 			p.ErrorCode = reportableCode(code)
-		} else if typ, ok := anthropicErrorType(p.ErrBody); ok && p.Anthropic {
-			p.ErrorCode = reportableCode(typ) // Anthropic's envelope names the type, not the code
+		} else if d := p.dialect; d != nil && d.errorType != nil {
+			if typ, ok := d.errorType(p.ErrBody); ok {
+				p.ErrorCode = reportableCode(typ) // the dialect's envelope names a type, not the code
+			}
 		}
 	} else if !stream {
 		p.okBody = data
@@ -177,12 +176,15 @@ func readEvents(data []byte) chatclient.Stream {
 	}
 }
 
-// readResponsesEvents reads every event of a Responses stream: named events whose data carries
-// its type, ending with response.completed or response.incomplete (Done) and no [DONE]. A failure is an error event
-// ({"type":"error","code":…,"message":…}) or a response.failed, whose data is kept as an error
-// frame and searched; the other events carry the answer and what the client sent to be echoed,
+// namedEvent reads one event of a stream of named events whose data carries its type: whether
+// it ends the stream, and whether it reports a failure, with the failure's code.
+type namedEvent func(data []byte) (end, failed bool, code string, err error)
+
+// readNamedEvents reads every event of a stream of named events (it has no [DONE]). An event
+// that reports a failure, or is not JSON, is kept as an error frame and searched, as what a
+// failing stream says; the other events carry the answer and what the client sent to be echoed,
 // and are not.
-func readResponsesEvents(data []byte) chatclient.Stream {
+func readNamedEvents(data []byte, read namedEvent) chatclient.Stream {
 	var s chatclient.Stream
 	rd := chatclient.NewReader(bytes.NewReader(data))
 	for {
@@ -191,28 +193,18 @@ func readResponsesEvents(data []byte) chatclient.Stream {
 			return s
 		}
 		s.Events++
-		var head struct {
-			Type string `json:"type"`
-			Code any    `json:"code"`
-		}
-		if json.Unmarshal(ev.Data, &head) != nil {
-			// Not JSON: searched all the same, as what a failing stream might say.
+		end, failed, code, err := read(ev.Data)
+		if err != nil {
 			s.ErrorFrames = append(s.ErrorFrames, append([]byte(nil), ev.Data...))
 			continue
 		}
-		switch head.Type {
-		case "error", "response.failed":
+		if failed {
 			if len(s.ErrorFrames) == 0 {
-				if c, ok := head.Code.(string); ok {
-					s.ErrorCode = c
-				} else {
-					s.ErrorCode = head.Type
-				}
+				s.ErrorCode = code
 			}
 			s.ErrorFrames = append(s.ErrorFrames, append([]byte(nil), ev.Data...))
-		case "response.completed", "response.incomplete":
-			s.Done = true
 		}
+		s.Done = s.Done || end
 		s.Chunks++
 	}
 }

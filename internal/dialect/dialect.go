@@ -47,8 +47,8 @@ type Dialect interface {
 	// without tools may take and never call; false where such a request is refused.
 	OffersToolsOnly(req *protocol.Request) bool
 	// CheckReasoning refuses what the API refuses of a reasoning model's request, in its words:
-	// parameters, and reasoning sent back that this mock did not seal.
-	CheckReasoning(req *protocol.Request) *apierr.Error
+	// parameters, and reasoning sent back that this mock did not seal for this model.
+	CheckReasoning(model *catalog.Model, req *protocol.Request) *apierr.Error
 	// ReasoningTokens is what a reasoning model spends reasoning per choice of the request.
 	ReasoningTokens(req *protocol.Request, hit *fixtures.Hit) int
 	// Reply is the call's answer in the dialect, made from what generate made of the request
@@ -72,8 +72,9 @@ type Dialect interface {
 type Reply interface {
 	// JSON is the JSON answer.
 	JSON() Body
-	// Events is the stream's answer, as the events still to come.
-	Events() Events
+	// Events is the stream's answer, as the events still to come. h holds the stream's headers
+	// (text/event-stream), which the dialect may change before anything is written.
+	Events(h http.Header) Events
 }
 
 // Body is a JSON answer that encodes itself by appending, without reflection, and knows about

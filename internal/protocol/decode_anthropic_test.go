@@ -89,7 +89,7 @@ func TestDecodeMessagesFields(t *testing.T) {
 	if req.ToolChoice != (ToolChoice{Mode: ToolChoiceFunction, Function: "get_weather"}) || req.ParallelToolCalls {
 		t.Fatalf("tool_choice: %+v parallel %v", req.ToolChoice, req.ParallelToolCalls)
 	}
-	if !req.Fields.Anthropic() || !req.Fields.Has("stop_sequences") || !req.Fields.Has("model") || req.Fields.Has("stop") {
+	if !req.Fields.anthropic() || !req.Fields.Has("stop_sequences") || !req.Fields.Has("model") || req.Fields.Has("stop") {
 		t.Fatalf("fields: %v", req.Fields)
 	}
 	var back FieldSet
@@ -267,7 +267,7 @@ func FuzzDecodeMessagesRequest(f *testing.F) {
 				}
 				continue
 			}
-			if r == nil || r.Model == "" || len(r.Messages) == 0 || !r.Fields.Anthropic() || r.MaxTokens > DefaultMaxTokensCeiling {
+			if r == nil || r.Model == "" || len(r.Messages) == 0 || !r.Fields.anthropic() || r.MaxTokens > DefaultMaxTokensCeiling {
 				t.Fatalf("accepted as %+v", r)
 			}
 		}

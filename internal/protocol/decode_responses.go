@@ -215,7 +215,7 @@ func (c *responsesState) input(path, v string) *apierr.Error {
 }
 
 // collectSentBack keeps the encrypted_content of the reasoning items of input, an array that
-// decodeInput has validated, for a reasoning model to verify.
+// decodeInput has validated, and the id beside it, for a reasoning model to verify.
 func (r *Request) collectSentBack(input string) {
 	var room stackElements
 	items, _ := appendElements(room[:0], input)
@@ -227,9 +227,15 @@ func (r *Request) collectSentBack(input string) {
 		if t, _ := asString("type", typ); t != "reasoning" || !ok {
 			continue
 		}
-		if s, e := asString("encrypted_content", enc); e == nil {
-			r.reasoning().SentBack = append(r.reasoning().SentBack, SentReasoning{Item: i, EncryptedContent: s})
+		s, e := asString("encrypted_content", enc)
+		if e != nil {
+			continue
 		}
+		sent := SentReasoning{Item: i, EncryptedContent: s}
+		if v, ok := o.get("id"); ok {
+			sent.ID, _ = asString("id", v)
+		}
+		r.reasoning().SentBack = append(r.reasoning().SentBack, sent)
 	}
 }
 

@@ -95,7 +95,7 @@ func TestDecodeResponsesFields(t *testing.T) {
 		t.Errorf("decoded %+v", r)
 	}
 	want := []string{"input", "max_output_tokens", "model", "parallel_tool_calls", "stream", "temperature", "text", "tool_choice", "tools"}
-	if got := r.Fields.Names(); !slices.Equal(got, want) || !r.Fields.Responses() || !r.Fields.Has("input") || r.Fields.Has("messages") {
+	if got := r.Fields.Names(); !slices.Equal(got, want) || !r.Fields.responses() || !r.Fields.Has("input") || r.Fields.Has("messages") {
 		t.Errorf("fields %v, want %v", got, want)
 	}
 	// The FieldSet survives the journal's JSON, dialect and all.

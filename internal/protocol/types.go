@@ -124,9 +124,12 @@ type AssistantTurn struct {
 	FirstBlock string
 }
 
-// SentReasoning is a reasoning item's encrypted_content that a client sent back.
+// SentReasoning is a reasoning item's encrypted_content that a client sent back, and the id
+// sent beside it ("" when the item has none, as the Codex CLI sends them): client text, which
+// nothing but the check may keep.
 type SentReasoning struct {
-	Item             int // its index in input
+	Item             int    // its index in input
+	ID               string `json:"-"`
 	EncryptedContent string
 }
 

@@ -28,8 +28,7 @@ type chatHandler struct {
 	dialect          dialect.Dialect
 	catalog          *catalog.Catalog
 	limits           protocol.Limits // what the decoder enforces
-	maxBody          int64
-	tokenCeiling     int // --max-tokens: every choice of every model stops there
+	tokenCeiling     int             // --max-tokens: every choice of every model stops there
 	maxResponseBytes int
 	sim              simulator
 	fixtures         *fixtures.Store // the file fixtures, and Check's schema cache
@@ -51,7 +50,6 @@ func newChatHandler(d Deps, dl dialect.Dialect) http.Handler {
 		dialect:          dl,
 		catalog:          d.Catalog,
 		limits:           protocol.Limits{MaxTokensCeiling: d.Config.MaxTokens, MaxChoices: d.Config.MaxChoices, MaxRegexProgram: d.Config.MaxRegexProgram},
-		maxBody:          d.Config.MaxBodyBytes,
 		tokenCeiling:     d.Config.MaxTokens,
 		maxResponseBytes: d.Config.MaxResponseBytes,
 		sim:              simulator{headers: d.Config.AllowSimulationHeaders, catalog: d.Catalog, attempts: d.State},
@@ -77,8 +75,9 @@ func newChatHandler(d Deps, dl dialect.Dialect) http.Handler {
 
 // ServeHTTP takes a chat request through its steps: decode it, resolve its model, find the
 // fixture that scripts it if any, simulate what was asked (a gateway policy, latency, a fault),
-// generate the answer (or take the fixture's), respond. A step that
-// refuses the request returns an *apierr.Error for the one writeError.
+// generate the answer (or take the fixture's), respond — JSON or a stream, in the dialect. A
+// step that refuses the request returns an *apierr.Error for the one writeError, which writes
+// it in the dialect too.
 //
 // A stream parks this goroutine for its whole length, with every frame below it on the stack;
 // its stack must stay within 8 KB or each open stream holds 16 (TestParkedStreamStack,
@@ -203,7 +202,7 @@ func (h *chatHandler) resolve(req *protocol.Request, facts requestFacts, rec *ob
 		return nil, aerr
 	}
 	if model.Capabilities.Reasoning {
-		if aerr := h.dialect.CheckReasoning(req); aerr != nil {
+		if aerr := h.dialect.CheckReasoning(model, req); aerr != nil {
 			return nil, aerr
 		}
 	}

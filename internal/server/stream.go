@@ -195,7 +195,6 @@ func openStream(ctx context.Context, w http.ResponseWriter, c *chatCall) *stream
 	rec := observability.RecordFrom(ctx)
 	st := &stream{
 		sseWriter: newSSEWriter(w),
-		events:    c.reply.Events(),
 		c:         c,
 		rec:       rec,
 		telemetry: observability.StartStreamTelemetry(ctx, c.h.metrics, c.Span, rec.Model, rec.Start),
@@ -207,6 +206,7 @@ func openStream(ctx context.Context, w http.ResponseWriter, c *chatCall) *stream
 	h := w.Header()
 	h["Content-Type"], h["Cache-Control"], h["X-Accel-Buffering"] = streamContentType, noCache, noBuffering
 	setProcessingMS(w, rec)
+	st.events = c.reply.Events(h)
 	return st
 }
 

@@ -266,8 +266,8 @@ func TestCanaries(t *testing.T) {
 	)
 	// A reasoning model: its summary and encrypted content — the mock's own text, searched as
 	// canaries once the answers name them (reasoningCanaries) — sent back on a next turn, JSON
-	// and streamed, beside a chat call with reasoning_effort; a canary as encrypted content is
-	// refused.
+	// and streamed, beside a chat call with reasoning_effort; a canary as encrypted content, or
+	// as the id of a genuine item, is refused.
 	first := h.do("POST", respPath, `{"model":"mock-reasoning","input":`+fmt.Sprintf("%q", c.at("reasoning first input"))+
 		`,"reasoning":{"summary":"detailed"},"include":["reasoning.encrypted_content"]}`)
 	reasoningCanaries(t, c, "first turn", first.Body.Bytes())
@@ -280,8 +280,13 @@ func TestCanaries(t *testing.T) {
 			`"input":[{"role":"user","content":%q},%s,%s,{"role":"user","content":%q}]}`,
 			stream, c.at("reasoning earlier input"), item, firstTurn.Output[1], c.at("reasoning next input"))
 	}
+	var renamed map[string]any
+	_ = json.Unmarshal(firstTurn.Output[0], &renamed)
+	renamed["id"] = c.at("renamed reasoning id")
+	renamedItem, _ := json.Marshal(renamed)
 	calls = append(calls,
 		call{name: "reasoning json", method: "POST", path: respPath + q, body: nextTurn(false, string(firstTurn.Output[0]))},
+		call{name: "reasoning renamed item", method: "POST", path: respPath + q, body: nextTurn(false, string(renamedItem))},
 		call{name: "reasoning stream", method: "POST", path: respPath + q, body: nextTurn(true, string(firstTurn.Output[0]))},
 		call{name: "reasoning forged item", method: "POST", path: respPath + q,
 			body: nextTurn(false, fmt.Sprintf(`{"type":"reasoning","id":%q,"summary":[],"encrypted_content":%q}`, c.at("forged reasoning id"), c.at("forged encrypted content")))},

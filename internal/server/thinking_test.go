@@ -291,3 +291,54 @@ func TestFixtureScriptsThinking(t *testing.T) {
 		t.Errorf("scripted thinking beyond budget_tokens: %+v", a)
 	}
 }
+
+// thinkingTurnOf is a tool loop's first answer on model: its content as JSON, the tool call's id
+// set to toolu_1.
+func thinkingTurnOf(t *testing.T, h *harness, model, prompt string) string {
+	t.Helper()
+	rr := h.anthropic(messagesPath, `{"model":"`+model+`","max_tokens":4096,`+thinkingOn+`,"tools":[`+anthropicWeatherTool+`],"messages":[{"role":"user","content":`+prompt+`}]}`)
+	a := decodeThinking(t, rr.Body.Bytes())
+	if len(a.Content) < 2 || (a.Content[0].Type != "thinking" && a.Content[0].Type != "redacted_thinking") || a.Content[1].Type != "tool_use" {
+		t.Fatalf("first turn: %s", rr.Body)
+	}
+	var raw struct {
+		Content json.RawMessage `json:"content"`
+	}
+	_ = json.Unmarshal(rr.Body.Bytes(), &raw)
+	return strings.Replace(string(raw.Content), `"id":"`+a.Content[1].ID+`"`, `"id":"toolu_1"`, 1)
+}
+
+// TestThinkingSealedForItsModel: in a catalog with two reasoning models, a thinking block's
+// signature — or a redacted_thinking block's data — one model made is refused by the other, in
+// Anthropic's words ("Invalid `signature` in `thinking` block": Anthropic's signatures are bound
+// to the model that made them), thinking on or off, JSON or streamed; the model that made it
+// takes it, and a model that does not reason ignores it.
+func TestThinkingSealedForItsModel(t *testing.T) {
+	h := newHarness(t, twoReasoners(t))
+	thinking := thinkingTurnOf(t, h, "mock-reasoning", `"weather?"`)
+	redacted := thinkingTurnOf(t, h, "mock-reasoning", `"weather? `+anthropic.RedactedTrigger+`"`)
+	loop := func(model, content, thinkingField string, stream bool) string {
+		body := strings.Replace(thinkingLoop(content, thinkingField), `"model":"mock-reasoning"`, `"model":"`+model+`"`, 1)
+		if stream {
+			body = `{"stream":true,` + body[1:]
+		}
+		return body
+	}
+	for _, stream := range []bool{false, true} {
+		for _, turn := range []struct{ name, content, message string }{
+			{"thinking", thinking, "messages.1.content.0: Invalid `signature` in `thinking` block"},
+			{"redacted_thinking", redacted, "messages.1.content.0: Invalid `data` in `redacted_thinking` block"},
+		} {
+			if rr := h.anthropic(messagesPath, loop("mock-reasoning", turn.content, thinkingOn, stream)); rr.Code != 200 {
+				t.Errorf("%s, stream %t, the model that made it: %d %s", turn.name, stream, rr.Code, rr.Body)
+			}
+			if rr := h.anthropic(messagesPath, loop("mock-tools", turn.content, thinkingOn, stream)); rr.Code != 200 {
+				t.Errorf("%s, stream %t, a model that does not reason: %d %s", turn.name, stream, rr.Code, rr.Body)
+			}
+			for _, field := range []string{thinkingOn, `"thinking":{"type":"disabled"}`} {
+				rr := h.anthropic(messagesPath, loop("mock-thinker", turn.content, field, stream))
+				sealRefusal(t, h, turn.name+" on another reasoning model", rr.Code, rr.Body.Bytes(), turn.message)
+			}
+		}
+	}
+}

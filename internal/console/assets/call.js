@@ -5,6 +5,7 @@
 import { $, el, row, fill, setText, ms, parseTime } from './dom.js';
 import { getJSON, ApiError } from './api.js';
 import { journalPath } from './calls.js';
+import { dialectOf } from './dialects.js';
 
 const ROLES = ['system', 'developer', 'user', 'assistant', 'tool'];
 
@@ -40,19 +41,11 @@ function facts(pairs) {
   return dl;
 }
 
-// DIALECTS name the protocol a call spoke, by its route: the three dialects of the chat path.
-const DIALECTS = {
-  '/v1/chat/completions': 'OpenAI Chat Completions',
-  '/v1/responses': 'OpenAI Responses',
-  '/v1/messages': 'Anthropic Messages',
-  '/v1/messages/count_tokens': 'Anthropic Messages (count_tokens)',
-};
-
 function shapeView(e) {
   const s = e.shape || {};
   const box = document.createDocumentFragment();
   box.append(facts([
-    ['dialect', DIALECTS[e.route]],
+    ['dialect', dialectOf(e)],
     ['fields set', (s.fields || []).join(', ')],
     ['longest message', s.longest_content_chars !== undefined ? `${s.longest_content_chars} chars` : ''],
     ['messages carry a name', s.message_names],

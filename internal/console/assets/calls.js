@@ -4,6 +4,7 @@
 
 import { $, el, ms, clock, setText } from './dom.js';
 import { getText, ApiError } from './api.js';
+import { dialectOf } from './dialects.js';
 
 // callHref is the deep link of one call; the scope rides along when the call is scoped.
 export function callHref(entry) {
@@ -51,6 +52,7 @@ function fullRow(e) {
     td(clock(e.time), 'mono'),
     idCell(e),
     td(e.scope || ''),
+    td(dialectOf(e)),
     td(e.model || e.route),
     td(e.status, statusClass(e.status)),
     td(e.error_code || ''),
@@ -63,7 +65,7 @@ function fullRow(e) {
     td(sdkLabel(e.sdk)),
   );
   if (e.sdk?.user_agent) tr.lastChild.title = e.sdk.user_agent;
-  tr.children[3].title = e.route; // the dialect a call spoke: /v1/chat/completions, /v1/responses, /v1/messages
+  tr.children[3].title = e.route; // the route the dialect was read from
   return tr;
 }
 
@@ -104,6 +106,7 @@ export function journalPath(scope, limit) {
 }
 
 function matches(e, f) {
+  if (f.dialect && dialectOf(e) !== f.dialect) return false;
   if (f.model && (e.model || e.route) !== f.model) return false;
   if (f.status === 'err' && !(e.status >= 400)) return false;
   if (f.status && f.status !== 'err' && String(e.status)[0] !== f.status) return false;
@@ -129,9 +132,9 @@ export class CallsView {
     this.lastText = null;
     this.lastKey = '';
     this.entries = [];
-    this.filters = { scope: '', model: '', status: '', error: '', limit: 1000 };
+    this.filters = { scope: '', dialect: '', model: '', status: '', error: '', limit: 1000 };
     const refilter = () => { this.readFilters(); this.render(); };
-    for (const id of ['f-model', 'f-status', 'f-error']) $(id).addEventListener('change', refilter);
+    for (const id of ['f-dialect', 'f-model', 'f-status', 'f-error']) $(id).addEventListener('change', refilter);
     $('f-limit').addEventListener('change', () => { this.readFilters(); this.refresh(); });
     let timer = 0;
     $('f-scope').addEventListener('input', () => {
@@ -143,7 +146,7 @@ export class CallsView {
 
   readFilters() {
     this.filters = {
-      scope: $('f-scope').value.trim(), model: $('f-model').value, status: $('f-status').value,
+      scope: $('f-scope').value.trim(), dialect: $('f-dialect').value, model: $('f-model').value, status: $('f-status').value,
       error: $('f-error').value, limit: Number($('f-limit').value) || 1000,
     };
   }
@@ -175,11 +178,13 @@ export class CallsView {
 
   render() {
     const t0 = performance.now();
-    const models = new Set(), errors = new Set();
+    const dialects = new Set(), models = new Set(), errors = new Set();
     for (const e of this.entries) {
+      if (dialectOf(e)) dialects.add(dialectOf(e));
       models.add(e.model || e.route);
       if (e.error_code) errors.add(e.error_code);
     }
+    syncOptions($('f-dialect'), dialects);
     syncOptions($('f-model'), models);
     syncOptions($('f-error'), errors);
     const visible = this.entries.filter((e) => matches(e, this.filters));

@@ -104,7 +104,7 @@ func (r reply) JSON() dialect.Body {
 	return &body
 }
 
-func (r reply) Events() dialect.Events { return newEvents(r) }
+func (r reply) Events(http.Header) dialect.Events { return newEvents(r) }
 
 // messageID is the answer's id, derived from the request and the model that answers it like a
 // Responses answer's (responseID): msg_ and 24 hex digits.

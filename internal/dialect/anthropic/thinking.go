@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"mockgateway/internal/apierr"
+	"mockgateway/internal/catalog"
 	"mockgateway/internal/dialect"
 	"mockgateway/internal/fixtures"
 	"mockgateway/internal/generate"
@@ -31,11 +32,11 @@ const RedactedTrigger = "ANTHROPIC_MAGIC_STRING_TRIGGER_REDACTED_THINKING"
 
 // CheckReasoning refuses what Anthropic refuses of a thinking request — a budget not below
 // max_tokens, a temperature other than 1, top_k — and thinking blocks sent back that this mock
-// (any replica with the same key) did not sign, or, thinking on, a final assistant turn that
-// calls tools without the thinking block it was answered with.
+// (any replica with the same key) did not sign for this model, or, thinking on, a final
+// assistant turn that calls tools without the thinking block it was answered with.
 //
 // Only a reasoning model's request is held to them: other models accept thinking and ignore it.
-func (d *Dialect) CheckReasoning(req *protocol.Request) *apierr.Error {
+func (d *Dialect) CheckReasoning(model *catalog.Model, req *protocol.Request) *apierr.Error {
 	r := req.Reasoning
 	if r == nil {
 		return nil
@@ -55,7 +56,7 @@ func (d *Dialect) CheckReasoning(req *protocol.Request) *apierr.Error {
 		}
 	}
 	for _, sent := range r.SentThinking {
-		if !d.signed(&sent) {
+		if !d.signed(model, &sent) {
 			where := "messages." + strconv.Itoa(sent.Turn) + ".content." + strconv.Itoa(sent.Block)
 			if sent.Redacted {
 				return apierr.New(apierr.InvalidEncryptedContent, "", where+": Invalid `data` in `redacted_thinking` block")
@@ -71,15 +72,18 @@ func (d *Dialect) CheckReasoning(req *protocol.Request) *apierr.Error {
 	return nil
 }
 
-// signed reports whether a thinking block sent back is one this mock made: its signature opens
-// and binds the digest of the text sent with it; a redacted block's data opens.
-func (d *Dialect) signed(sent *protocol.SentThinking) bool {
+// signed reports whether a thinking block sent back is one this mock made for this model: its
+// signature opens, binds the digest of the text sent with it and names the model — Anthropic's
+// signatures are bound to the model that made them; a redacted block's data opens and names the
+// model.
+func (d *Dialect) signed(model *catalog.Model, sent *protocol.SentThinking) bool {
 	if sent.Redacted {
-		_, err := d.sealer.Open(seal.RedactedThinking, sent.Seal)
-		return err == nil
+		plain, err := d.sealer.Open(seal.RedactedThinking, sent.Seal)
+		return err == nil && sealedModel(plain) == model.ID
 	}
 	plain, err := d.sealer.Open(seal.ThinkingSignature, sent.Seal)
-	return err == nil && len(plain) >= len(sent.Digest) && string(plain[:len(sent.Digest)]) == string(sent.Digest[:])
+	return err == nil && len(plain) >= len(sent.Digest) && string(plain[:len(sent.Digest)]) == string(sent.Digest[:]) &&
+		sealedModel(plain) == model.ID
 }
 
 // ReasoningTokens is what a Messages request on a reasoning model spends thinking: none unless
@@ -110,7 +114,8 @@ func (*Dialect) ReasoningTokens(req *protocol.Request, hit *fixtures.Hit) int {
 // two answers never share a signature. A prompt holding Anthropic's test string gets a
 // redacted_thinking block, whose data is sealed alike.
 func (d *Dialect) thinkingBlock(seed uint64, c *dialect.Call, req *protocol.Request, hit *fixtures.Hit) *protocol.ContentBlock {
-	if !c.Model.Capabilities.Reasoning || c.Result.ReasoningTokens == 0 {
+	model := c.Model
+	if !model.Capabilities.Reasoning || c.Result.ReasoningTokens == 0 {
 		return nil
 	}
 	text := ""
@@ -120,19 +125,28 @@ func (d *Dialect) thinkingBlock(seed uint64, c *dialect.Call, req *protocol.Requ
 		text = generate.ReasoningSummary(seed, "detailed")
 	}
 	if redactedAsked(req) {
-		return &protocol.ContentBlock{Redacted: true, Signature: d.sealer.Seal(seal.RedactedThinking, thinkingSeal(text, seed))}
+		return &protocol.ContentBlock{Redacted: true, Signature: d.sealer.Seal(seal.RedactedThinking, thinkingSeal(text, seed, model))}
 	}
 	if req.Reasoning.ThinkingOmitted {
 		text = ""
 	}
-	return &protocol.ContentBlock{Thinking: true, Text: text, Signature: d.sealer.Seal(seal.ThinkingSignature, thinkingSeal(text, seed))}
+	return &protocol.ContentBlock{Thinking: true, Text: text, Signature: d.sealer.Seal(seal.ThinkingSignature, thinkingSeal(text, seed, model))}
 }
 
-// thinkingSeal is the plaintext a signature seals: the text's digest (which signed checks),
-// then the seed.
-func thinkingSeal(text string, seed uint64) []byte {
+// thinkingSeal is the plaintext a signature seals: the text's digest and the model's id (which
+// signed checks), with the seed between them.
+func thinkingSeal(text string, seed uint64, model *catalog.Model) []byte {
 	d := protocol.ThinkingDigest(text)
-	return binary.LittleEndian.AppendUint64(d[:], seed)
+	return append(binary.LittleEndian.AppendUint64(d[:], seed), model.ID...)
+}
+
+// sealedModel is the model's id in a thinkingSeal plaintext, "" in a shorter one.
+func sealedModel(plain []byte) string {
+	const head = len(protocol.SentThinking{}.Digest) + 8 // the digest and the seed
+	if len(plain) <= head {
+		return ""
+	}
+	return string(plain[head:])
 }
 
 // redactedAsked reports whether the last user message holds Anthropic's redacted-thinking test

@@ -56,12 +56,12 @@ func (*Dialect) OffersToolsOnly(*protocol.Request) bool { return false }
 
 // CheckReasoning holds the request to OpenAI's rules for a reasoning model (reasoning.go): Chat
 // Completions refuses max_tokens there, and a sampling value in its own words.
-func (d *Dialect) CheckReasoning(req *protocol.Request) *apierr.Error {
+func (d *Dialect) CheckReasoning(model *catalog.Model, req *protocol.Request) *apierr.Error {
 	if req.Fields.Has("max_tokens") {
 		return apierr.New(apierr.UnsupportedParameter, "max_tokens",
 			"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.")
 	}
-	return CheckReasoning(req, d.sealer, unsupportedValue)
+	return CheckReasoning(model, req, d.sealer, unsupportedValue)
 }
 
 // unsupportedValue refuses a temperature or top_p other than 1 as Chat Completions does:
@@ -107,7 +107,7 @@ func (r reply) JSON() dialect.Body {
 	return &body
 }
 
-func (r reply) Events() dialect.Events { return newEvents(r.c) }
+func (r reply) Events(http.Header) dialect.Events { return newEvents(r.c) }
 
 func newCompletionID() string {
 	const prefix = "chatcmpl-"

@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"mockgateway/internal/apierr"
+	"mockgateway/internal/catalog"
 	"mockgateway/internal/dialect"
 	"mockgateway/internal/dialect/chat"
 	"mockgateway/internal/fixtures"
@@ -37,8 +38,8 @@ func (*Dialect) Decode(_ *http.Request, body []byte, lim protocol.Limits) (*prot
 
 // CheckReasoning holds the request to OpenAI's rules for a reasoning model (chat.CheckReasoning),
 // a sampling value refused as the Responses API refuses it: "Unsupported parameter".
-func (d *Dialect) CheckReasoning(req *protocol.Request) *apierr.Error {
-	return chat.CheckReasoning(req, d.sealer, func(param string) *apierr.Error {
+func (d *Dialect) CheckReasoning(model *catalog.Model, req *protocol.Request) *apierr.Error {
+	return chat.CheckReasoning(model, req, d.sealer, func(param string) *apierr.Error {
 		return apierr.New(apierr.UnsupportedParameter, param, "Unsupported parameter: '"+param+"' is not supported with this model.")
 	})
 }
@@ -63,6 +64,6 @@ func (r *reply) JSON() dialect.Body {
 	return &body
 }
 
-func (r *reply) Events() dialect.Events { return newEvents(r) }
+func (r *reply) Events(http.Header) dialect.Events { return newEvents(r) }
 
 var _ dialect.Dialect = (*Dialect)(nil)

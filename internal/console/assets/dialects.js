@@ -1,0 +1,16 @@
+// dialects.js: the dialect a call spoke, by the route the journal records (the route template,
+// never the path sent). One row per dialect, with every route it answers on; a route of no
+// dialect (the model list, which answers in either shape) has none.
+
+export const DIALECTS = [
+  { name: 'OpenAI Chat Completions', routes: ['/v1/chat/completions'] },
+  { name: 'OpenAI Responses', routes: ['/v1/responses'] },
+  { name: 'Anthropic Messages', routes: ['/v1/messages', '/v1/messages/count_tokens'] },
+];
+
+const byRoute = new Map(DIALECTS.flatMap((d) => d.routes.map((r) => [r, d.name])));
+
+// dialectOf names the dialect of a journal entry, '' when its route is of none.
+export function dialectOf(entry) {
+  return byRoute.get(entry.route) || '';
+}
