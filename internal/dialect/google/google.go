@@ -96,7 +96,7 @@ func (d *Dialect) Reply(c *dialect.Call, req *protocol.Request, hit *fixtures.Hi
 	r := reply{c: c, array: d.method == Stream && !c.Stream}
 	if c.Model.Capabilities.Reasoning && c.Result.ReasoningTokens > 0 {
 		r.thought = d.thought(seed, req, hit)
-		r.signature = d.signature(seed, &c.Result)
+		r.signature = d.signature(seed, c)
 	}
 	return r
 }
@@ -116,7 +116,7 @@ type reply struct {
 
 func (r reply) JSON() dialect.Body { return &body{r: r} }
 
-func (r reply) Events() dialect.Events { return newEvents(r) }
+func (r reply) Events(http.Header) dialect.Events { return newEvents(r) }
 
 // responseID is the answer's responseId, derived from the request and the model that answers
 // it, in the URL-safe base64 of Google's ids.

@@ -6,6 +6,8 @@ import (
 	"strconv"
 
 	"mockgateway/internal/apierr"
+	"mockgateway/internal/catalog"
+	"mockgateway/internal/dialect"
 	"mockgateway/internal/fixtures"
 	"mockgateway/internal/generate"
 	"mockgateway/internal/protocol"
@@ -23,14 +25,15 @@ import (
 const signaturePurpose = "google.thought_signature"
 
 // CheckReasoning refuses a thought signature sent back that this mock (any replica with the
-// same key) did not seal for that function call. Gemini CLI's skip value is not checked.
-func (d *Dialect) CheckReasoning(req *protocol.Request) *apierr.Error {
+// same key) did not seal for that function call and this model. Gemini CLI's skip value is not
+// checked.
+func (d *Dialect) CheckReasoning(model *catalog.Model, req *protocol.Request) *apierr.Error {
 	r := req.Reasoning
 	if r == nil {
 		return nil
 	}
 	for _, sent := range r.SentThinking {
-		if !d.signed(&sent) {
+		if !d.signed(model, &sent) {
 			return apierr.New(apierr.InvalidEncryptedContent, "contents["+strconv.Itoa(sent.Turn)+"].parts["+strconv.Itoa(sent.Block)+"].thoughtSignature",
 				"Corrupted thought signature.")
 		}
@@ -38,14 +41,16 @@ func (d *Dialect) CheckReasoning(req *protocol.Request) *apierr.Error {
 	return nil
 }
 
-// signed reports whether a signature sent back opens and binds the call it came with.
-func (d *Dialect) signed(sent *protocol.SentThinking) bool {
+// signed reports whether a signature sent back opens, binds the call it came with and names the
+// model.
+func (d *Dialect) signed(model *catalog.Model, sent *protocol.SentThinking) bool {
 	raw, err := base64.StdEncoding.DecodeString(sent.Seal)
 	if err != nil {
 		return false
 	}
 	plain, err := d.sealer.Open(signaturePurpose, base64.RawURLEncoding.EncodeToString(raw))
-	return err == nil && len(plain) >= len(sent.Digest) && string(plain[:len(sent.Digest)]) == string(sent.Digest[:])
+	head := len(sent.Digest) + 8 // the digest and the seed, then the model's id
+	return err == nil && len(plain) > head && string(plain[:len(sent.Digest)]) == string(sent.Digest[:]) && string(plain[head:]) == model.ID
 }
 
 // ReasoningTokens is what a Gemini request on a reasoning model spends thinking: none with
@@ -83,14 +88,15 @@ func (*Dialect) thought(seed uint64, req *protocol.Request, hit *fixtures.Hit) s
 }
 
 // signature is the thought signature of the answer's first function call ("" when it calls
-// none): the seal of the call's name's digest and the request's seed, in standard base64.
-func (d *Dialect) signature(seed uint64, res *generate.Result) string {
-	ch := &res.Choices[0]
+// none): the seal of the call's name's digest, the request's seed and the model's id, in
+// standard base64.
+func (d *Dialect) signature(seed uint64, c *dialect.Call) string {
+	ch := &c.Result.Choices[0]
 	if len(ch.ToolCalls) == 0 {
 		return ""
 	}
 	digest := protocol.ThinkingDigest(ch.ToolCalls[0].Name)
-	sealed := d.sealer.Seal(signaturePurpose, binary.LittleEndian.AppendUint64(digest[:], seed))
+	sealed := d.sealer.Seal(signaturePurpose, append(binary.LittleEndian.AppendUint64(digest[:], seed), c.Model.ID...))
 	raw, _ := base64.RawURLEncoding.DecodeString(sealed) // a seal is always URL-safe base64
 	return base64.StdEncoding.EncodeToString(raw)
 }
