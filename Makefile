@@ -3,7 +3,7 @@
 GO ?= go
 # The folders of Node packages the end-to-end tests run, each installed from its lock file: the
 # OpenAI clients' suites, the Codex CLI, and Claude Code with the Anthropic clients.
-NODE_DIRS := internal/clientcompat/node internal/clientcompat/codex internal/clientcompat/anthropic
+NODE_DIRS := internal/clientcompat/node internal/clientcompat/codex internal/clientcompat/anthropic internal/clientcompat/google
 
 # Fuzz targets (package:function). make test runs each briefly, by a fixed count of inputs
 # rather than a duration, so a slow machine does the same work instead of timing out.
