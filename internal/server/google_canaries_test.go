@@ -38,7 +38,9 @@ func googleCanaryCalls(c *canaries, q string, scope []string, contains, caseHead
 	scoped := func(last string) string {
 		return fmt.Sprintf(`{"contents":[{"role":"user","parts":[{"text":%q}]}],%s}`, last, tools())
 	}
-	path := func(version, model, method string) string { return "/" + version + "/models/" + model + ":" + method + q }
+	path := func(version, model, method string) string {
+		return "/" + version + "/models/" + model + ":" + method + q
+	}
 	sse := "?alt=sse"
 	if q != "" {
 		sse = "&alt=sse"

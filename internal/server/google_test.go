@@ -355,3 +355,29 @@ func TestGoogleClientCorpus(t *testing.T) {
 		})
 	}
 }
+
+// conformGoogle sends TestOpenAPIResponsesConform the Gemini routes' answers — JSON, streamed,
+// the JSON array, counts, model lists, errors, on /v1beta and /v1 — to hold to the document:
+// status, headers, media type and body (every data line of a stream, which ends without [DONE]).
+func conformGoogle(h *harness, do func(hh *harness, method, path, body string, header ...string) *httptest.ResponseRecorder) {
+	key := googleKeyHeader
+	for _, v := range []string{"v1beta", "v1"} {
+		do(h, "POST", geminiPath(v, "mock-chat", "generateContent"), geminiBody(""), key...)
+		do(h, "POST", geminiPath(v, "mock-tools", "generateContent"), geminiBody(geminiTools), key...)
+		do(h, "POST", geminiPath(v, "mock-reasoning", "generateContent"), geminiBody(geminiTools+`,"generationConfig":{"thinkingConfig":{"includeThoughts":true}}`), key...)
+		do(h, "POST", geminiPath(v, "mock-reasoning", "streamGenerateContent")+"?alt=sse", geminiBody(`"generationConfig":{"candidateCount":2,"thinkingConfig":{"includeThoughts":true}}`), key...)
+		do(h, "POST", geminiPath(v, "mock-tools", "streamGenerateContent")+"?alt=sse", geminiBody(geminiTools), key...)
+		do(h, "POST", geminiPath(v, "mock-chat", "streamGenerateContent")+"?alt=sse", geminiBody(""), append([]string{"X-Mock-Fault", "stream_error;after=2"}, key...)...)
+		do(h, "POST", geminiPath(v, "mock-echo", "streamGenerateContent"), geminiBody(""), key...)
+		do(h, "POST", geminiPath(v, "mock-echo", "countTokens"), geminiBody(""), key...)
+		do(h, "POST", geminiPath(v, "gemini-9", "generateContent"), geminiBody(""), key...)
+		do(h, "GET", geminiPath(v, "mock-chat", "countTokens"), "", key...)
+	}
+	do(h, "GET", "/v1beta/models?pageSize=3", "")
+	do(h, "GET", "/v1/models", "", key...)
+	do(h, "GET", "/v1beta/models/mock-tools", "")
+	do(h, "GET", "/v1/models/mock-tools", "", key...)
+	do(h, "POST", geminiPath("v1beta", "mock-chat", "generateContent"), geminiBody(`"cnry":1`), key...)
+	do(h, "POST", geminiPath("v1beta", "mock-chat", "generateContent"), geminiBody(""), append([]string{"X-Mock-Fault", "rate_limit;retry_after=2s"}, key...)...)
+	do(h, "POST", geminiPath("v1beta", "mock-chat", "streamGenerateContent")+"?alt=sse", geminiBody(""), append([]string{"X-Mock-Fault", "unavailable"}, key...)...)
+}
