@@ -144,6 +144,13 @@ func (t *traffic) buildGemini(d *dialect, echo string) {
 			b.expect("200")
 		}
 	}
+	if t.hasModel("mock-reasoning") {
+		// A thinking model checks the signatures sent back (others ignore them).
+		t.dialectProbe(d, "gemini refused: a forged thoughtSignature (mock-reasoning)", "mock-reasoning", false, false, func(b builder, body obj) {
+			parts := body["contents"].([]any)[1].(obj)["parts"].([]any)
+			parts[2].(obj)["thoughtSignature"] = base64.StdEncoding.EncodeToString([]byte(b.c("gemini forged thoughtSignature")))
+		}, "400 invalid_argument")
+	}
 	{
 		b := t.newProbe("gemini unknown model in the path", http.MethodPost, "")
 		b.p.Path = "/v1beta/models/" + b.c("gemini model in the path (unknown model)") + ":generateContent"
@@ -190,11 +197,6 @@ func geminiRefused() []refusal {
 		{"functionResponse answering no call", "400 invalid_argument", func(b builder, body obj) {
 			body["contents"] = []any{obj{"role": "user", "parts": []any{obj{"functionResponse": obj{"name": b.c("gemini functionResponse name of no call"),
 				"response": obj{"r": b.text("gemini orphan functionResponse")}}}}}}
-		}},
-		{"a forged thoughtSignature", "400 invalid_argument", func(b builder, body obj) {
-			turns := body["contents"].([]any)
-			parts := turns[1].(obj)["parts"].([]any)
-			parts[2].(obj)["thoughtSignature"] = base64.StdEncoding.EncodeToString([]byte(b.c("gemini forged thoughtSignature")))
 		}},
 		{"Google's search tool", "400 invalid_argument", func(b builder, body obj) {
 			body["tools"] = []any{obj{"googleSearch": obj{}}}
