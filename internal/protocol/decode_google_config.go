@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"mockgateway/internal/apierr"
+	"mockgateway/internal/jsonenc"
+	"mockgateway/internal/jsonscan"
 )
 
 // A Gemini request's generationConfig and its thinkingConfig, and Google's OpenAPI schema
@@ -122,59 +124,80 @@ func decodeGoogleThinking(r *Request, k, p, v string) (fieldClass, *apierr.Error
 
 // openAPISchema is a schema in Google's OpenAPI subset (Schema: upper-case types, nullable,
 // propertyOrdering, format, enum, …) as the JSON Schema the generator reads: types in lower
-// case, nullable as a null type, the ordering dropped. The Go SDK sends this form.
-func openAPISchema(path string, raw json.RawMessage) (json.RawMessage, *apierr.Error) {
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return nil, errInvalidJSON()
-	}
-	out, err := json.Marshal(lowerSchema(v))
-	if err != nil {
-		return nil, errValue(path, "must be a schema")
-	}
-	return out, nil
+// case, nullable as a null type, the ordering dropped. The Go SDK sends this form. It is
+// rewritten with the decoder's own splitters into slices on the heap, a small frame per level:
+// encoding/json's reflection, and then buffers on the stack at each level, grew the stack a
+// parked stream keeps (TestParkedStreamStack).
+func openAPISchema(_ string, raw json.RawMessage) (json.RawMessage, *apierr.Error) {
+	return appendOpenAPISchema(make([]byte, 0, len(raw)+16), string(raw)), nil
 }
 
-// lowerSchema rewrites one schema object and the schemas it holds.
-func lowerSchema(v any) any {
-	o, ok := v.(map[string]any)
-	if !ok {
-		return v
-	}
-	out := make(map[string]any, len(o))
-	for k, x := range o {
-		switch k {
-		case "type":
-			if s, ok := x.(string); ok {
-				x = strings.ToLower(s)
+// appendOpenAPISchema appends the schema v (valid JSON) rewritten, and the schemas it holds.
+func appendOpenAPISchema(buf []byte, v string) []byte {
+	switch jsonKind(v) {
+	case '[': // anyOf's list
+		items, _ := appendElements(nil, trimJSONSpace(v))
+		buf = append(buf, '[')
+		for i, it := range items {
+			if i > 0 {
+				buf = append(buf, ',')
 			}
+			buf = appendOpenAPISchema(buf, it)
+		}
+		return append(buf, ']')
+	case '{':
+	default:
+		return jsonscan.AppendCompact(buf, v)
+	}
+	o, _ := appendMembers(nil, v, v)
+	nullable := isTrue(o, "nullable")
+	buf = append(buf, '{')
+	n := 0
+	for _, f := range o {
+		k, raw := f.key, f.val
+		switch k {
 		case "propertyOrdering", "nullable", "example", "title":
 			continue
+		}
+		if n > 0 {
+			buf = append(buf, ',')
+		}
+		n++
+		buf = append(jsonenc.AppendString(buf, k), ':')
+		switch k {
+		case "type":
+			t, _ := jsonscan.Unquote(trimJSONSpace(raw))
+			if nullable {
+				buf = append(buf, '[')
+			}
+			buf = jsonenc.AppendString(buf, strings.ToLower(t))
+			if nullable {
+				buf = append(buf, `,"null"]`...)
+			}
+		case "items", "anyOf":
+			buf = appendOpenAPISchema(buf, raw)
 		case "properties":
-			if props, ok := x.(map[string]any); ok {
-				m := make(map[string]any, len(props))
-				for name, s := range props {
-					m[name] = lowerSchema(s)
-				}
-				x = m
-			}
-		case "items":
-			x = lowerSchema(x)
-		case "anyOf":
-			if list, ok := x.([]any); ok {
-				l := make([]any, len(list))
-				for i, s := range list {
-					l[i] = lowerSchema(s)
-				}
-				x = l
-			}
-		}
-		out[k] = x
-	}
-	if n, ok := o["nullable"].(bool); ok && n {
-		if t, ok := out["type"].(string); ok {
-			out["type"] = []any{t, "null"}
+			buf = appendOpenAPIProperties(buf, raw)
+		default:
+			buf = jsonscan.AppendCompact(buf, raw)
 		}
 	}
-	return out
+	return append(buf, '}')
+}
+
+// appendOpenAPIProperties appends properties, each a schema rewritten.
+func appendOpenAPIProperties(buf []byte, v string) []byte {
+	if jsonKind(v) != '{' {
+		return jsonscan.AppendCompact(buf, v)
+	}
+	o, _ := appendMembers(nil, v, v)
+	buf = append(buf, '{')
+	for i, f := range o {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(jsonenc.AppendString(buf, f.key), ':')
+		buf = appendOpenAPISchema(buf, f.val)
+	}
+	return append(buf, '}')
 }

@@ -80,7 +80,7 @@ func (ev *events) body(ctx context.Context, s dialect.Sink, ch *generate.Choice)
 			ev.next()
 			return false, nil
 		}
-		if err := s.BeforeToken(); err != nil {
+		if err := beforeToken(s); err != nil {
 			return false, err
 		}
 		k := ev.j
@@ -95,7 +95,7 @@ func (ev *events) body(ctx context.Context, s dialect.Sink, ch *generate.Choice)
 			ev.step = stFinish
 			return false, nil
 		}
-		if err := s.BeforeToken(); err != nil {
+		if err := beforeToken(s); err != nil {
 			return false, err
 		}
 		b := appendText(ev.open(s.Buffer()), piece)
@@ -109,7 +109,7 @@ func (ev *events) body(ctx context.Context, s dialect.Sink, ch *generate.Choice)
 		ev.step = stFinish
 		return false, nil
 	}
-	if err := s.BeforeToken(); err != nil {
+	if err := beforeToken(s); err != nil {
 		return false, err
 	}
 	piece := pieces.At(ev.j)
@@ -117,6 +117,17 @@ func (ev *events) body(ctx context.Context, s dialect.Sink, ch *generate.Choice)
 	ev.last = ev.j == pieces.Len()
 	b := appendText(ev.open(s.Buffer()), piece)
 	return true, s.Commit(ctx, ev.close(b, ch, ev.last), true)
+}
+
+// beforeToken is the between-chunk latency before a token's response, but for the stream's first
+// response: the other dialects open with an event that is no token (a role chunk,
+// response.created, message_start), and the first-chunk latency is all that comes before it. A
+// Gemini stream opens with its first token, which the first-chunk latency alone precedes.
+func beforeToken(s dialect.Sink) error {
+	if s.Seq() == 0 {
+		return nil
+	}
+	return s.BeforeToken()
 }
 
 // next moves to the next candidate.
