@@ -86,7 +86,10 @@ func (*Dialect) OffersToolsOnly(req *protocol.Request) bool {
 // model's thinking block.
 func (d *Dialect) Reply(c *dialect.Call, req *protocol.Request, hit *fixtures.Hit, seed uint64) dialect.Reply {
 	c.ID = messageID(seed, c.Model.ID)
-	return reply{c: c, thinking: d.thinkingBlock(seed, c, req, hit)}
+	if th := d.thinkingBlock(seed, c, req, hit); th != nil {
+		return reply{c: c, thinking: th}
+	}
+	return plain{c}
 }
 
 // Models is the model list in Anthropic's shape.
@@ -105,6 +108,14 @@ func (r reply) JSON() dialect.Body {
 }
 
 func (r reply) Events(http.Header) dialect.Events { return newEvents(r) }
+
+// plain is the answer of a model that does not think: one pointer, which an interface holds
+// without an allocation (most answers are these).
+type plain struct{ c *dialect.Call }
+
+func (p plain) JSON() dialect.Body { return reply{c: p.c}.JSON() }
+
+func (p plain) Events(h http.Header) dialect.Events { return reply{c: p.c}.Events(h) }
 
 // messageID is the answer's id, derived from the request and the model that answers it like a
 // Responses answer's (responseID): msg_ and 24 hex digits.
