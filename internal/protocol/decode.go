@@ -48,23 +48,25 @@ import (
 //     array's elements is a caller's stack array (stackMembers, stackElements).
 
 // Limits are the configurable bounds the decoder enforces. A zero field means the contract's
-// default (DefaultMaxTokensCeiling, DefaultMaxChoices, regexcost.DefaultMaxProgram).
+// default (DefaultMaxChoices, regexcost.DefaultMaxProgram). A budget is not one of them: the
+// model's output limit decides it, once the model is known (generate.CheckBudget), and
+// --max-tokens only bounds the answer (generate.Input.TokenCeiling).
 type Limits struct {
-	MaxTokensCeiling int // budget above this: invalid_value whose message names the ceiling
-	MaxChoices       int // n above this: invalid_value
-	MaxRegexProgram  int // a schema pattern compiling to more: invalid_value (CheckSchemaPatterns)
+	MaxChoices      int // n above this: invalid_value
+	MaxRegexProgram int // a schema pattern compiling to more: invalid_value (CheckSchemaPatterns)
 }
 
 // The contract's default limits.
 const (
-	DefaultMaxTokensCeiling = 4096
+	DefaultMaxTokensCeiling = 4096 // --max-tokens: the most tokens of any answer
 	DefaultMaxChoices       = 128
 )
 
+// MaxBudget is the largest budget (max_tokens, max_completion_tokens, max_output_tokens) the
+// decoders read as a number; every model's output limit is below it.
+const MaxBudget = 1<<31 - 1
+
 func (l Limits) withDefaults() Limits {
-	if l.MaxTokensCeiling <= 0 {
-		l.MaxTokensCeiling = DefaultMaxTokensCeiling
-	}
 	if l.MaxChoices <= 0 {
 		l.MaxChoices = DefaultMaxChoices
 	}

@@ -105,11 +105,12 @@ func must(b []byte, err error) []byte {
 	return b
 }
 
-// TestDecodeMessagesBudget: max_tokens is required, and a budget above the ceiling is the
-// ceiling (Claude Code asks for 32,000 on every call).
+// TestDecodeMessagesBudget: max_tokens is required, and a budget above the ceiling is kept as
+// sent (Claude Code asks for 32,000 on every call): the model's limit decides it, and the answer
+// stops at the ceiling.
 func TestDecodeMessagesBudget(t *testing.T) {
-	req, e := DecodeMessagesRequest([]byte(`{"model":"m","max_tokens":32000,"messages":[{"role":"user","content":"x"}]}`), Limits{MaxTokensCeiling: 4096})
-	if e != nil || req.MaxTokens != 4096 || req.MaxTokensParam != "max_tokens" {
+	req, e := DecodeMessagesRequest([]byte(`{"model":"m","max_tokens":32000,"messages":[{"role":"user","content":"x"}]}`), Limits{})
+	if e != nil || req.MaxTokens != 32000 || req.MaxTokensParam != "max_tokens" {
 		t.Fatalf("max_tokens 32000: %+v %v", req, e)
 	}
 	req, e = DecodeMessagesRequest([]byte(`{"model":"m","max_tokens":7,"messages":[{"role":"user","content":"x"}]}`), Limits{})
@@ -191,7 +192,7 @@ func TestDecodeClaudeCode(t *testing.T) {
 		if e != nil {
 			t.Fatalf("%s refused: %v", name, e)
 		}
-		if req.Messages[0].Role != "system" || req.MaxTokens != DefaultMaxTokensCeiling || !req.Stream {
+		if req.Messages[0].Role != "system" || req.MaxTokens != 32000 || !req.Stream {
 			t.Fatalf("%s: %+v", name, req)
 		}
 		if last := req.Messages[len(req.Messages)-1]; strings.Contains(name, "tool-result") && (last.Role != "tool" || last.ToolCallID == "") {
@@ -267,7 +268,7 @@ func FuzzDecodeMessagesRequest(f *testing.F) {
 				}
 				continue
 			}
-			if r == nil || r.Model == "" || len(r.Messages) == 0 || !r.Fields.Anthropic() || r.MaxTokens > DefaultMaxTokensCeiling {
+			if r == nil || r.Model == "" || len(r.Messages) == 0 || !r.Fields.Anthropic() || r.MaxTokens > MaxBudget {
 				t.Fatalf("accepted as %+v", r)
 			}
 		}

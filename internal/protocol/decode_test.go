@@ -85,7 +85,7 @@ func FuzzDecodeChatRequest(f *testing.F) {
 	f.Add([]byte(reqWith(`"tools":[` + weatherToolJSON + `],"tool_choice":{"type":"function","function":{"name":"get_weather"}}`)))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		checkRunsAgree(t, body)
-		lim := Limits{MaxTokensCeiling: 4096, MaxChoices: 128}
+		lim := Limits{MaxChoices: 128}
 		r, err := DecodeChatRequest(body, lim)
 		if err != nil {
 			if r != nil {
@@ -114,7 +114,7 @@ func FuzzDecodeChatRequest(f *testing.F) {
 			t.Fatalf("neither request nor error")
 		}
 		if r.Model == "" || len(r.Messages) == 0 || r.N < 1 || r.N > lim.MaxChoices ||
-			r.MaxTokens < 0 || r.MaxTokens > lim.MaxTokensCeiling || len(r.Stop) > 4 {
+			r.MaxTokens < 0 || r.MaxTokens > MaxBudget || len(r.Stop) > 4 {
 			t.Fatalf("invalid request accepted: %+v", r)
 		}
 		for _, m := range r.Messages {

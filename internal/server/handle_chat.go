@@ -64,7 +64,7 @@ func newChatHandler(d Deps, dl dialect) http.Handler {
 	h := &chatHandler{
 		dialect:          dl,
 		catalog:          d.Catalog,
-		limits:           protocol.Limits{MaxTokensCeiling: d.Config.MaxTokens, MaxChoices: d.Config.MaxChoices, MaxRegexProgram: d.Config.MaxRegexProgram},
+		limits:           protocol.Limits{MaxChoices: d.Config.MaxChoices, MaxRegexProgram: d.Config.MaxRegexProgram},
 		maxBody:          d.Config.MaxBodyBytes,
 		tokenCeiling:     d.Config.MaxTokens,
 		maxResponseBytes: d.Config.MaxResponseBytes,
@@ -221,7 +221,8 @@ func (h *chatHandler) decode(w http.ResponseWriter, r *http.Request) (*protocol.
 }
 
 // resolve finds the request's model and checks that it can serve it: executable, with the
-// capabilities asked for, and a context window that holds the prompt with its budget (refused
+// capabilities asked for, a budget within its output limit (budget.go), and a context window
+// that holds the prompt with its budget (refused
 // as OpenAI refuses it; a fallback model's window cuts its answer in Generate). The record gets
 // the model's id whenever it is in the catalog: a bounded label even when the request fails.
 //
@@ -241,7 +242,10 @@ func (h *chatHandler) resolve(req *protocol.ChatRequest, facts requestFacts, rec
 	case req.Stream && !model.Capabilities.Streaming:
 		return nil, apierr.New(apierr.InvalidValue, "stream", "The model "+model.ID+" does not support streaming.")
 	}
-	if aerr := generate.CheckContext(facts.promptTokens, req.MaxTokens, model.ContextWindow); aerr != nil {
+	if aerr := h.checkBudget(model, req); aerr != nil {
+		return nil, aerr
+	}
+	if aerr := generate.CheckContext(facts.promptTokens, h.contextBudget(req), model.ContextWindow); aerr != nil {
 		return nil, aerr
 	}
 	if aerr := h.checkReasoning(model, req); aerr != nil {

@@ -142,7 +142,7 @@ type countTokensBody struct {
 // handleCountTokens counts a Messages request's prompt with the estimator that gives an answer's
 // input_tokens, so the two agree. The model must be one the mock executes, as for an answer.
 func handleCountTokens(d Deps) http.Handler {
-	limits := protocol.Limits{MaxTokensCeiling: d.Config.MaxTokens, MaxChoices: d.Config.MaxChoices}
+	limits := protocol.Limits{MaxChoices: d.Config.MaxChoices}
 	return &takesBody{maxBody: d.Config.MaxBodyBytes, next: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		setRequestIDHeader(w)
 		if err := checkAnthropicVersion(r); err != nil {
