@@ -129,7 +129,7 @@ func TestRedisKeysExpire(t *testing.T) {
 	if _, err := r.NextAttempt(ctx, 42, "kept"); err != nil {
 		t.Fatal(err)
 	}
-	r.RecordCall("kept", journal.Entry{RequestID: "req_1", Time: time.Now()})
+	r.RecordCall(ctx, "kept", journal.Entry{RequestID: "req_1", Time: time.Now()})
 	c := rs.Client()
 	defer c.Close()
 	waitFor(t, "the journal entry written", func() bool { return c.Exists(ctx, key("kept", "j")).Val() == 1 })
@@ -160,7 +160,7 @@ func TestRedisJournalBounds(t *testing.T) {
 	r, _ := newTestRedis(t, RedisConfig{JournalEntries: 3, JournalScopes: 2})
 	start := time.Now()
 	for i := range 5 {
-		r.RecordCall("x", journal.Entry{RequestID: fmt.Sprintf("req_x%d", i), Time: start.Add(time.Duration(i) * time.Millisecond)})
+		r.RecordCall(ctx, "x", journal.Entry{RequestID: fmt.Sprintf("req_x%d", i), Time: start.Add(time.Duration(i) * time.Millisecond)})
 	}
 	list := func(scope string) string {
 		b, err := r.AppendJournal(ctx, nil, scope, 0)
@@ -173,8 +173,8 @@ func TestRedisJournalBounds(t *testing.T) {
 	if got := list("x"); strings.Count(got, "request_id") != 3 || strings.Index(got, "req_x4") > strings.Index(got, "req_x2") || strings.Contains(got, "req_x1") {
 		t.Fatalf("scope x keeps its 3 newest, newest first: %s", got)
 	}
-	r.RecordCall("y", journal.Entry{RequestID: "req_y"})
-	r.RecordCall("z", journal.Entry{RequestID: "req_z"})
+	r.RecordCall(ctx, "y", journal.Entry{RequestID: "req_y"})
+	r.RecordCall(ctx, "z", journal.Entry{RequestID: "req_z"})
 	waitFor(t, "z written", func() bool { return strings.Contains(list("z"), "req_z") })
 	if got := list("x"); strings.Contains(got, "req_x") {
 		t.Fatalf("the least recently written scope stays past JournalScopes: %s", got)
@@ -194,7 +194,7 @@ func TestRedisJournalBatchKeepsOrder(t *testing.T) {
 	const each = 300 // more than one batch
 	for i := range each {
 		for _, s := range []string{"a", "", "b"} {
-			r.RecordCall(s, journal.Entry{RequestID: fmt.Sprintf("req_%s%d", s, i), Time: at, Method: "POST", Route: "/v1/chat/completions",
+			r.RecordCall(ctx, s, journal.Entry{RequestID: fmt.Sprintf("req_%s%d", s, i), Time: at, Method: "POST", Route: "/v1/chat/completions",
 				Status: 200, DurationMS: float64(i) / 8, SDK: journal.SDK{UserAgent: "ua <&>"}})
 		}
 	}
