@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -112,8 +113,9 @@ func TestRedisAddBounds(t *testing.T) {
 	}
 }
 
-// TestRedisKeysExpire: every key a scope leaves in the store expires, so an abandoned scope
-// never stays.
+// TestRedisKeysExpire: every key the store writes expires — a scope's, and those across
+// scopes that index them (fx, ct, bytes, gen, att, js) —, so an abandoned scope never stays,
+// and neither does anything else.
 func TestRedisKeysExpire(t *testing.T) {
 	ctx := context.Background()
 	r, rs := newTestRedis(t, RedisConfig{ScopeTTL: 200 * time.Millisecond, JournalEntries: 10})
@@ -126,20 +128,77 @@ func TestRedisKeysExpire(t *testing.T) {
 	if _, err := r.count(ctx, "kept", fixtures.Counted{Name: "one", Origin: fixtures.OriginRuntime, Replies: 1}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := r.count(ctx, "counting", fixtures.Counted{Name: "file", Origin: fixtures.OriginFile, Replies: 2}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := r.NextAttempt(ctx, 42, "kept"); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := r.NextAttempt(ctx, 43, ""); err != nil {
+		t.Fatal(err)
+	}
 	r.RecordCall(ctx, "kept", journal.Entry{RequestID: "req_1", Time: time.Now()})
+	r.RecordCall(ctx, "", journal.Entry{RequestID: "req_2", Time: time.Now()})
+	if b, err := r.AppendJournal(ctx, nil, "", 0); err != nil || !strings.Contains(string(b), "req_2") {
+		t.Fatalf("the unscoped journal: %s %v", b, err)
+	}
 	c := rs.Client()
 	defer c.Close()
-	waitFor(t, "the journal entry written", func() bool { return c.Exists(ctx, key("kept", "j")).Val() == 1 })
-	keys := c.Keys(ctx, prefix+"{*").Val()
-	if len(keys) < 6 {
-		t.Fatalf("fewer scope keys than written: %v", keys)
+	keys := c.Keys(ctx, prefix+"*").Val()
+	for _, k := range []string{"fx", "ct", "bytes", "gen", "att", "js", "{kept}:j", "{}:j", "{kept}:att", "{counting}:n"} {
+		if !slices.Contains(keys, prefix+k) {
+			t.Errorf("%s was not written: %v", prefix+k, keys)
+		}
 	}
 	for _, k := range keys {
 		if ttl := c.PTTL(ctx, k).Val(); ttl <= 0 {
 			t.Errorf("%s does not expire (PTTL %v)", k, ttl)
+		}
+	}
+}
+
+// TestRedisAttemptKeysBound: at most AttemptKeys attempt keys are kept across all scopes, as
+// in memory, the least recently seen going first — not a hash of them in every scope.
+func TestRedisAttemptKeysBound(t *testing.T) {
+	ctx := context.Background()
+	const max = 10
+	r, rs := newTestRedis(t, RedisConfig{AttemptKeys: max})
+	if n, _ := r.NextAttempt(ctx, 1, "first"); n != 1 {
+		t.Fatalf("a first attempt: %d", n)
+	}
+	for i := range 5 * max {
+		if _, err := r.NextAttempt(ctx, uint64(100+i), fmt.Sprintf("scope-%d", i)); err != nil {
+			t.Fatal(err)
+		}
+		if i == 4*max {
+			if n, _ := r.NextAttempt(ctx, 2, "recent"); n != 1 {
+				t.Fatalf("a first attempt: %d", n)
+			}
+		}
+	}
+	c := rs.Client()
+	defer c.Close()
+	fields := 0
+	hashes := c.Keys(ctx, prefix+"{*}:att").Val()
+	for _, k := range hashes {
+		fields += int(c.HLen(ctx, k).Val())
+	}
+	if len(hashes) > max || fields > 2*max || c.ZCard(ctx, prefix+"att").Val() > max {
+		t.Fatalf("past %d attempt keys: %d hashes, %d fields, %d indexed", max, len(hashes), fields, c.ZCard(ctx, prefix+"att").Val())
+	}
+	if n, _ := r.NextAttempt(ctx, 2, "recent"); n != 2 {
+		t.Errorf("a key seen recently is forgotten: attempt %d", n)
+	}
+	if n, _ := r.NextAttempt(ctx, 1, "first"); n != 1 {
+		t.Errorf("the key seen longest ago is kept: attempt %d", n)
+	}
+	r.AttemptDone(ctx, 2, "recent")
+	if _, err := r.DropScope(ctx, "first", false); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range c.ZRange(ctx, prefix+"att", 0, -1).Val() {
+		if strings.HasPrefix(m, "first/") || strings.HasPrefix(m, "recent/") {
+			t.Errorf("a key done or dropped stays indexed: %s", m)
 		}
 	}
 }
