@@ -279,3 +279,39 @@ func TestRedisJournalBatchKeepsOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestRedisJournalReadsItsWrites: two replicas on one store; an entry RecordCall filed on one,
+// scoped or not, is in the journal the other reads right after it, with nothing waited for
+// between them.
+func TestRedisJournalReadsItsWrites(t *testing.T) {
+	ctx := context.Background()
+	a, rs := newTestRedis(t, RedisConfig{JournalEntries: 1000, JournalScopes: 8})
+	cfg := a.cfg
+	cfg.URL = rs.URL()
+	bctx, cancel := context.WithCancel(context.Background())
+	b, err := NewRedis(bctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); b.Wait() })
+	// Both subscribed to the flushes: a replica is counted once its subscription is up.
+	c := rs.Client()
+	defer c.Close()
+	waitFor(t, "both replicas subscribed", func() bool {
+		n := c.PubSubNumSub(ctx, flushChannel).Val()[flushChannel]
+		return n == 2
+	})
+	for i := range 100 {
+		scope := []string{"", "s"}[i%2]
+		from, to := []*Redis{a, b}[i%2], []*Redis{b, a}[i%2]
+		id := fmt.Sprintf("req_%d", i)
+		from.RecordCall(ctx, scope, journal.Entry{RequestID: id, Time: time.Now()})
+		got, err := to.AppendJournal(ctx, nil, scope, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(got), `"`+id+`"`) {
+			t.Fatalf("call %d (scope %q): not in the other replica's read right after it: %s", i, scope, got)
+		}
+	}
+}
