@@ -40,7 +40,7 @@ type RedisConfig struct {
 
 // Redis keeps the runtime state in a Redis or Valkey server (standalone or a primary; not
 // Cluster: the scripts touch keys of several scopes). Every key is under the prefix
-// "mockgateway:", a scope's keys under "mockgateway:{scope}:", and every scope's keys expire.
+// "mockgateway:", a scope's keys under "mockgateway:{scope}:", and every key expires.
 // The layout and the scripts are in redis_fixtures.go, redis_attempts.go and redis_journal.go.
 type Redis struct {
 	cfg    RedisConfig
