@@ -243,7 +243,8 @@ func FuzzDecodeMessagesRequest(f *testing.F) {
 	f.Add([]byte(msgsWithTurns(`{"role":"user","content":"read it"}`, toolUseTurn,
 		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"r"}]},{"type":"text","text":"t"}]}`)))
 	f.Add([]byte(msgsWith(`"tools":[{"name":"f","input_schema":{"type":"object"}},{"type":"web_search_20250305","name":"w"}],"tool_choice":{"type":"any"}`)))
-	f.Add([]byte(deepToolResults(64, false))) // the worst nesting (TestDecodeCostIsLinearInDepth)
+	f.Add(deepNestingSeed("messages")) // the worst nesting (TestDecodeCostIsLinearInDepth), and count_tokens'
+	f.Add(deepNestingSeed("messages_input_schema"))
 	for _, name := range []string{"claude-code-2.1.332-first.json", "claude-code-2.1.332-tool-result.json"} {
 		if body, err := os.ReadFile(filepath.Join("testdata", "anthropic", name)); err == nil {
 			f.Add(body)
