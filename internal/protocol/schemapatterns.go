@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 
 	"mockgateway/internal/apierr"
@@ -24,7 +25,7 @@ func CheckSchemaPatterns(path string, schema json.RawMessage, maxProgram int) *a
 	if len(schema) == 0 {
 		return nil
 	}
-	w := patternWalk{max: maxProgram, root: path}
+	w := patternWalk{max: maxProgram, root: path, schema: schema}
 	w.walk(schema)
 	return w.err
 }
@@ -53,18 +54,19 @@ func checkToolPatterns(tools []Tool, path, fn string, maxProgram int) *apierr.Er
 // its depth (TestDecodeCostIsLinearInDepth). The containers it is inside are a stack of steps,
 // and a path is made of them only for the problem it reports (path).
 type patternWalk struct {
-	max  int
-	err  *apierr.Error
-	root string // the schema's place in the request
+	max    int
+	err    *apierr.Error
+	root   string // the schema's place in the request
+	schema []byte // its text, which the steps point into
 }
 
-// patternStep is one open container of the walk and where in it the walk is: the member's
-// quoted name in an object, the element's index in an array.
+// patternStep is one open container of the walk and where in it the walk is: at is the offset
+// of the member's quoted name in an object, the element's index in an array. It is small, as a
+// schema may open thousands.
 type patternStep struct {
+	at      int
 	object  bool
 	regexes bool // a patternProperties object, whose member names are regular expressions
-	name    []byte
-	index   int
 }
 
 // walk checks the patterns of the valid JSON value v: each pattern keyword's string value and
@@ -83,6 +85,9 @@ func (w *patternWalk) walk(v []byte) {
 			return
 		}
 		if c := v[i]; c == '{' || c == '[' {
+			if len(steps) == cap(steps) {
+				steps = slices.Grow(steps, len(steps)) // doubled: append grows a long slice by a quarter
+			}
 			steps = append(steps, patternStep{object: c == '{', regexes: regexes})
 			i = jsonscan.SkipSpace(v, i+1)
 			if i < len(v) && (v[i] == '}' || v[i] == ']') {
@@ -113,7 +118,7 @@ func (w *patternWalk) walk(v []byte) {
 			if top.object {
 				i, regexes = w.member(steps, v, i)
 			} else {
-				top.index++
+				top.at++
 				regexes = false
 			}
 			break
@@ -127,14 +132,15 @@ func (w *patternWalk) walk(v []byte) {
 func (w *patternWalk) member(steps []patternStep, v []byte, i int) (int, bool) {
 	top := &steps[len(steps)-1]
 	end := jsonscan.SkipString(v, i)
-	top.name = v[i:end]
+	top.at = i
+	name := v[i:end]
 	i = jsonscan.SkipSpace(v, end)
 	i = jsonscan.SkipSpace(v, i+1) // past the colon: the value
 	if top.regexes {
-		w.check(steps, top.name)
+		w.check(steps, name)
 		return i, false
 	}
-	switch string(keyword(top.name)) { // a conversion in a switch does not copy
+	switch string(keyword(name)) { // a conversion in a switch does not copy
 	case "pattern":
 		if firstByte(v[i:]) == '"' {
 			end := jsonscan.SkipString(v, i)
@@ -159,10 +165,10 @@ func (w *patternWalk) path(steps []patternStep) string {
 	p := []byte(w.root)
 	for _, s := range steps {
 		if s.object {
-			name, _ := jsonscan.Unquote(s.name)
+			name, _ := jsonscan.Unquote(w.schema[s.at:jsonscan.SkipString(w.schema, s.at)])
 			p = appendKeyToPath(p, name)
 		} else {
-			p = appendIndexToPath(p, s.index)
+			p = appendIndexToPath(p, s.at)
 		}
 	}
 	return string(p)
