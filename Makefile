@@ -131,8 +131,10 @@ bench: redis
 
 # hostile: the hostile requests of the limits issue against the built binary, each on a fresh
 # server; prints CPU, peak RSS and the answer per case. A benchmark: it reports, it does not time out.
+# HOSTILE_FLAGS='-run nested' runs only the cases whose name matches.
+HOSTILE_FLAGS ?=
 hostile:
-	$(GO) run ./cmd/loadtest hostile
+	$(GO) run ./cmd/loadtest hostile $(HOSTILE_FLAGS)
 
 # soak: mixed traffic for a set duration, sampled every 10s; not part of make test.
 SOAK_DURATION ?= 10m

@@ -46,6 +46,10 @@ import (
 //   - Values are substrings of doc, never of body, which the server reuses once decoding returns.
 //   - No table allocates for a member it only checks: room for an object's members and an
 //     array's elements is a caller's stack array (stackMembers, stackElements).
+//   - Decoding costs the body's bytes, whatever its nesting: each split reads a whole value, so
+//     a table descends only into its protocol's fixed shapes, and refuses a type that cannot
+//     nest where it is read (a tool_result's blocks); the one walk as deep as a client nests,
+//     a schema's patterns, reads its text once (TestDecodeCostIsLinearInDepth).
 
 // Limits are the configurable bounds the decoder enforces. A zero field means the contract's
 // default (DefaultMaxChoices, regexcost.DefaultMaxProgram). A budget is not one of them: the

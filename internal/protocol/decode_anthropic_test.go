@@ -146,6 +146,12 @@ func TestDecodeMessagesErrors(t *testing.T) {
 		{"tool_use in a user turn", msgsWithTurns(`{"role":"user","content":[{"type":"tool_use","id":"a","name":"f","input":{}}]}`), apierr.InvalidValue, "messages[0].content[0].type"},
 		{"a result answering no call", msgsWithTurns(toolUseTurn, `{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_9","content":"x"}]}`),
 			apierr.InvalidValue, "messages[1].content[0].tool_use_id"},
+		{"a tool_result in a tool_result", msgsWithTurns(toolUseTurn, `{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[`+
+			`{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"x"}]}]}]}`),
+			apierr.InvalidValue, "messages[1].content[0].content[0].type"},
+		{"a tool_use in a tool_result", msgsWithTurns(toolUseTurn, `{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[`+
+			`{"type":"tool_use","id":"a","name":"f","input":{}}]}]}`),
+			apierr.InvalidValue, "messages[1].content[0].content[0].type"},
 		{"unknown block member", msgsWithTurns(`{"role":"user","content":[{"type":"text","text":"a","colour":"red"}]}`), apierr.UnknownParameter, "messages[0].content[0].colour"},
 		{"tool without a schema", msgsWith(`"tools":[{"name":"f"}]`), apierr.MissingRequiredParameter, "tools[0].input_schema"},
 		{"a bad tool type", msgsWith(`"tools":[{"type":"function","name":"f","input_schema":{}}]`), apierr.InvalidValue, "tools[0].type"},
@@ -238,6 +244,8 @@ func FuzzDecodeMessagesRequest(f *testing.F) {
 	f.Add([]byte(msgsWithTurns(`{"role":"user","content":"read it"}`, toolUseTurn,
 		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"r"}]},{"type":"text","text":"t"}]}`)))
 	f.Add([]byte(msgsWith(`"tools":[{"name":"f","input_schema":{"type":"object"}},{"type":"web_search_20250305","name":"w"}],"tool_choice":{"type":"any"}`)))
+	f.Add(deepNestingSeed("messages")) // the worst nesting (TestDecodeCostIsLinearInDepth), and count_tokens'
+	f.Add(deepNestingSeed("messages_input_schema"))
 	for _, name := range []string{"claude-code-2.1.332-first.json", "claude-code-2.1.332-tool-result.json"} {
 		if body, err := os.ReadFile(filepath.Join("testdata", "anthropic", name)); err == nil {
 			f.Add(body)

@@ -313,6 +313,7 @@ func FuzzDecodeResponsesRequest(f *testing.F) {
 		`{"type":"function_call_output","call_id":"c1","output":"one"}`)))
 	f.Add([]byte(respWith(`"tools":[{"type":"function","name":"f","parameters":{"type":"object"},"strict":true}],` +
 		`"tool_choice":{"type":"function","name":"f"},"text":{"format":{"type":"json_schema","name":"s","schema":{"type":"object"}}}`)))
+	f.Add(deepNestingSeed("responses")) // the worst nesting (TestDecodeCostIsLinearInDepth)
 	f.Fuzz(func(t *testing.T, body []byte) {
 		checkRunsAgree(t, body)
 		r, echo, err := DecodeResponsesRequest(body, Limits{})

@@ -83,6 +83,7 @@ func FuzzDecodeChatRequest(f *testing.F) {
 	f.Add([]byte(reqWithMessages(`{"role":"user","content":"hi"}`)))
 	f.Add([]byte(reqWith(`"stream":true,"stream_options":{"include_usage":true},"n":2,"stop":["a"],"max_tokens":5`)))
 	f.Add([]byte(reqWith(`"tools":[` + weatherToolJSON + `],"tool_choice":{"type":"function","function":{"name":"get_weather"}}`)))
+	f.Add(deepNestingSeed("chat")) // the worst nesting (TestDecodeCostIsLinearInDepth)
 	f.Fuzz(func(t *testing.T, body []byte) {
 		checkRunsAgree(t, body)
 		lim := Limits{MaxChoices: 128}
