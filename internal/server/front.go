@@ -43,21 +43,20 @@ import (
 //     too: a no-cors GET, an <img> or a <script src> from another site carries no Origin, and
 //     must not load the journal or the traces where the page can reach them.
 //
-// Every answer carries X-Content-Type-Options: nosniff, so that a browser takes no JSON body for
-// a script or a style sheet. /health answers everyone: it tells nothing and probes must reach
+// Every answer carries X-Content-Type-Options: nosniff (the chain's statusWriter sets it), so
+// that a browser takes no JSON body for a script or a style sheet. /health answers everyone: it tells nothing and probes must reach
 // it. The guard runs inside the middleware chain, so a refusal is traced, counted, logged and
 // carries x-request-id like any answer; the Origin, Host and Sec-Fetch-Site values themselves
 // reach no output.
 type frontGuard struct {
 	origins map[string]bool // --cors-origins, as a browser serializes them (lower case)
 	hosts   []string        // --allowed-hosts, lower case; ".example.com" takes it and its subdomains
-	nosniff []string        // the header's value, built once: set as is, it costs no allocation
 	route   func(r *http.Request, method string) string
 	next    http.Handler
 }
 
 func newFrontGuard(cfg config.Config, d *dispatch) *frontGuard {
-	g := &frontGuard{origins: map[string]bool{}, nosniff: []string{"nosniff"}, route: d.template, next: d}
+	g := &frontGuard{origins: map[string]bool{}, route: d.template, next: d}
 	for _, o := range cfg.CORSOrigins {
 		g.origins[strings.ToLower(o)] = true
 	}
@@ -81,7 +80,6 @@ var (
 )
 
 func (g *frontGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	w.Header()["X-Content-Type-Options"] = g.nosniff // Header().Set, for a canonical key
 	if len(r.TransferEncoding) > 0 {
 		w.Header().Set("Connection", "close")
 	}
