@@ -108,8 +108,8 @@ type Config struct {
 	// TraceBuffer is how many spans /debug/traces keeps.
 	TraceBuffer int
 	// CORSOrigins are the web origins (scheme://host[:port]) besides the mock's own that may call
-	// it from a browser, with CORS answers; AllowedHosts the Host names answered besides the
-	// loopback ones — on a loopback listener, and on any listener once set (docs/console.md).
+	// it from a browser, with CORS answers; AllowedHosts the Host names answered besides
+	// localhost, *.localhost and IP addresses, whatever the listener (docs/console.md).
 	CORSOrigins  []string
 	AllowedHosts []string
 	// GCFloorMB is the floor under the garbage collector's heap target, in MiB (see
