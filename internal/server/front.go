@@ -44,10 +44,10 @@ import (
 //     must not load the journal or the traces where the page can reach them.
 //
 // Every answer carries X-Content-Type-Options: nosniff (the chain's statusWriter sets it), so
-// that a browser takes no JSON body for a script or a style sheet. /health answers everyone: it tells nothing and probes must reach
-// it. The guard runs inside the middleware chain, so a refusal is traced, counted, logged and
-// carries x-request-id like any answer; the Origin, Host and Sec-Fetch-Site values themselves
-// reach no output.
+// that a browser takes no JSON body for a script or a style sheet. /health answers everyone: it
+// tells nothing and probes must reach it. The guard runs inside the middleware chain, so a
+// refusal is traced, counted, logged and carries x-request-id like any answer; the Origin, Host
+// and Sec-Fetch-Site values themselves reach no output.
 type frontGuard struct {
 	origins map[string]bool // --cors-origins, as a browser serializes them (lower case)
 	hosts   []string        // --allowed-hosts, lower case; ".example.com" takes it and its subdomains
