@@ -108,8 +108,8 @@ type Config struct {
 	// TraceBuffer is how many spans /debug/traces keeps.
 	TraceBuffer int
 	// CORSOrigins are the web origins (scheme://host[:port]) besides the mock's own that may call
-	// it from a browser, with CORS answers; AllowedHosts the Host names answered besides the
-	// loopback ones — on a loopback listener, and on any listener once set (docs/console.md).
+	// it from a browser, with CORS answers; AllowedHosts the Host names answered besides
+	// localhost, *.localhost and IP addresses, whatever the listener (docs/console.md).
 	CORSOrigins  []string
 	AllowedHosts []string
 	// GCFloorMB is the floor under the garbage collector's heap target, in MiB (see
@@ -181,7 +181,7 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 		{flagenv.Setting{Name: "trace-probes", Env: "MOCKGATEWAY_TRACE_PROBES", Default: "false", Usage: "trace /health and /metrics requests too (they are always measured and logged)", Switch: true}, boolOf(&c.TraceProbes)},
 		{flagenv.Setting{Name: "trace-buffer", Env: "MOCKGATEWAY_TRACE_BUFFER", Default: "4096", Usage: "spans kept in memory for /debug/traces"}, intOf(&c.TraceBuffer)},
 		{flagenv.Setting{Name: "cors-origins", Env: "MOCKGATEWAY_CORS_ORIGINS", Usage: "comma-separated web origins (scheme://host[:port]) that may call the mock from a browser, with CORS answers; any other origin but its own is 403"}, listOf(&c.CORSOrigins, origin)},
-		{flagenv.Setting{Name: "allowed-hosts", Env: "MOCKGATEWAY_ALLOWED_HOSTS", Usage: "comma-separated Host names answered besides localhost, *.localhost, 127.0.0.1 and [::1] (.example.com: its subdomains); on a non-loopback listener, set, it restricts Host too"}, listOf(&c.AllowedHosts, hostName)},
+		{flagenv.Setting{Name: "allowed-hosts", Env: "MOCKGATEWAY_ALLOWED_HOSTS", Usage: "comma-separated Host names answered besides localhost, *.localhost and IP addresses (.example.com: it and its subdomains); any other name is refused, whatever --addr is"}, listOf(&c.AllowedHosts, hostName)},
 		{flagenv.Setting{Name: "gc-floor-mb", Env: "MOCKGATEWAY_GC_FLOOR_MB", Default: "32", Usage: "floor under the garbage collector's heap target, MiB (0: Go's default; GOGC, when set, wins)"}, intOf(&c.GCFloorMB)},
 	}
 	specs := make([]flagenv.Setting, 0, len(settings)+1)
