@@ -29,8 +29,9 @@ func nestingCases() []hostileCase {
 		`{"role":"user","content":[` + results + `]}]}`
 	schema := strings.Repeat(`{"type":"object","properties":{"a":`, nestingDepth) + `{"type":"string"}` +
 		strings.Repeat(`}}`, nestingDepth)
-	messages := dialect{path: "/v1/messages", header: anthropicHeaders}
-	counting := dialect{path: "/v1/messages/count_tokens", header: anthropicHeaders}
+	anthropic := messagesDialect().header // what every Anthropic client sends beside the body
+	messages := dialect{path: "/v1/messages", header: anthropic}
+	counting := dialect{path: "/v1/messages/count_tokens", header: anthropic}
 	chat := dialect{path: chatclient.ChatPath}
 	responses := dialect{path: "/v1/responses"}
 	deep := fmt.Sprintf("nested %d levels", nestingDepth)
