@@ -74,6 +74,18 @@ func (*Dialect) AppendCount(buf []byte, tokens int) []byte {
 	return append(strconv.AppendInt(buf, int64(tokens), 10), "}\n"...)
 }
 
+// CheckBudget refuses a max_tokens over the model's output limit in Anthropic's words.
+func (*Dialect) CheckBudget(model *catalog.Model, req *protocol.Request) *apierr.Error {
+	return generate.CheckAnthropicBudget(req.MaxTokens, model.MaxOutputTokens, model.ID)
+}
+
+// ContextBudget is at most --max-tokens, whose context error is not in Anthropic's words, so
+// that Claude Code's 32,000 on a long conversation is not refused in words it cannot read to
+// recover.
+func (*Dialect) ContextBudget(req *protocol.Request, ceiling int) int {
+	return min(req.MaxTokens, ceiling)
+}
+
 // OffersToolsOnly reports whether a Messages request's tools are only offered — tool_choice is
 // auto or none — which a model without tools may take and never call: Claude Code offers its
 // tools on every call, whatever the model (docs/protocol.md, "Where the client won").

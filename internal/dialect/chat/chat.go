@@ -14,6 +14,7 @@ import (
 	"mockgateway/internal/catalog"
 	"mockgateway/internal/dialect"
 	"mockgateway/internal/fixtures"
+	"mockgateway/internal/generate"
 	"mockgateway/internal/protocol"
 	"mockgateway/internal/seal"
 )
@@ -50,6 +51,14 @@ func (*Dialect) Admit(*http.Request) *apierr.Error { return nil }
 func (*Dialect) Decode(_ *http.Request, body []byte, lim protocol.Limits) (*protocol.Request, *apierr.Error) {
 	return protocol.DecodeChatRequest(body, lim)
 }
+
+// CheckBudget refuses a budget over the model's output limit in OpenAI's words.
+func (*Dialect) CheckBudget(model *catalog.Model, req *protocol.Request) *apierr.Error {
+	return generate.CheckBudget(req.MaxTokensParam, req.MaxTokens, model.MaxOutputTokens)
+}
+
+// ContextBudget is the budget sent, as OpenAI counts it.
+func (*Dialect) ContextBudget(req *protocol.Request, _ int) int { return req.MaxTokens }
 
 // OffersToolsOnly: OpenAI refuses tools to a model without them (tools_not_supported).
 func (*Dialect) OffersToolsOnly(*protocol.Request) bool { return false }
