@@ -199,16 +199,8 @@ func (h *chatHandler) resolve(req *protocol.Request, facts requestFacts, rec *ob
 	case req.Stream && !model.Capabilities.Streaming:
 		return nil, apierr.New(apierr.InvalidValue, "stream", "The model "+model.ID+" does not support streaming.")
 	}
-	if aerr := h.dialect.CheckBudget(model, req); aerr != nil {
+	if aerr := h.dialect.Check(model, req, facts.promptTokens, h.tokenCeiling); aerr != nil {
 		return nil, aerr
-	}
-	if aerr := generate.CheckContext(facts.promptTokens, h.dialect.ContextBudget(req, h.tokenCeiling), model.ContextWindow); aerr != nil {
-		return nil, aerr
-	}
-	if model.Capabilities.Reasoning {
-		if aerr := h.dialect.CheckReasoning(model, req); aerr != nil {
-			return nil, aerr
-		}
 	}
 	return model, nil
 }

@@ -74,16 +74,19 @@ func (*Dialect) AppendCount(buf []byte, tokens int) []byte {
 	return append(strconv.AppendInt(buf, int64(tokens), 10), "}\n"...)
 }
 
-// CheckBudget refuses a max_tokens over the model's output limit in Anthropic's words.
-func (*Dialect) CheckBudget(model *catalog.Model, req *protocol.Request) *apierr.Error {
-	return generate.CheckAnthropicBudget(req.MaxTokens, model.MaxOutputTokens, model.ID)
-}
-
-// ContextBudget is at most --max-tokens, whose context error is not in Anthropic's words, so
-// that Claude Code's 32,000 on a long conversation is not refused in words it cannot read to
-// recover.
-func (*Dialect) ContextBudget(req *protocol.Request, ceiling int) int {
-	return min(req.MaxTokens, ceiling)
+// Check refuses a max_tokens over the model's output limit in Anthropic's words, a prompt
+// beyond the context window with at most --max-tokens beside it — the context error is not in
+// Anthropic's words, so that Claude Code's 32,000 on a long conversation is not refused in words
+// it cannot read to recover — and, on a reasoning model, what Anthropic refuses of a thinking
+// request (thinking.go).
+func (d *Dialect) Check(model *catalog.Model, req *protocol.Request, promptTokens, ceiling int) *apierr.Error {
+	if aerr := generate.CheckAnthropicBudget(req.MaxTokens, model.MaxOutputTokens, model.ID); aerr != nil {
+		return aerr
+	}
+	if aerr := generate.CheckContext(promptTokens, min(req.MaxTokens, ceiling), model.ContextWindow); aerr != nil || !model.Capabilities.Reasoning {
+		return aerr
+	}
+	return d.checkThinking(model, req)
 }
 
 // OffersToolsOnly reports whether a Messages request's tools are only offered — tool_choice is

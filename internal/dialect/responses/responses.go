@@ -36,9 +36,13 @@ func (*Dialect) Decode(_ *http.Request, body []byte, lim protocol.Limits) (*prot
 	return req, nil
 }
 
-// CheckReasoning holds the request to OpenAI's rules for a reasoning model (chat.CheckReasoning),
-// a sampling value refused as the Responses API refuses it: "Unsupported parameter".
-func (d *Dialect) CheckReasoning(model *catalog.Model, req *protocol.Request) *apierr.Error {
+// Check holds the request to OpenAI's limits (chat.CheckLimits) and, on a reasoning model, to
+// OpenAI's rules for one (chat.CheckReasoning), a sampling value refused as the Responses API
+// refuses it: "Unsupported parameter".
+func (d *Dialect) Check(model *catalog.Model, req *protocol.Request, promptTokens, _ int) *apierr.Error {
+	if aerr := chat.CheckLimits(model, req, promptTokens); aerr != nil || !model.Capabilities.Reasoning {
+		return aerr
+	}
 	return chat.CheckReasoning(model, req, d.sealer, func(param string) *apierr.Error {
 		return apierr.New(apierr.UnsupportedParameter, param, "Unsupported parameter: '"+param+"' is not supported with this model.")
 	})
