@@ -61,13 +61,20 @@ type reply struct {
 	c         *dialect.Call
 	echo      *protocol.ResponseEcho
 	reasoning *protocol.OutputItem
+	// body is the answer, JSON or the stream's response, and events the stream: made in the
+	// reply's own allocation rather than each in one of theirs.
+	body   protocol.Response
+	events respEvents
 }
 
 func (r *reply) JSON() dialect.Body {
-	body := responseBody(r)
-	return &body
+	r.body = responseBody(r)
+	return &r.body
 }
 
-func (r *reply) Events(http.Header) dialect.Events { return newEvents(r) }
+func (r *reply) Events(http.Header) dialect.Events {
+	initEvents(&r.events, r)
+	return &r.events
+}
 
 var _ dialect.Dialect = (*Dialect)(nil)
