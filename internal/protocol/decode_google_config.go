@@ -24,8 +24,10 @@ func decodeGoogleGenerationConfig(c *googleState, k, p, v string) (fieldClass, *
 	switch googleKey(k) {
 	case "maxOutputTokens":
 		c.note("max_tokens")
-		n, e := asBoundedInt(p, v, 1, 1<<31-1)
-		r.MaxTokens, r.MaxTokensParam = min(int(n), c.lim.MaxTokensCeiling), "maxOutputTokens"
+		// The model's output limit decides the budget (the dialect's Check); --max-tokens cuts
+		// the answer, not the budget.
+		n, e := asBoundedInt(p, v, 1, MaxBudget)
+		r.MaxTokens, r.MaxTokensParam = int(n), "maxOutputTokens"
 		return supported, e
 	case "candidateCount":
 		c.note("n")

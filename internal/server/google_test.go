@@ -139,6 +139,7 @@ func TestGoogleErrors(t *testing.T) {
 		{"GET on a POST method", "GET", geminiPath("v1beta", "mock-chat", "generateContent"), "", nil, 405, "UNIMPLEMENTED"},
 		{"rate limited", "POST", geminiPath("v1beta", "mock-chat", "generateContent"), geminiBody(""), append([]string{"X-Mock-Fault", "rate_limit;retry_after=3s"}, googleKeyHeader...), 429, "RESOURCE_EXHAUSTED"},
 		{"unavailable", "POST", geminiPath("v1beta", "mock-chat", "generateContent"), geminiBody(""), append([]string{"X-Mock-Fault", "unavailable"}, googleKeyHeader...), 503, "UNAVAILABLE"},
+		{"budget over the output limit", "POST", geminiPath("v1", "mock-chat", "generateContent"), geminiBody(`"generationConfig":{"maxOutputTokens":40000}`), googleKeyHeader, 400, "INVALID_ARGUMENT"},
 		{"server tools", "POST", geminiPath("v1beta", "mock-tools", "generateContent"), geminiBody(`"tools":[{"googleSearch":{}}]`), googleKeyHeader, 400, "INVALID_ARGUMENT"},
 		{"function response without its call", "POST", geminiPath("v1beta", "mock-tools", "generateContent"), `{"contents":[{"role":"user","parts":[{"functionResponse":{"name":"f","response":{}}}]}]}`, googleKeyHeader, 400, "INVALID_ARGUMENT"},
 	}
@@ -155,6 +156,12 @@ func TestGoogleErrors(t *testing.T) {
 		}
 		if !strings.Contains(rr.Body.String(), `"details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"3s"}]`) {
 			t.Errorf("no RetryInfo detail: %s", rr.Body.String())
+		}
+	})
+	t.Run("a budget within the output limit, above --max-tokens", func(t *testing.T) {
+		rr := h.do("POST", geminiPath("v1", "mock-echo", "generateContent"), geminiBody(`"generationConfig":{"maxOutputTokens":32000}`), googleKeyHeader...)
+		if rr.Code != 200 {
+			t.Fatalf("%d %s", rr.Code, rr.Body.String())
 		}
 	})
 	t.Run("405 allows POST", func(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 	"mockgateway/internal/catalog"
 	"mockgateway/internal/dialect"
 	"mockgateway/internal/fixtures"
+	"mockgateway/internal/generate"
 	"mockgateway/internal/protocol"
 	"mockgateway/internal/seal"
 )
@@ -80,6 +81,21 @@ func (d *Dialect) DecodeCount(r *http.Request, body []byte, lim protocol.Limits)
 func (*Dialect) AppendCount(buf []byte, tokens int) []byte {
 	buf = append(buf, `{"totalTokens":`...)
 	return append(strconv.AppendInt(buf, int64(tokens), 10), "}\n"...)
+}
+
+// Check refuses, in Google's words, a maxOutputTokens over the model's output limit, a prompt
+// that with its budget (as --max-tokens cuts it: ceiling) overflows the model's context window,
+// and on a thinking model a thought signature it did not seal.
+func (d *Dialect) Check(model *catalog.Model, req *protocol.Request, promptTokens, ceiling int) *apierr.Error {
+	if limit := model.MaxOutputTokens; limit > 0 && req.MaxTokens > limit {
+		// Google's sentence, without the value sent: the client's figure is not echoed.
+		return apierr.New(apierr.InvalidValue, "generationConfig.maxOutputTokens", "Unable to submit request because its maxOutputTokens value is outside the supported range, from 1 (inclusive) to "+
+			strconv.Itoa(limit+1)+" (exclusive). Update the value and try again.")
+	}
+	if aerr := generate.CheckContext(promptTokens, min(req.MaxTokens, ceiling), model.ContextWindow); aerr != nil || !model.Capabilities.Reasoning {
+		return aerr
+	}
+	return d.checkSignatures(model, req)
 }
 
 // OffersToolsOnly: function declarations are only offered unless toolConfig requires a call

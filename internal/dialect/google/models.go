@@ -29,8 +29,12 @@ func modelOf(m *catalog.Model) model {
 	if window == 0 {
 		window = catalog.DefaultContextWindow
 	}
+	output := m.MaxOutputTokens
+	if output <= 0 {
+		output = window
+	}
 	return model{Name: "models/" + m.ID, Version: "001", DisplayName: m.ID, Description: m.Description,
-		InputTokenLimit: window, OutputTokenLimit: window, SupportedGenerationMethods: methods, Thinking: m.Capabilities.Reasoning}
+		InputTokenLimit: window, OutputTokenLimit: output, SupportedGenerationMethods: methods, Thinking: m.Capabilities.Reasoning}
 }
 
 // models are the executable mock models in Google's shape, each encoded once; the list is paged

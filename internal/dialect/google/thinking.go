@@ -24,10 +24,10 @@ import (
 // signaturePurpose is the seal's purpose of a thought signature.
 const signaturePurpose = "google.thought_signature"
 
-// CheckReasoning refuses a thought signature sent back that this mock (any replica with the
+// checkSignatures refuses a thought signature sent back that this mock (any replica with the
 // same key) did not seal for that function call and this model. Gemini CLI's skip value is not
 // checked.
-func (d *Dialect) CheckReasoning(model *catalog.Model, req *protocol.Request) *apierr.Error {
+func (d *Dialect) checkSignatures(model *catalog.Model, req *protocol.Request) *apierr.Error {
 	r := req.Reasoning
 	if r == nil {
 		return nil
