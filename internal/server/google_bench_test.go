@@ -13,8 +13,12 @@ import (
 // streamGenerateContent?alt=sse: the difference per op against the chat benchmarks is what
 // Google's dialect costs a request (docs/performance.md).
 func BenchmarkGoogleJSON(b *testing.B) {
-	b.Run("telemetry=on", func(b *testing.B) { benchGoogle(b, benchHandler(b, true), geminiPath("v1beta", "mock-chat", "generateContent")) })
-	b.Run("telemetry=off", func(b *testing.B) { benchGoogle(b, benchHandler(b, false), geminiPath("v1beta", "mock-chat", "generateContent")) })
+	b.Run("telemetry=on", func(b *testing.B) {
+		benchGoogle(b, benchHandler(b, true), geminiPath("v1beta", "mock-chat", "generateContent"))
+	})
+	b.Run("telemetry=off", func(b *testing.B) {
+		benchGoogle(b, benchHandler(b, false), geminiPath("v1beta", "mock-chat", "generateContent"))
+	})
 }
 
 func BenchmarkGoogleStream64(b *testing.B) {
