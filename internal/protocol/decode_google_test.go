@@ -78,3 +78,17 @@ func TestOpenAPISchema(t *testing.T) {
 		t.Errorf("%s", out)
 	}
 }
+
+// TestDecodeGoogleDeepSchema: a schema nested past Structured Outputs' limit is refused before
+// it is rewritten, so the rewrite's depth, and its cost, stay bounded.
+func TestDecodeGoogleDeepSchema(t *testing.T) {
+	deep := `{"type":"STRING"}`
+	for range 4000 {
+		deep = `{"type":"ARRAY","items":` + deep + `}`
+	}
+	body := `{"contents":[{"parts":[{"text":"x"}]}],"tools":[{"functionDeclarations":[{"name":"f","parameters":` + deep + `}]}]}`
+	_, e := DecodeGoogleRequest(GoogleCall{Model: "mock-tools"}, []byte(body), Limits{})
+	if e == nil || e.Param != "tools[0].functionDeclarations[0].parameters" {
+		t.Fatalf("%+v", e)
+	}
+}
