@@ -137,6 +137,7 @@ func TestGoogleErrors(t *testing.T) {
 		{"unknown member", "POST", geminiPath("v1beta", "mock-chat", "generateContent"), geminiBody(`"generationConfig":{"temprature":1}`), googleKeyHeader, 400, "INVALID_ARGUMENT"},
 		{"unknown model", "POST", geminiPath("v1", "gemini-9", "generateContent"), geminiBody(""), googleKeyHeader, 404, "NOT_FOUND"},
 		{"another method", "POST", geminiPath("v1beta", "mock-chat", "embedContent"), geminiBody(""), googleKeyHeader, 404, "NOT_FOUND"},
+		{"another method, no key header", "POST", geminiPath("v1", "mock-chat", "batchGenerateContent"), geminiBody(""), nil, 404, "NOT_FOUND"},
 		{"GET on a POST method", "GET", geminiPath("v1beta", "mock-chat", "generateContent"), "", nil, 405, "UNIMPLEMENTED"},
 		{"rate limited", "POST", geminiPath("v1beta", "mock-chat", "generateContent"), geminiBody(""), append([]string{"X-Mock-Fault", "rate_limit;retry_after=3s"}, googleKeyHeader...), 429, "RESOURCE_EXHAUSTED"},
 		{"unavailable", "POST", geminiPath("v1beta", "mock-chat", "generateContent"), geminiBody(""), append([]string{"X-Mock-Fault", "unavailable"}, googleKeyHeader...), 503, "UNAVAILABLE"},
