@@ -19,8 +19,8 @@ func (h *chatHandler) checkBudget(model *catalog.Model, req *protocol.ChatReques
 
 // contextBudget is the budget the context-window check counts beside the prompt: the one sent,
 // as OpenAI counts it; in the Messages dialect at most --max-tokens, whose context error is not
-// in Anthropic's words, so that Claude Code's 32,000 on a long conversation is not refused in
-// words it cannot read to recover.
+// in Anthropic's words, so that the large budget Claude Code asks for on a long conversation is
+// not refused in words it cannot read to recover.
 func (h *chatHandler) contextBudget(req *protocol.ChatRequest) int {
 	if h.dialect == anthropicMessages {
 		return min(req.MaxTokens, h.tokenCeiling)
