@@ -1,0 +1,111 @@
+package state
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"mockgateway/internal/journal"
+)
+
+// TestRedisJournalFlushUnderTraffic: with unscoped calls queued on a replica without a pause,
+// every read of the unscoped journal on another replica — one at a time, and many at once —
+// holds the entry recorded before it, and every round is acknowledged by both writers: one
+// that waits for an empty queue would never acknowledge. The writers then stop with their
+// context though entries keep coming.
+func TestRedisJournalFlushUnderTraffic(t *testing.T) {
+	ctx := context.Background()
+	a, rs := newTestRedis(t, RedisConfig{JournalEntries: 1000, JournalScopes: 8})
+	cfg := a.cfg
+	cfg.URL = rs.URL()
+	bctx, cancel := context.WithCancel(context.Background())
+	b, err := NewRedis(bctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); b.Wait() })
+
+	stop := make(chan struct{})
+	var traffic sync.WaitGroup
+	traffic.Add(1)
+	go func() {
+		defer traffic.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			a.RecordCall(ctx, "", journal.Entry{RequestID: fmt.Sprintf("req_bg%d", i), Time: time.Now()})
+			if i%16 == 0 {
+				// Steady, not a flood that pushes the entries checked out of the journal's
+				// last 1000 before they are read.
+				time.Sleep(time.Millisecond)
+			}
+		}
+	}()
+	defer func() { close(stop); traffic.Wait() }()
+
+	check := func(id string) error {
+		got, err := b.AppendJournal(ctx, nil, "", 1000)
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(string(got), `"`+id+`"`) {
+			return fmt.Errorf("%s is not in the read right after it", id)
+		}
+		return nil
+	}
+	for i := range 10 {
+		id := fmt.Sprintf("req_one%d", i)
+		a.RecordCall(ctx, "", journal.Entry{RequestID: id, Time: time.Now().Add(time.Hour)}) // listed first
+		if err := check(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for i := range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id := fmt.Sprintf("req_many%d", i)
+			a.RecordCall(ctx, "", journal.Entry{RequestID: id, Time: time.Now().Add(2 * time.Hour)})
+			b.RecordCall(ctx, "", journal.Entry{RequestID: id + "b", Time: time.Now().Add(2 * time.Hour)})
+			if err := check(id); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if n := a.flushesMissed.Load() + b.flushesMissed.Load(); n != 0 {
+		t.Errorf("%d rounds ended without every writer's acknowledgement", n)
+	}
+}
+
+// TestRedisJournalFlushReadsBound: a read of the unscoped journal beyond MaxFlushReads is
+// refused with ErrBusy at once; a scoped read is not counted.
+func TestRedisJournalFlushReadsBound(t *testing.T) {
+	ctx := context.Background()
+	r, _ := newTestRedis(t, RedisConfig{MaxFlushReads: 2})
+	r.flushReads <- struct{}{}
+	r.flushReads <- struct{}{}
+	if _, err := r.AppendJournal(ctx, nil, "", 10); !errors.Is(err, ErrBusy) {
+		t.Fatalf("a third waiting read: %v, want ErrBusy", err)
+	}
+	if _, err := r.AppendJournal(ctx, nil, "s", 10); err != nil {
+		t.Fatalf("a scoped read: %v", err)
+	}
+	<-r.flushReads
+	if _, err := r.AppendJournal(ctx, nil, "", 10); err != nil {
+		t.Fatalf("a read within the bound: %v", err)
+	}
+}
