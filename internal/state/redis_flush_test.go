@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"mockgateway/internal/journal"
 )
 
@@ -107,5 +109,16 @@ func TestRedisJournalFlushReadsBound(t *testing.T) {
 	<-r.flushReads
 	if _, err := r.AppendJournal(ctx, nil, "", 10); err != nil {
 		t.Fatalf("a read within the bound: %v", err)
+	}
+}
+
+// TestPoolTimeoutIsNotDown: a replica whose connections are all busy has not lost the store;
+// taking it for down would refuse every store-backed request until the next ping.
+func TestPoolTimeoutIsNotDown(t *testing.T) {
+	if isDown(redis.ErrPoolTimeout) || isDown(fmt.Errorf("fetch: %w", redis.ErrPoolTimeout)) {
+		t.Fatal("a pool timeout is taken for the store being down")
+	}
+	if !isDown(context.DeadlineExceeded) {
+		t.Fatal("a command that timed out is not taken for the store being down")
 	}
 }
