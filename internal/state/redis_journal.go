@@ -19,10 +19,10 @@ import (
 // its entry. A scoped call's entry is written before RecordCall returns, which the server calls
 // before the answer's last byte (one round trip, on a request that makes round trips already).
 // An unscoped call only queues its entry, and one goroutine writes what is queued in one script
-// per batch; a read of the unscoped journal first asks every replica's writer to write its
-// queue and waits for their answers (flushJournals, redis_journal_flush.go). The queue holds journalQueue entries: when
-// it is full, or the store does not answer, entries are dropped and counted
-// (mockgateway_journal_dropped_total).
+// per batch; a read of the unscoped journal first has every replica's writer write what it had
+// queued when asked, and waits for their acknowledgements (flushJournals,
+// redis_journal_flush.go). The queue holds journalQueue entries: when it is full, or the store
+// does not answer, entries are dropped and counted (mockgateway_journal_dropped_total).
 //
 // ARGV: the prefix and the three bounds, then per scope its id, its count n and its n entries,
 // oldest first: one LPUSH, LTRIM and PEXPIRE a scope and batch, not a call each (the batched
