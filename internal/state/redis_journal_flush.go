@@ -176,6 +176,9 @@ func (r *Redis) runRounds() {
 
 // flushRound publishes one request and waits for the acknowledgements.
 func (r *Redis) flushRound(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err // the store is closing: its client may be closed already
+	}
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	w := &ackWait{nonce: hex.EncodeToString(b[:]), want: -1, done: make(chan struct{})}
