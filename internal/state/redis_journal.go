@@ -203,33 +203,39 @@ func journalArgs(args []any, batch []journal.Entry, buf *[]byte, ends *[]int, cf
 	return args
 }
 
+// readJournal reads the scope's newest entries as stored (at most limit; 0: all).
+func (r *Redis) readJournal(ctx context.Context, scope string, limit int) (raw []string, err error) {
+	end := int64(limit) - 1
+	if limit <= 0 {
+		end = -1 // all of them, as in memory
+	}
+	err = r.call(ctx, "journal_read", func(ctx context.Context) (err error) {
+		raw, err = r.client.LRange(ctx, key(scope, "j"), 0, end).Result()
+		return err
+	})
+	return raw, err
+}
+
 // AppendJournal reads the scope's entries, newest first as in memory: filed when answered,
 // shown by when they started.
 func (r *Redis) AppendJournal(ctx context.Context, buf []byte, scope string, limit int) ([]byte, error) {
 	if !journal.ValidScope(scope) {
 		return journal.AppendList(buf, "", nil), nil // its id is not echoed
 	}
+	var raw []string
+	var err error
 	if scope == "" {
-		// At most MaxFlushReads reads wait for a round (and then read) at once.
+		// At most MaxFlushReads reads wait for a round at once.
 		select {
 		case r.flushReads <- struct{}{}:
 			defer func() { <-r.flushReads }()
 		default:
 			return nil, ErrBusy
 		}
-		if err := r.flushJournals(ctx); err != nil {
-			return nil, err
-		}
+		raw, err = r.flushJournals(ctx, limit)
+	} else {
+		raw, err = r.readJournal(ctx, scope, limit)
 	}
-	end := int64(limit) - 1
-	if limit <= 0 {
-		end = -1 // all of them, as in memory
-	}
-	var raw []string
-	err := r.call(ctx, "journal_read", func(ctx context.Context) (err error) {
-		raw, err = r.client.LRange(ctx, key(scope, "j"), 0, end).Result()
-		return err
-	})
 	if err != nil {
 		return nil, err
 	}

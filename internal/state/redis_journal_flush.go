@@ -16,9 +16,10 @@ import (
 // "<replica> <nonce>" on flushChannel, which every replica's writer hears (listenFlushes); each
 // writes the entries it had queued when it took the request, then publishes the nonce on the
 // asking replica's ack channel; the asking replica hears the acknowledgements on the same
-// subscription, counts as many as PUBLISH counted subscribers, at most flushWait, and then its
-// reads go on. One round is in flight a replica; the reads that arrive meanwhile share the next
-// (flushRounds), so a waiting read holds no connection, and at most MaxFlushReads reads wait.
+// subscription, counts as many as PUBLISH counted subscribers, at most flushWait, and then reads
+// the unscoped list once for all the reads of the round. One round is in flight a replica; the
+// reads that arrive meanwhile share the next (runRounds), so a waiting read holds no
+// connection, a thousand reads make a round trip or two, and at most MaxFlushReads reads wait.
 // A replica whose subscription is down at that moment (reconnecting) is not counted: its
 // unscoped entries may then come up to journalLinger late.
 const flushChannel = prefix + "journal-flush"
@@ -38,10 +39,14 @@ const maxAsked = 1024
 // ErrBusy is a read of the unscoped journal beyond MaxFlushReads: the caller answers 429.
 var ErrBusy = errors.New("state: too many reads of the unscoped journal waiting for the replicas")
 
-// flushRound is one round: the reads sharing it wait for done, then read err.
+// flushRound is one round: the reads sharing it note the most entries any of them wants (0:
+// all), wait for done, and then take their first entries of raw, the unscoped list as the
+// round read it once written — one read for all of them, not one each.
 type flushRound struct {
-	done chan struct{}
-	err  error
+	limit int
+	done  chan struct{}
+	raw   []string
+	err   error
 }
 
 // ackWait is the acknowledgements the running round has heard and wants (-1: not known yet).
@@ -135,14 +140,17 @@ func (r *Redis) acknowledge(ctx context.Context, asked []string) {
 	})
 }
 
-// flushJournals returns once every replica's writer has written what it held when this read
-// arrived (or flushWait has passed): it joins the next round, starting it if none runs.
-func (r *Redis) flushJournals(ctx context.Context) error {
+// flushJournals returns the unscoped journal's newest entries (at most limit; 0: all), read
+// once every replica's writer has written what it held when this read arrived (or flushWait
+// has passed): it joins the next round, starting it if none runs.
+func (r *Redis) flushJournals(ctx context.Context, limit int) ([]string, error) {
 	r.roundMu.Lock()
 	next := r.nextRound
 	if next == nil {
-		next = &flushRound{done: make(chan struct{})}
+		next = &flushRound{limit: limit, done: make(chan struct{})}
 		r.nextRound = next
+	} else if next.limit > 0 && (limit <= 0 || limit > next.limit) {
+		next.limit = limit
 	}
 	if !r.roundRunning {
 		r.roundRunning = true
@@ -151,9 +159,15 @@ func (r *Redis) flushJournals(ctx context.Context) error {
 	r.roundMu.Unlock()
 	select {
 	case <-next.done:
-		return next.err
+		if next.err != nil {
+			return nil, next.err
+		}
+		if limit > 0 && limit < len(next.raw) {
+			return next.raw[:limit], nil
+		}
+		return next.raw, nil
 	case <-ctx.Done():
-		return ctx.Err()
+		return nil, ctx.Err()
 	}
 }
 
@@ -170,6 +184,9 @@ func (r *Redis) runRounds() {
 		}
 		r.roundMu.Unlock()
 		round.err = r.flushRound(r.ctx)
+		if round.err == nil {
+			round.raw, round.err = r.readJournal(r.ctx, "", round.limit)
+		}
 		close(round.done)
 	}
 }
