@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/redis/go-redis/v9"
 
 	"mockgateway/internal/journal"
@@ -16,7 +18,7 @@ import (
 
 // TestRedisJournalFlushUnderTraffic: with unscoped calls queued on a replica without a pause,
 // every read of the unscoped journal on another replica holds the entry recorded before it, and
-// so do many reads at once; every round is acknowledged by both writers: one
+// so do many reads at once, sharing rounds; every round is acknowledged by both writers: one
 // that waits for an empty queue would never acknowledge. The writers then stop with their
 // context though entries keep coming.
 func TestRedisJournalFlushUnderTraffic(t *testing.T) {
@@ -80,6 +82,12 @@ func TestRedisJournalFlushUnderTraffic(t *testing.T) {
 	// Many at once, each a read of its own; the traffic stops first, so that each read's list
 	// is short and the test measures the rounds, not 64 lists read on a busy machine.
 	stopTraffic()
+	trips := func() uint64 {
+		var m dto.Metric
+		_ = b.latency.WithLabelValues("journal_read").(prometheus.Histogram).Write(&m)
+		return m.GetHistogram().GetSampleCount()
+	}
+	before := trips()
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
 	for i := range 64 {
@@ -98,6 +106,10 @@ func TestRedisJournalFlushUnderTraffic(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+	// Two a round (the request's publish, the list's read), and the reads share rounds.
+	if n := trips() - before; n >= 64 {
+		t.Errorf("64 reads at once made %d journal_read round trips, want fewer than one a read", n)
 	}
 	if n := a.flushesMissed.Load() + b.flushesMissed.Load(); n != 0 {
 		t.Errorf("%d rounds ended without every writer's acknowledgement", n)
