@@ -8,7 +8,7 @@ NODE_DIRS := internal/clientcompat/node internal/clientcompat/codex internal/cli
 # Fuzz targets (package:function). make test runs each briefly, by a fixed count of inputs
 # rather than a duration, so a slow machine does the same work instead of timing out.
 FUZZ_TARGETS := ./internal/protocol:FuzzDecodeChatRequest ./internal/protocol:FuzzSplitMatchesEncodingJSON ./internal/protocol:FuzzAppendMatchesEncodingJSON ./internal/simulation:FuzzParseFault \
-	./internal/simulation:FuzzParseLatency ./internal/server:FuzzSSEWriter ./internal/generate:FuzzSchemaInstance ./observability:FuzzDecodeSpanRecord \
+	./internal/simulation:FuzzParseLatency ./internal/dialect/chat:FuzzChatStream ./internal/generate:FuzzSchemaInstance ./observability:FuzzDecodeSpanRecord \
 	./internal/jsonenc:FuzzAppendStringMatchesEncodingJSON ./internal/jsonenc:FuzzAppendSlogStringMatchesSlog ./internal/jsonenc:FuzzAppendSlogFloatMatchesSlog \
 	./internal/protocol:FuzzDecodeResponsesRequest ./internal/protocol:FuzzEchoAsBefore ./internal/jsonscan:FuzzAppendCompactMatchesEncodingJSON \
 	./internal/jsonscan:FuzzValidMatchesEncodingJSON ./internal/jsonscan:FuzzUnquoteMatchesEncodingJSON \

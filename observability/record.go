@@ -54,6 +54,10 @@ type Record struct {
 	// note, which the handlers fill in. Kept on the Record rather than in a derived context,
 	// which would cost the request two allocations (BenchmarkChatJSON).
 	Note any
+	// Dialect is the request's dialect (internal/dialect), opaque here: chosen once, by its route
+	// or, on a route the dialects share, by its headers; the error writer and the guards ask it
+	// how to answer.
+	Dialect any
 	// SpanName is the server span's name when the route made it in advance ("" for the chain
 	// to make): "METHOD template", concatenated once per route instead of once per request.
 	SpanName string

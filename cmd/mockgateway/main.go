@@ -1,5 +1,6 @@
-// Command mockgateway is a local mock of an LLM gateway speaking a subset of the OpenAI Chat
-// Completions protocol. main only wires the process to run; everything is built there.
+// Command mockgateway is a local mock of an LLM gateway: OpenAI's Chat Completions and Responses
+// API and Anthropic's Messages, with simulated latency, faults and gateway policies, fixtures and
+// full telemetry. main only wires the process to run; everything is built there.
 package main
 
 import (

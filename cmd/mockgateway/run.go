@@ -120,10 +120,14 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		stopState()
 		return err
 	}
-	var runtime state.Store // nil: in memory
+	// The runtime state: shared by the replicas, or in this process.
+	var runtime state.Store
 	if shared != nil {
 		runtime = shared
 		state.RouteClientLogs(logger)
+	} else {
+		runtime = &state.Memory{Fixtures: store, Calls: server.NewJournal(cfg),
+			Attempts: simulation.NewAttemptCounter(cfg.AttemptKeys, cfg.AttemptTTL, time.Now)}
 	}
 	defer func() {
 		stopState()
@@ -141,9 +145,6 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Metrics:    metrics,
 		Spans:      tracing.Buffer,
 		Drain:      drain,
-		Attempts:   simulation.NewAttemptCounter(cfg.AttemptKeys, cfg.AttemptTTL, time.Now),
-		Fixtures:   store,
-		Journal:    server.NewJournal(cfg),
 		State:      runtime,
 		Sealer:     server.NewSealer(cfg),
 		Version:    version,

@@ -22,6 +22,7 @@ import (
 	"mockgateway/internal/journal"
 	"mockgateway/internal/server"
 	"mockgateway/internal/simulation"
+	"mockgateway/internal/state"
 	"mockgateway/observability"
 )
 
@@ -62,7 +63,8 @@ func startRealService(t *testing.T, wrap func(http.Handler) http.Handler, args .
 	deps := server.Deps{
 		Config: cfg, Catalog: cat, Logger: logger, Tracer: tracing.Tracer,
 		Propagator: observability.Propagator(), Metrics: metrics, Spans: tracing.Buffer,
-		Fixtures: rs.store, Journal: rs.journal, Version: "test", Started: time.Now(),
+		Version: "test", Started: time.Now(), Sealer: server.NewSealer(cfg),
+		State: &state.Memory{Fixtures: rs.store, Calls: rs.journal, Attempts: simulation.NewAttemptCounter(cfg.AttemptKeys, cfg.AttemptTTL, time.Now)},
 	}
 	if cfg.StateStore != "" { // as run wires --state-store
 		ctx, cancel := context.WithCancel(context.Background())

@@ -56,7 +56,7 @@ func TestPiecesHandOver(t *testing.T) {
 // TestAnswerOwnsItsText: a one-choice answer's text is the builder's buffer, and the choices of
 // n > 1 each own theirs, exactly sized, however the shared builder grew.
 func TestAnswerOwnsItsText(t *testing.T) {
-	req := &protocol.ChatRequest{N: 3, Messages: userRequest("hi").Messages}
+	req := &protocol.Request{N: 3, Messages: userRequest("hi").Messages}
 	res := Generate(Input{Model: "mock-chat", Behavior: BehaviorChat, DefaultTokens: 300, Request: req})
 	seen := map[*byte]bool{}
 	for _, c := range res.Choices {

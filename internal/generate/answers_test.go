@@ -68,8 +68,8 @@ func pinnedAnswers() []struct {
 		{Role: "assistant", ToolCalls: []protocol.ToolCall{{ID: "call_1", Name: "get_weather", Arguments: `{"city":"Paris"}`}}},
 		{Role: "tool", ToolCallID: "call_1", Content: `{"temp":21}`},
 	}
-	req := func(n, budget int, stop []string, msgs []protocol.Message) *protocol.ChatRequest {
-		return &protocol.ChatRequest{N: n, MaxTokens: budget, Stop: stop, Messages: msgs}
+	req := func(n, budget int, stop []string, msgs []protocol.Message) *protocol.Request {
+		return &protocol.Request{N: n, MaxTokens: budget, Stop: stop, Messages: msgs}
 	}
 	user := func(s string) []protocol.Message { return userRequest(s).Messages }
 	gen := func(in Input) func() Result { return func() Result { return Generate(in) } }
@@ -82,9 +82,9 @@ func pinnedAnswers() []struct {
 		r.ResponseFormat.Type = protocol.FormatJSONObject
 		return Input{Model: "mock-" + string(b), Behavior: b, DefaultTokens: 12, Request: r}
 	}
-	parallel := &protocol.ChatRequest{N: 2, Messages: user("weather?"), Tools: weather, ParallelToolCalls: true}
-	toolBudget := &protocol.ChatRequest{N: 1, MaxTokens: 7, Messages: user("weather?"), Tools: weather, ParallelToolCalls: true}
-	richTool := &protocol.ChatRequest{N: 1, Messages: user("x"), Tools: []protocol.Tool{{Name: "f", Parameters: json.RawMessage(rich)}}}
+	parallel := &protocol.Request{N: 2, Messages: user("weather?"), Tools: weather, ParallelToolCalls: true}
+	toolBudget := &protocol.Request{N: 1, MaxTokens: 7, Messages: user("weather?"), Tools: weather, ParallelToolCalls: true}
+	richTool := &protocol.Request{N: 1, Messages: user("x"), Tools: []protocol.Tool{{Name: "f", Parameters: json.RawMessage(rich)}}}
 	unicodeEcho := "  héllo\u3000wörld\u00a0nbsp \u0085next\ttab\n\nend  "
 	return []struct {
 		name string
@@ -109,12 +109,12 @@ func pinnedAnswers() []struct {
 		{"tools/parallel n=2", gen(Input{Model: "mock-tools", Behavior: BehaviorTools, DefaultTokens: 24, Request: parallel})},
 		{"tools/budget=7", gen(Input{Model: "mock-tools", Behavior: BehaviorTools, DefaultTokens: 24, Request: toolBudget})},
 		{"tools/rich schema", gen(Input{Model: "mock-tools", Behavior: BehaviorTools, Request: richTool})},
-		{"tools/after tool", gen(Input{Model: "mock-tools", Behavior: BehaviorTools, DefaultTokens: 9, Request: &protocol.ChatRequest{N: 1, Messages: afterTool, Tools: weather}})},
+		{"tools/after tool", gen(Input{Model: "mock-tools", Behavior: BehaviorTools, DefaultTokens: 9, Request: &protocol.Request{N: 1, Messages: afterTool, Tools: weather}})},
 		{"json_object/chat", gen(jsonObject(BehaviorChat, 1))},
 		{"json_object/echo n=2", gen(jsonObject(BehaviorEcho, 2))},
 		{"json_schema/n=2", gen(Input{Model: "mock-chat", Behavior: BehaviorChat, Request: schemaRequest(rich, 2)})},
 		{"json_schema/echo", gen(Input{Model: "mock-echo", Behavior: BehaviorEcho, Request: schemaRequest(rich, 1)})},
-		{"json_schema/budget=9", gen(Input{Model: "mock-chat", Behavior: BehaviorChat, Request: func() *protocol.ChatRequest {
+		{"json_schema/budget=9", gen(Input{Model: "mock-chat", Behavior: BehaviorChat, Request: func() *protocol.Request {
 			r := schemaRequest(rich, 1)
 			r.MaxTokens = 9
 			return r
@@ -178,8 +178,8 @@ func TestAnswerGridPinned(t *testing.T) {
 		t.Skip("the grid takes a few seconds")
 	}
 	h := sha256.New()
-	req := func(n, budget int, stop []string, text string) *protocol.ChatRequest {
-		return &protocol.ChatRequest{N: n, MaxTokens: budget, Stop: stop, Messages: userRequest(text).Messages}
+	req := func(n, budget int, stop []string, text string) *protocol.Request {
+		return &protocol.Request{N: n, MaxTokens: budget, Stop: stop, Messages: userRequest(text).Messages}
 	}
 	prepareGrid(func(name string, in Input) bool {
 		fmt.Fprintf(h, "=== %s\n%s%s", name, renderResult(Generate(in)), renderResult(Prepare(in)))
@@ -190,7 +190,7 @@ func TestAnswerGridPinned(t *testing.T) {
 	for size := 0; size <= 5000; size += 7 {
 		msgs := []protocol.Message{{Role: "system", Content: strings.Repeat("s", size)}, {Role: "user", Content: "hi"}}
 		fmt.Fprintf(h, "=== size %d\n%s", size, renderResult(Generate(Input{Model: "mock-chat", Behavior: BehaviorChat,
-			DefaultTokens: 3, Request: &protocol.ChatRequest{N: 1, Messages: msgs}})))
+			DefaultTokens: 3, Request: &protocol.Request{N: 1, Messages: msgs}})))
 		tools := toolsRequest(`{"type":"object","description":"`+strings.Repeat("d", size)+`"}`, 1)
 		fmt.Fprintf(h, "%s", renderResult(Generate(Input{Model: "m", Behavior: BehaviorTools, Request: tools})))
 	}

@@ -32,7 +32,7 @@ func TestEcho(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			// DefaultTokens does not cut mock-echo.
 			res := Generate(Input{Model: "mock-echo", Behavior: BehaviorEcho, DefaultTokens: 1,
-				Request: &protocol.ChatRequest{N: 1, Messages: tt.msgs}})
+				Request: &protocol.Request{N: 1, Messages: tt.msgs}})
 			c := res.Choices[0]
 			if c.Text() != tt.want || !slices.Equal(c.Content.Strings(), tt.pieces) || c.FinishReason != "stop" {
 				t.Fatalf("got %q %q %s, want %q %q stop", c.Text(), c.Content.Strings(), c.FinishReason, tt.want, tt.pieces)

@@ -24,7 +24,7 @@ type Input struct {
 	// DefaultTokens is the model's length in pieces for prose (mock-chat, mock-tools' text
 	// answers). Zero or negative means fallbackDefaultTokens.
 	DefaultTokens int
-	Request       *protocol.ChatRequest
+	Request       *protocol.Request
 
 	// TokenCeiling caps the completion tokens of every choice, whatever the model, the format
 	// and the default length (--max-tokens); the request's own budget cuts below it. Zero or
@@ -127,7 +127,7 @@ const fallbackDefaultTokens = 32
 // generation holds what is shared by the choices of one request, computed once.
 type generation struct {
 	behavior      Behavior
-	req           *protocol.ChatRequest
+	req           *protocol.Request
 	n             int      // the choices
 	seed          lazySeed // the request's seed, hashed when first drawn from
 	defaultTokens int
@@ -158,7 +158,7 @@ type generation struct {
 func Generate(in Input) Result {
 	req := in.Request
 	if req == nil {
-		req = &protocol.ChatRequest{}
+		req = &protocol.Request{}
 	}
 	n := max(req.N, 1)
 	return newGeneration(in, req, n).result(n)
@@ -198,7 +198,7 @@ func (g *generation) requestSeed() [32]byte { return g.seed.get() }
 
 // newGeneration makes the generation: one allocation, of at most 512 bytes (see result), that
 // holds the piece builder the choices share.
-func newGeneration(in Input, req *protocol.ChatRequest, n int) *generation {
+func newGeneration(in Input, req *protocol.Request, n int) *generation {
 	g := &generation{
 		behavior:      in.Behavior,
 		req:           req,

@@ -40,7 +40,7 @@ func BenchmarkGenerateLong(b *testing.B) {
 	}{
 		{"chat-4096", Input{Model: "mock-chat", Behavior: BehaviorChat, DefaultTokens: 4096, Request: userRequest("hello")}},
 		{"chat-4096-n=8", Input{Model: "mock-chat", Behavior: BehaviorChat, DefaultTokens: 4096,
-			Request: &protocol.ChatRequest{N: 8, Messages: userRequest("hello").Messages}}},
+			Request: &protocol.Request{N: 8, Messages: userRequest("hello").Messages}}},
 		{"echo-4096", Input{Model: "mock-echo", Behavior: BehaviorEcho, TokenCeiling: 4096, Request: echo}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
@@ -54,7 +54,7 @@ func BenchmarkGenerateLong(b *testing.B) {
 
 // BenchmarkGenerateToolCalls: mock-tools calling two tools in parallel, with small schemas.
 func BenchmarkGenerateToolCalls(b *testing.B) {
-	in := Input{Model: "mock-tools", Behavior: BehaviorTools, DefaultTokens: 24, Request: &protocol.ChatRequest{
+	in := Input{Model: "mock-tools", Behavior: BehaviorTools, DefaultTokens: 24, Request: &protocol.Request{
 		N: 1, Messages: userRequest("weather?").Messages, Tools: weatherTools(), ParallelToolCalls: true}}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -65,11 +65,11 @@ func BenchmarkGenerateToolCalls(b *testing.B) {
 // BenchmarkRequestSeed: the hash of a short request (the load test's) and of one with a 4 KiB
 // system prompt, whose encoding does not fit the seed's stack buffer.
 func BenchmarkRequestSeed(b *testing.B) {
-	long := &protocol.ChatRequest{N: 1, Messages: []protocol.Message{
+	long := &protocol.Request{N: 1, Messages: []protocol.Message{
 		{Role: "system", Content: strings.Repeat("be brief ", 455)}, {Role: "user", Content: loadTestMessage}}}
 	for _, c := range []struct {
 		name string
-		req  *protocol.ChatRequest
+		req  *protocol.Request
 	}{{"short", userRequest(loadTestMessage)}, {"4KiB", long}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()

@@ -9,13 +9,13 @@ import (
 	"mockgateway/internal/protocol"
 )
 
-func userRequest(text string) *protocol.ChatRequest {
-	return &protocol.ChatRequest{N: 1, Messages: []protocol.Message{{Role: "user", Content: text}}}
+func userRequest(text string) *protocol.Request {
+	return &protocol.Request{N: 1, Messages: []protocol.Message{{Role: "user", Content: text}}}
 }
 
 func ptr[T any](v T) *T { return &v }
 
-func chat(req *protocol.ChatRequest) Result {
+func chat(req *protocol.Request) Result {
 	return Generate(Input{Model: "mock-chat", Behavior: BehaviorChat, DefaultTokens: 40, Request: req})
 }
 
@@ -28,7 +28,7 @@ func TestGenerateIsDeterministic(t *testing.T) {
 	}{
 		{"echo", Input{Model: "mock-echo", Behavior: BehaviorEcho, DefaultTokens: 10, Request: userRequest("hi there")}},
 		{"chat", Input{Model: "mock-chat", Behavior: BehaviorChat, DefaultTokens: 50, Request: userRequest("hi")}},
-		{"tools", Input{Model: "mock-tools", Behavior: BehaviorTools, DefaultTokens: 20, Request: &protocol.ChatRequest{
+		{"tools", Input{Model: "mock-tools", Behavior: BehaviorTools, DefaultTokens: 20, Request: &protocol.Request{
 			N: 3, Messages: userRequest("weather?").Messages, Tools: []protocol.Tool{weather}, ParallelToolCalls: true}}},
 	}
 	for _, tt := range tests {
@@ -54,19 +54,19 @@ func TestGenerateGolden(t *testing.T) {
 
 func TestGenerateInputsChangeContent(t *testing.T) {
 	base := userRequest("Tell me a story")
-	seeded := func(seed int64) *protocol.ChatRequest {
+	seeded := func(seed int64) *protocol.Request {
 		r := userRequest("Tell me a story")
 		r.Seed = ptr(seed)
 		return r
 	}
 	tests := []struct {
 		name string
-		a, b *protocol.ChatRequest
+		a, b *protocol.Request
 	}{
 		{"seed absent vs set", base, seeded(1)},
 		{"different seeds", seeded(1), seeded(2)},
 		{"different messages", base, userRequest("Tell me a poem")},
-		{"different roles", base, &protocol.ChatRequest{N: 1, Messages: []protocol.Message{{Role: "system", Content: "Tell me a story"}}}},
+		{"different roles", base, &protocol.Request{N: 1, Messages: []protocol.Message{{Role: "system", Content: "Tell me a story"}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -29,13 +29,13 @@ func repeatJSON(n int, item string) string {
 	return b.String()
 }
 
-func schemaRequest(schema string, n int) *protocol.ChatRequest {
-	return &protocol.ChatRequest{N: n, Messages: userRequest("x").Messages,
+func schemaRequest(schema string, n int) *protocol.Request {
+	return &protocol.Request{N: n, Messages: userRequest("x").Messages,
 		ResponseFormat: protocol.ResponseFormat{Type: protocol.FormatJSONSchema, Schema: json.RawMessage(schema)}}
 }
 
-func toolsRequest(parameters string, n int) *protocol.ChatRequest {
-	return &protocol.ChatRequest{N: n, Messages: userRequest("x").Messages,
+func toolsRequest(parameters string, n int) *protocol.Request {
+	return &protocol.Request{N: n, Messages: userRequest("x").Messages,
 		Tools: []protocol.Tool{{Name: "f", Parameters: json.RawMessage(parameters)}}}
 }
 
@@ -175,7 +175,7 @@ func TestCeilingEveryFormat(t *testing.T) {
 	}{
 		{"echo", Input{Behavior: BehaviorEcho, Request: userRequest(strings.Repeat("word ", 100))}},
 		{"prose", Input{Behavior: BehaviorChat, DefaultTokens: 1000, Request: userRequest("x")}},
-		{"tool answer prose", Input{Behavior: BehaviorTools, DefaultTokens: 1000, Request: &protocol.ChatRequest{
+		{"tool answer prose", Input{Behavior: BehaviorTools, DefaultTokens: 1000, Request: &protocol.Request{
 			Messages: []protocol.Message{{Role: "tool", Content: "r"}}, Tools: weatherTools()}}},
 		{"json_schema", Input{Behavior: BehaviorChat, Request: schemaRequest(schema, 1)}},
 		{"tool arguments", Input{Behavior: BehaviorTools, Request: toolsRequest(schema, 1)}},

@@ -24,7 +24,7 @@ import (
 func Prepare(in Input) Result {
 	req := in.Request
 	if req == nil {
-		req = &protocol.ChatRequest{}
+		req = &protocol.Request{}
 	}
 	n := max(req.N, 1)
 	g := newGeneration(in, req, n)

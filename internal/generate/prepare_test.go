@@ -55,7 +55,7 @@ func prepareGrid(yield func(name string, in Input) bool) {
 				for _, perChoice := range []int{0, 1, 9, 41, 400} {
 					for _, budget := range []int{0, 1, 6, 1000} {
 						for _, ceiling := range []struct{ tokens, window int }{{0, 0}, {3, 0}, {0, 40}} {
-							req := &protocol.ChatRequest{N: n, Messages: k.msgs, Tools: k.tools, MaxTokens: budget, Stop: k.stop}
+							req := &protocol.Request{N: n, Messages: k.msgs, Tools: k.tools, MaxTokens: budget, Stop: k.stop}
 							req.ResponseFormat.Type = k.format
 							if n == 2 {
 								req.Seed = ptr(int64(def))
@@ -156,7 +156,7 @@ func TestSettle(t *testing.T) {
 // text, and its pieces point into the word table instead of being allocated.
 func TestPrepareHoldsPositions(t *testing.T) {
 	in := Input{Model: "mock-chat", Behavior: BehaviorChat, DefaultTokens: 4096,
-		Request: &protocol.ChatRequest{N: 128, MaxTokens: 4096, Messages: userRequest("hi").Messages}}
+		Request: &protocol.Request{N: 128, MaxTokens: 4096, Messages: userRequest("hi").Messages}}
 	var res Result
 	allocs := testing.AllocsPerRun(5, func() { res = Prepare(in) })
 	if allocs > 8 {

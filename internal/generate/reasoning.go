@@ -36,7 +36,7 @@ func Reason(in Input, tokens int, answer func(Input) Result) Result {
 	}
 	req := in.Request
 	if req == nil {
-		req = &protocol.ChatRequest{}
+		req = &protocol.Request{}
 	}
 	n := max(req.N, 1)
 	room := in.TokenCeiling

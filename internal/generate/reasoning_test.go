@@ -10,7 +10,7 @@ import (
 // prefix of the unbudgeted answer; a budget the reasoning eats whole is empty content cut by
 // length, counting only the reasoning the budget held; n choices count it n times.
 func TestReason(t *testing.T) {
-	req := &protocol.ChatRequest{Messages: []protocol.Message{{Role: "user", Content: "Plan a trip"}}, N: 2}
+	req := &protocol.Request{Messages: []protocol.Message{{Role: "user", Content: "Plan a trip"}}, N: 2}
 	in := Input{Model: "m", Behavior: BehaviorChat, DefaultTokens: 32, Request: req}
 	whole := Reason(in, 64, Generate)
 	if whole.ReasoningTokens != 128 || whole.CompletionTokens != 128+whole.Choices[0].Tokens()+whole.Choices[1].Tokens() || whole.Choices[0].FinishReason != "stop" {

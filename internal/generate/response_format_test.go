@@ -62,7 +62,7 @@ func TestResponseFormats(t *testing.T) {
 			if msgs == nil {
 				msgs = []protocol.Message{{Role: "user", Content: "give me JSON"}}
 			}
-			req := &protocol.ChatRequest{N: 3, Messages: msgs, ResponseFormat: tt.format}
+			req := &protocol.Request{N: 3, Messages: msgs, ResponseFormat: tt.format}
 			// A default length of 1 must not cut JSON.
 			defaultTokens := 30
 			if tt.behavior == BehaviorEcho {
@@ -85,7 +85,7 @@ func TestResponseFormats(t *testing.T) {
 }
 
 func TestResponseFormatBudgetCutsJSON(t *testing.T) {
-	req := &protocol.ChatRequest{N: 1, Messages: []protocol.Message{{Role: "user", Content: "x"}},
+	req := &protocol.Request{N: 1, Messages: []protocol.Message{{Role: "user", Content: "x"}},
 		ResponseFormat: protocol.ResponseFormat{Type: "json_object"}, MaxTokens: 3}
 	c := chat(req).Choices[0]
 	if got := c.Text(); got != `{"answer":` || c.FinishReason != "length" {

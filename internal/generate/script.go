@@ -34,7 +34,7 @@ type ScriptedUsage struct {
 func Script(in Input, s Scripted) Result {
 	req := in.Request
 	if req == nil {
-		req = &protocol.ChatRequest{}
+		req = &protocol.Request{}
 	}
 	n := max(req.N, 1)
 	g := newGeneration(in, req, n)

@@ -15,21 +15,21 @@ func TestScript(t *testing.T) {
 	args := `{"city":"Paris","days":[1,2],"metric":true,"note":"a \"quoted\", comma"}`
 	for _, tt := range []struct {
 		name    string
-		req     protocol.ChatRequest
+		req     protocol.Request
 		s       Scripted
 		content []string
 		finish  string
 		tokens  int
 	}{
-		{"content", protocol.ChatRequest{N: 1}, Scripted{Content: &text},
+		{"content", protocol.Request{N: 1}, Scripted{Content: &text},
 			[]string{"It", " is", " sunny", " in", " Paris", " today."}, "stop", 6},
-		{"cut by max_tokens", protocol.ChatRequest{N: 1, MaxTokens: 2}, Scripted{Content: &text},
+		{"cut by max_tokens", protocol.Request{N: 1, MaxTokens: 2}, Scripted{Content: &text},
 			[]string{"It", " is"}, "length", 2},
-		{"cut by stop", protocol.ChatRequest{N: 1, Stop: []string{" in"}}, Scripted{Content: &text},
+		{"cut by stop", protocol.Request{N: 1, Stop: []string{" in"}}, Scripted{Content: &text},
 			[]string{"It", " is", " sunny"}, "stop", 3},
-		{"finish override", protocol.ChatRequest{N: 1}, Scripted{Content: &text, FinishReason: "length"},
+		{"finish override", protocol.Request{N: 1}, Scripted{Content: &text, FinishReason: "length"},
 			[]string{"It", " is", " sunny", " in", " Paris", " today."}, "length", 6},
-		{"empty content", protocol.ChatRequest{N: 1}, Scripted{Content: new(string)}, []string{}, "stop", 0},
+		{"empty content", protocol.Request{N: 1}, Scripted{Content: new(string)}, []string{}, "stop", 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			res := Script(Input{Model: "m", Behavior: BehaviorChat, Request: &tt.req}, tt.s)
@@ -41,7 +41,7 @@ func TestScript(t *testing.T) {
 	}
 
 	t.Run("n choices, tool calls", func(t *testing.T) {
-		req := protocol.ChatRequest{N: 3}
+		req := protocol.Request{N: 3}
 		res := Script(Input{Model: "m", Behavior: BehaviorTools, Request: &req},
 			Scripted{ToolCalls: []ScriptedCall{{Name: "get_weather", Arguments: args}, {Name: "now", Arguments: "{}"}}})
 		if len(res.Choices) != 3 {
@@ -65,7 +65,7 @@ func TestScript(t *testing.T) {
 	})
 
 	t.Run("refusal and usage", func(t *testing.T) {
-		req := protocol.ChatRequest{N: 1}
+		req := protocol.Request{N: 1}
 		res := Script(Input{Model: "m", Behavior: BehaviorChat, Request: &req},
 			Scripted{Refusal: &refusal, Usage: &ScriptedUsage{PromptTokens: 12, CompletionTokens: 5}})
 		c := res.Choices[0]
@@ -81,7 +81,7 @@ func TestScript(t *testing.T) {
 // TestScriptSharesPieces: the n choices of a scripted answer share one copy of its text.
 func TestScriptSharesPieces(t *testing.T) {
 	text := strings.Repeat("word ", 6000)
-	req := protocol.ChatRequest{N: 128, Stream: true}
+	req := protocol.Request{N: 128, Stream: true}
 	res := Script(Input{Model: "m", Behavior: BehaviorChat, Request: &req}, Scripted{Content: &text})
 	first := res.Choices[0].Content.Text()
 	for i, c := range res.Choices {

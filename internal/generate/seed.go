@@ -105,7 +105,7 @@ func (c *canon) bool(v bool) {
 // requestSeed is the 32-byte seed of a request: SHA-256 over everything that decides the words.
 // stop and the token budget are deliberately left out: they only cut the output, so a request
 // with a stop sequence or a smaller budget yields a prefix of the same words.
-func requestSeed(model string, req *protocol.ChatRequest) [32]byte {
+func requestSeed(model string, req *protocol.Request) [32]byte {
 	var c canon
 	c.str(seedDomain)
 	c.str(model)
@@ -166,7 +166,7 @@ func requestSeed(model string, req *protocol.ChatRequest) [32]byte {
 
 // effectiveToolChoice resolves an absent tool_choice the way the protocol does: auto when tools
 // are present, none otherwise.
-func effectiveToolChoice(req *protocol.ChatRequest) string {
+func effectiveToolChoice(req *protocol.Request) string {
 	if req.ToolChoice.Mode != "" {
 		return req.ToolChoice.Mode
 	}
@@ -216,7 +216,7 @@ func (r *rng) uint64() uint64 {
 // lazySeed is a request's seed (requestSeed), hashed from all of the request on first use.
 type lazySeed struct {
 	model string
-	req   *protocol.ChatRequest
+	req   *protocol.Request
 	seed  [32]byte
 	done  bool
 }

@@ -20,7 +20,7 @@ const maxParallelCalls = 3
 // a result, auto answers in prose, and required moves on to the tools not yet called since the
 // last user message, so that a loop that ends on a tool of its own (LangChain's extract-… tool of
 // a structured response) reaches it; when every tool has been called it calls the last one.
-func planToolCalls(req *protocol.ChatRequest, calls *[maxParallelCalls]int) []int {
+func planToolCalls(req *protocol.Request, calls *[maxParallelCalls]int) []int {
 	if len(req.Tools) == 0 {
 		return nil
 	}
@@ -72,7 +72,7 @@ func planToolCalls(req *protocol.ChatRequest, calls *[maxParallelCalls]int) []in
 // call, in the assistant message before them, of a tool the request offers. A result whose call
 // is not in that message (an item_reference may stand for it) counts as offered, as it did
 // before handoffs were told apart.
-func answersOfferedTool(req *protocol.ChatRequest) bool {
+func answersOfferedTool(req *protocol.Request) bool {
 	msgs := req.Messages
 	end := len(msgs)
 	for end > 0 && msgs[end-1].Role == "tool" {

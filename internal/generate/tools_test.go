@@ -71,7 +71,7 @@ func TestToolCalls(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req := &protocol.ChatRequest{N: 2, Messages: tt.msgs, Tools: tt.tools, ToolChoice: tt.choice, ParallelToolCalls: tt.parallel}
+			req := &protocol.Request{N: 2, Messages: tt.msgs, Tools: tt.tools, ToolChoice: tt.choice, ParallelToolCalls: tt.parallel}
 			res := Generate(Input{Model: "mock-tools", Behavior: BehaviorTools, DefaultTokens: 12, Request: req})
 			ids := map[string]bool{}
 			for _, c := range res.Choices {
@@ -116,7 +116,7 @@ func TestToolCalls(t *testing.T) {
 
 func TestToolCallArgumentsMatchSchema(t *testing.T) {
 	tools := weatherTools()
-	req := &protocol.ChatRequest{N: 8, Messages: []protocol.Message{{Role: "user", Content: "go"}}, Tools: tools, ParallelToolCalls: true}
+	req := &protocol.Request{N: 8, Messages: []protocol.Message{{Role: "user", Content: "go"}}, Tools: tools, ParallelToolCalls: true}
 	res := Generate(Input{Model: "mock-tools", Behavior: BehaviorTools, DefaultTokens: 12, Request: req})
 	for _, c := range res.Choices {
 		for k, tc := range c.ToolCalls {
@@ -133,7 +133,7 @@ func TestToolCallArgumentsMatchSchema(t *testing.T) {
 }
 
 func TestToolCallBudget(t *testing.T) {
-	req := &protocol.ChatRequest{N: 1, Messages: []protocol.Message{{Role: "user", Content: "go"}}, Tools: weatherTools(), ParallelToolCalls: true}
+	req := &protocol.Request{N: 1, Messages: []protocol.Message{{Role: "user", Content: "go"}}, Tools: weatherTools(), ParallelToolCalls: true}
 	in := Input{Model: "mock-tools", Behavior: BehaviorTools, DefaultTokens: 12, Request: req}
 	full := Generate(in).Choices[0]
 	first := full.ToolCalls[0].Arguments.Len()
@@ -183,7 +183,7 @@ func TestToolCallNameIsItsOwn(t *testing.T) {
 	body := strings.Repeat("x", 1<<20) + "get_weather"
 	tools := weatherTools()
 	tools[0].Name = body[len(body)-len("get_weather"):]
-	req := &protocol.ChatRequest{N: 1, Messages: []protocol.Message{{Role: "user", Content: "weather?"}}, Tools: tools}
+	req := &protocol.Request{N: 1, Messages: []protocol.Message{{Role: "user", Content: "weather?"}}, Tools: tools}
 	for _, res := range []Result{Generate(Input{Model: "mock-tools", Behavior: BehaviorTools, DefaultTokens: 12, Request: req}),
 		Prepare(Input{Model: "mock-tools", Behavior: BehaviorTools, DefaultTokens: 12, Request: req})} {
 		calls := res.Choices[0].ToolCalls

@@ -119,7 +119,7 @@ func attachmentTokens(a *protocol.Attachments) int {
 // plus for each tool 8 + the tokens of its name, description and compact parameters JSON,
 // plus what its images and documents add (ImageTokens, PDFTokens, and a document's or a search
 // result's text as text).
-func PromptTokens(req *protocol.ChatRequest) int {
+func PromptTokens(req *protocol.Request) int {
 	if req == nil {
 		return promptPrimingTokens
 	}

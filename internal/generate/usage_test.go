@@ -37,7 +37,7 @@ func TestCountTokens(t *testing.T) {
 // TestUsageWorkedExamples are the examples of the README, computed by hand.
 func TestUsageWorkedExamples(t *testing.T) {
 	t.Run("echo", func(t *testing.T) {
-		req := &protocol.ChatRequest{N: 1, Messages: []protocol.Message{
+		req := &protocol.Request{N: 1, Messages: []protocol.Message{
 			{Role: "system", Content: "You are a helpful assistant."}, // 4 + 8
 			{Role: "user", Content: "Say hello to the world"},         // 4 + 7
 		}}
@@ -48,7 +48,7 @@ func TestUsageWorkedExamples(t *testing.T) {
 		}
 	})
 	t.Run("tools", func(t *testing.T) {
-		req := &protocol.ChatRequest{N: 1,
+		req := &protocol.Request{N: 1,
 			Messages: []protocol.Message{
 				{Role: "user", Content: "What is the weather in Paris?"}, // 4 + 8
 				{Role: "assistant", ToolCalls: []protocol.ToolCall{ // 4 + 3 + 4
@@ -71,7 +71,7 @@ func TestUsageWorkedExamples(t *testing.T) {
 		}
 	})
 	t.Run("names count", func(t *testing.T) {
-		req := &protocol.ChatRequest{Messages: []protocol.Message{{Role: "user", Name: "alice", Content: ""}}}
+		req := &protocol.Request{Messages: []protocol.Message{{Role: "user", Name: "alice", Content: ""}}}
 		if got := PromptTokens(req); got != 3+4+2 {
 			t.Fatalf("PromptTokens = %d, want 9", got)
 		}

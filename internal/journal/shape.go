@@ -74,7 +74,7 @@ func (c *RoleCounts) add(role string, n int) {
 
 // ShapeOf is the shape of a decoded request; the zero Shape for nil (a request that did not
 // decode has no shape, only its error code). It allocates nothing.
-func ShapeOf(req *protocol.ChatRequest) Shape {
+func ShapeOf(req *protocol.Request) Shape {
 	if req == nil {
 		return Shape{}
 	}
@@ -116,7 +116,7 @@ func ShapeOf(req *protocol.ChatRequest) Shape {
 
 // The three mappings below return the protocol's constants, never the string they were given:
 // the decoder has already closed these sets, and this keeps a Shape's strings ours even if a
-// ChatRequest was built by other code.
+// Request was built by other code.
 
 func toolChoiceMode(m string) string {
 	return ours(m, protocol.ToolChoiceAuto, protocol.ToolChoiceNone, protocol.ToolChoiceRequired, protocol.ToolChoiceFunction)

@@ -9,7 +9,7 @@ import (
 )
 
 // decode decodes a request body as the server does.
-func decode(t testing.TB, body string) *protocol.ChatRequest {
+func decode(t testing.TB, body string) *protocol.Request {
 	t.Helper()
 	r, e := protocol.DecodeChatRequest([]byte(body), protocol.Limits{})
 	if e != nil {
@@ -112,7 +112,7 @@ func TestShapeOfNilAndHandBuilt(t *testing.T) {
 		t.Error("nil request has a shape")
 	}
 	// Values outside the protocol's closed sets are not carried over, whoever built the request.
-	s := ShapeOf(&protocol.ChatRequest{N: 1, ToolChoice: protocol.ToolChoice{Mode: "get_weather", Function: "get_weather"},
+	s := ShapeOf(&protocol.Request{N: 1, ToolChoice: protocol.ToolChoice{Mode: "get_weather", Function: "get_weather"},
 		ResponseFormat: protocol.ResponseFormat{Type: "secret", Name: "secret"}, MaxTokens: 3, MaxTokensParam: "secret",
 		Messages: []protocol.Message{{Role: "secret", Content: "abc"}}})
 	if s.ToolChoice != "" || s.ResponseFormat != "" || s.MaxTokensParam != "" || s.Messages != (RoleCounts{}) {

@@ -8,19 +8,21 @@ import (
 
 // How a request is decoded: the rooms of the decoder, in the order a body goes through them.
 //
-//	DecodeChatRequest / DecodeResponsesRequest (decode.go, decode_responses.go)
-//	  │ validObjectBody: one valid JSON object, or invalid_json (scan_valid.go)
+//	DecodeChatRequest / DecodeResponsesRequest / DecodeAnthropicRequest
+//	(decode.go, decode_responses.go, decode_anthropic.go)
+//	  │ validObjectBody: one valid JSON object, or invalid_json (jsonscan.Valid)
 //	  │ doc := string(body): the one copy every key and string is cut from
 //	  ▼
 //	decodeWithPathsOnError (decode_path.go)
 //	  │ run 1: root unnamedRoot ("\x00"): paths are not built ─────────► no problem: the request
 //	  │ run 2, only after a problem: root "", paths named ──────────────► the same problem,
 //	  ▼                                                                    with its param
-//	decodeChat / decodeResponsesEchoed
+//	decodeChat / decodeResponsesEchoed / decodeAnthropicDoc
 //	  │ appendMembers: the top level's members, sorted, nulls dropped (scan.go),
 //	  │   into room on the stack (stackRequestMembers)
 //	  ▼
-//	chatObject.walk / responsesObject.walk: the generic walk (decode_walk.go)
+//	chatObject.walk / responsesObject.walk / anthropicObject.walk: the generic walk
+//	(decode_walk.go)
 //	  │ for each member in key order: the object's table (topField, decodeMessage, …)
 //	  │   classifies it (fieldClass) and decodes its value with the as… checks
 //	  │   (decode_values.go); a nested object is another objectSpec's decode → walk
@@ -30,8 +32,9 @@ import (
 //	fieldSetOf: the top-level members sent, for the journal (decode_fields.go)
 //
 // Where to go: a field's class, range or enum is one case in its object's table (this file for
-// chat, decode_responses*.go and decode_items.go for the Responses API, decode_messages.go and
-// decode_tools.go for messages and tools); a rule across fields is that object's finish; a new
+// chat, decode_messages.go and decode_tools.go for chat's messages and tools,
+// decode_responses*.go and decode_items.go for the Responses API, decode_anthropic*.go for
+// Anthropic's Messages); a rule across fields is that object's finish; a new
 // value shape is an as… function in decode_values.go. The walk, the paths and the scanner are
 // shared by every object and rarely need a change.
 //
@@ -107,13 +110,13 @@ const (
 //
 // The request does not alias body, which the caller may reuse once DecodeChatRequest returns:
 // its strings are cut from one copy of body, made here.
-func DecodeChatRequest(body []byte, lim Limits) (*ChatRequest, *apierr.Error) {
+func DecodeChatRequest(body []byte, lim Limits) (*Request, *apierr.Error) {
 	if !validObjectBody(body) {
 		return nil, errInvalidJSON()
 	}
 	doc := string(body) // the one copy: every key, value and plain string is cut from it (scan.go)
 	lim = lim.withDefaults()
-	return decodeWithPathsOnError(func(root string) (*ChatRequest, *apierr.Error) { return decodeChat(doc, lim, root) })
+	return decodeWithPathsOnError(func(root string) (*Request, *apierr.Error) { return decodeChat(doc, lim, root) })
 }
 
 // validObjectBody reports whether body is one valid JSON value that is an object: what
@@ -124,13 +127,13 @@ func validObjectBody(body []byte) bool {
 }
 
 // decodeChat decodes the valid JSON object doc, naming paths from root (decode_path.go).
-func decodeChat(doc string, lim Limits, root string) (*ChatRequest, *apierr.Error) {
+func decodeChat(doc string, lim Limits, root string) (*Request, *apierr.Error) {
 	var room stackRequestMembers
 	top, ok := appendMembers(room[:0], doc, doc)
 	if !ok { // cannot happen for a valid body starting with '{'; answered as what it would be
 		return nil, errInvalidJSON()
 	}
-	c := chatState{req: &ChatRequest{N: 1, ParallelToolCalls: true}, lim: lim}
+	c := chatState{req: &Request{N: 1, ParallelToolCalls: true}, lim: lim}
 	if e := chatObject.walk(c, root, top); e != nil {
 		return nil, e
 	}

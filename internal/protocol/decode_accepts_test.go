@@ -12,10 +12,10 @@ func TestDecodeChatRequestAccepts(t *testing.T) {
 		name  string
 		body  string
 		lim   Limits
-		check func(t *testing.T, r *ChatRequest)
+		check func(t *testing.T, r *Request)
 	}{
-		{name: "minimal", body: reqWithMessages(`{"role":"user","content":"hi"}`), check: func(t *testing.T, r *ChatRequest) {
-			want := ChatRequest{Model: "mock-echo", Messages: []Message{{Role: "user", Content: "hi"}}, N: 1, ParallelToolCalls: true}
+		{name: "minimal", body: reqWithMessages(`{"role":"user","content":"hi"}`), check: func(t *testing.T, r *Request) {
+			want := Request{Model: "mock-echo", Messages: []Message{{Role: "user", Content: "hi"}}, N: 1, ParallelToolCalls: true}
 			if fmt.Sprintf("%+v", *r) != fmt.Sprintf("%+v", want) {
 				t.Errorf("got %+v, want %+v", *r, want)
 			}
@@ -29,7 +29,7 @@ func TestDecodeChatRequestAccepts(t *testing.T) {
 			"reasoning_effort":null,"verbosity":null,"prompt_cache_retention":null,"prompt_cache_options":null,
 			"logprobs":null,"top_logprobs":null,"modalities":null,"audio":null,"prediction":null,
 			"web_search_options":null,"functions":null,"function_call":null,"moderation":null`),
-			check: func(t *testing.T, r *ChatRequest) {
+			check: func(t *testing.T, r *Request) {
 				if r.N != 1 || !r.ParallelToolCalls || r.Stream || r.Seed != nil || r.Temperature != nil ||
 					r.Stop != nil || r.Tools != nil || r.ToolChoice.Mode != "" || r.ResponseFormat.Type != "" ||
 					r.MaxTokens != 0 || r.MaxTokensParam != "" {
@@ -42,7 +42,7 @@ func TestDecodeChatRequestAccepts(t *testing.T) {
 			`{"role":"assistant","content":null,"refusal":null,"audio":null,"function_call":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}","parsed_arguments":null,"x":null}}],"annotations":null,"parsed":null}`,
 			`{"role":"tool","tool_call_id":"c","content":"{}","name":null}`)},
 		{name: "stream with options", body: reqWith(`"stream":true,"stream_options":{"include_usage":true,"include_obfuscation":false}`),
-			check: func(t *testing.T, r *ChatRequest) {
+			check: func(t *testing.T, r *Request) {
 				if !r.Stream || !r.IncludeUsage {
 					t.Errorf("stream %v include_usage %v", r.Stream, r.IncludeUsage)
 				}
@@ -57,7 +57,7 @@ func TestDecodeChatRequestAccepts(t *testing.T) {
 		{name: "budget 2.0", body: reqWith(`"max_tokens":2.0`), check: wantBudget(2, "max_tokens")},
 		{name: "above the ceiling", body: reqWith(`"max_tokens":32000`), check: wantBudget(32000, "max_tokens")},
 		{name: "the largest budget", body: reqWith(`"max_completion_tokens":2147483647`), check: wantBudget(MaxBudget, "max_completion_tokens")},
-		{name: "n 2.0", body: reqWith(`"n":2.0`), check: func(t *testing.T, r *ChatRequest) {
+		{name: "n 2.0", body: reqWith(`"n":2.0`), check: func(t *testing.T, r *Request) {
 			if r.N != 2 {
 				t.Errorf("n = %d", r.N)
 			}
@@ -72,12 +72,12 @@ func TestDecodeChatRequestAccepts(t *testing.T) {
 		{name: "seed exponent", body: reqWith(`"seed":1.5e3`), check: wantSeed(1500)},
 		{name: "seed negative zero", body: reqWith(`"seed":-0.0`), check: wantSeed(0)},
 		{name: "sampling in range", body: reqWith(`"temperature":0,"top_p":1,"presence_penalty":-2,"frequency_penalty":2,"logit_bias":{"50256":-100,"1":100,"2":0.5}`),
-			check: func(t *testing.T, r *ChatRequest) {
+			check: func(t *testing.T, r *Request) {
 				if r.Temperature == nil || *r.Temperature != 0 {
 					t.Errorf("temperature %v", r.Temperature)
 				}
 			}},
-		{name: "temperature kept", body: reqWith(`"temperature":1.25`), check: func(t *testing.T, r *ChatRequest) {
+		{name: "temperature kept", body: reqWith(`"temperature":1.25`), check: func(t *testing.T, r *Request) {
 			if r.Temperature == nil || *r.Temperature != 1.25 {
 				t.Errorf("temperature %v", r.Temperature)
 			}
@@ -91,7 +91,7 @@ func TestDecodeChatRequestAccepts(t *testing.T) {
 		{name: "prompt_cache_retention in_memory", body: reqWith(`"prompt_cache_retention":"in_memory"`)},
 		{name: "prompt_cache_retention in-memory", body: reqWith(`"prompt_cache_retention":"in-memory"`)},
 		{name: "parallel_tool_calls false", body: reqWith(`"parallel_tool_calls":false,"tools":[` + weatherToolJSON + `]`),
-			check: func(t *testing.T, r *ChatRequest) {
+			check: func(t *testing.T, r *Request) {
 				if r.ParallelToolCalls {
 					t.Errorf("parallel_tool_calls false not kept")
 				}
@@ -102,7 +102,7 @@ func TestDecodeChatRequestAccepts(t *testing.T) {
 			`{"role":"user","content":[{"type":"text","text":"d","prompt_cache_breakpoint":{"mode":"explicit","ttl":"12h"}},{"type":"text","text":"e"}],"name":"ann"}`,
 			`{"role":"assistant","content":[{"type":"text","text":"f"},{"type":"refusal","refusal":"g"}]}`,
 			`{"role":"user","content":[]}`),
-			check: func(t *testing.T, r *ChatRequest) {
+			check: func(t *testing.T, r *Request) {
 				got := []string{}
 				for _, m := range r.Messages {
 					got = append(got, m.Role+":"+m.Name+":"+m.Content)
@@ -123,7 +123,7 @@ func TestDecodeChatRequestAccepts(t *testing.T) {
 			{"role":"tool","tool_call_id":"call_a","content":"sunny"},
 			{"role":"tool","tool_call_id":"call_b","content":[{"type":"text","text":"noon"}]}],
 			"tools":[` + weatherToolJSON + `],"tool_choice":"auto"}`,
-			check: func(t *testing.T, r *ChatRequest) {
+			check: func(t *testing.T, r *Request) {
 				a := r.Messages[1]
 				want := []ToolCall{{"call_a", "get_weather", `{"city":"Paris"}`}, {"call_b", "get_time", "{}"}}
 				if !slices.Equal(a.ToolCalls, want) || a.Content != "" {
@@ -139,7 +139,7 @@ func TestDecodeChatRequestAccepts(t *testing.T) {
 		{name: "tools and parameters compacted", body: reqWith(`"tools":[{"type":"function","function":{"name":"get_weather","description":"d",
 			"parameters": { "type" : "object", "properties": {"city": {"type":"string"}}, "required": ["city"] },"strict":true}},
 			{"type":"function","function":{"name":"no-params_2"}}]`),
-			check: func(t *testing.T, r *ChatRequest) {
+			check: func(t *testing.T, r *Request) {
 				if len(r.Tools) != 2 {
 					t.Fatalf("tools %+v", r.Tools)
 				}
@@ -152,7 +152,7 @@ func TestDecodeChatRequestAccepts(t *testing.T) {
 					t.Errorf("tool 1 %+v", r.Tools[1])
 				}
 			}},
-		{name: "empty tools array", body: reqWith(`"tools":[],"tool_choice":"auto"`), check: func(t *testing.T, r *ChatRequest) {
+		{name: "empty tools array", body: reqWith(`"tools":[],"tool_choice":"auto"`), check: func(t *testing.T, r *Request) {
 			if r.Tools != nil {
 				t.Errorf("tools %+v", r.Tools)
 			}
@@ -170,7 +170,7 @@ func TestDecodeChatRequestAccepts(t *testing.T) {
 		{name: "response_format json_schema without schema", body: reqWith(`"response_format":{"type":"json_schema","json_schema":{"name":"x"}}`),
 			check: wantFormat(FormatJSONSchema, "x", "")},
 		{name: "duplicate key last wins", body: `{"model":"x","model":"mock-echo","messages":[{"role":"user","content":"hi"}]}`,
-			check: func(t *testing.T, r *ChatRequest) {
+			check: func(t *testing.T, r *Request) {
 				if r.Model != "mock-echo" {
 					t.Errorf("model %q", r.Model)
 				}
@@ -189,40 +189,40 @@ func TestDecodeChatRequestAccepts(t *testing.T) {
 	}
 }
 
-func wantBudget(n int, param string) func(*testing.T, *ChatRequest) {
-	return func(t *testing.T, r *ChatRequest) {
+func wantBudget(n int, param string) func(*testing.T, *Request) {
+	return func(t *testing.T, r *Request) {
 		if r.MaxTokens != n || r.MaxTokensParam != param {
 			t.Errorf("budget %d from %q, want %d from %q", r.MaxTokens, r.MaxTokensParam, n, param)
 		}
 	}
 }
 
-func wantStop(want ...string) func(*testing.T, *ChatRequest) {
-	return func(t *testing.T, r *ChatRequest) {
+func wantStop(want ...string) func(*testing.T, *Request) {
+	return func(t *testing.T, r *Request) {
 		if !slices.Equal(r.Stop, want) || (len(want) == 0 && r.Stop != nil) {
 			t.Errorf("stop %q, want %q", r.Stop, want)
 		}
 	}
 }
 
-func wantSeed(want int64) func(*testing.T, *ChatRequest) {
-	return func(t *testing.T, r *ChatRequest) {
+func wantSeed(want int64) func(*testing.T, *Request) {
+	return func(t *testing.T, r *Request) {
 		if r.Seed == nil || *r.Seed != want {
 			t.Errorf("seed %v, want %d", r.Seed, want)
 		}
 	}
 }
 
-func wantChoice(mode, fn string) func(*testing.T, *ChatRequest) {
-	return func(t *testing.T, r *ChatRequest) {
+func wantChoice(mode, fn string) func(*testing.T, *Request) {
+	return func(t *testing.T, r *Request) {
 		if r.ToolChoice != (ToolChoice{Mode: mode, Function: fn}) {
 			t.Errorf("tool_choice %+v", r.ToolChoice)
 		}
 	}
 }
 
-func wantFormat(typ, name, schema string) func(*testing.T, *ChatRequest) {
-	return func(t *testing.T, r *ChatRequest) {
+func wantFormat(typ, name, schema string) func(*testing.T, *Request) {
+	return func(t *testing.T, r *Request) {
 		f := r.ResponseFormat
 		if f.Type != typ || f.Name != name || string(f.Schema) != schema {
 			t.Errorf("response_format %+v (%s)", f, f.Schema)

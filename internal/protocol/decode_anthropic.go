@@ -8,7 +8,7 @@ import (
 )
 
 // Anthropic's Messages API (POST /v1/messages, version 2023-06-01) is a third dialect of the
-// same service, built as the Responses API was: its request decodes into the ChatRequest it
+// same service, built as the Responses API was: its request decodes into the Request it
 // stands for, so the models, simulation, fixtures, generator, limits and journal serve it
 // unchanged, and only the answer is written in the dialect's shape (internal/server). The
 // decoder is as strict as the others — the same walk, the same errors, the same order — with
@@ -37,7 +37,7 @@ import (
 // and the server tools it offers (which a tool_choice may not require). count is a
 // count_tokens request, which has no answer: no budget, no stream, no sampling.
 type anthropicState struct {
-	req         *ChatRequest
+	req         *Request
 	lim         Limits
 	count       bool
 	serverTools []string
@@ -47,37 +47,37 @@ type anthropicState struct {
 	lastAssistant *AssistantTurn
 }
 
-// DecodeMessagesRequest strictly decodes and validates an Anthropic Messages request body into
+// DecodeAnthropicRequest strictly decodes and validates an Anthropic Messages request body into
 // the chat request it stands for. The rules are DecodeChatRequest's: every key is supported,
 // known but unsupported, or unknown; null is absent; keys are examined in sorted order and the
 // first problem is reported.
-func DecodeMessagesRequest(body []byte, lim Limits) (*ChatRequest, *apierr.Error) {
+func DecodeAnthropicRequest(body []byte, lim Limits) (*Request, *apierr.Error) {
 	return decodeAnthropic(body, lim, false)
 }
 
 // DecodeCountTokensRequest decodes a POST /v1/messages/count_tokens body: a Messages request
 // without what only an answer needs (max_tokens, stream, stop_sequences, sampling, metadata).
-func DecodeCountTokensRequest(body []byte, lim Limits) (*ChatRequest, *apierr.Error) {
+func DecodeCountTokensRequest(body []byte, lim Limits) (*Request, *apierr.Error) {
 	return decodeAnthropic(body, lim, true)
 }
 
-func decodeAnthropic(body []byte, lim Limits, count bool) (*ChatRequest, *apierr.Error) {
+func decodeAnthropic(body []byte, lim Limits, count bool) (*Request, *apierr.Error) {
 	if !validObjectBody(body) {
 		return nil, errInvalidJSON()
 	}
 	doc := string(body) // as in DecodeChatRequest, the one copy every string is cut from
 	lim = lim.withDefaults()
-	return decodeWithPathsOnError(func(root string) (*ChatRequest, *apierr.Error) { return decodeMessages(doc, lim, root, count) })
+	return decodeWithPathsOnError(func(root string) (*Request, *apierr.Error) { return decodeAnthropicDoc(doc, lim, root, count) })
 }
 
-// decodeMessages decodes the valid JSON object doc, naming paths from root (decode_path.go).
-func decodeMessages(doc string, lim Limits, root string, count bool) (*ChatRequest, *apierr.Error) {
+// decodeAnthropicDoc decodes the valid JSON object doc, naming paths from root (decode_path.go).
+func decodeAnthropicDoc(doc string, lim Limits, root string, count bool) (*Request, *apierr.Error) {
 	var room stackRequestMembers
 	top, ok := appendMembers(room[:0], doc, doc)
 	if !ok {
 		return nil, errInvalidJSON()
 	}
-	c := &anthropicState{req: &ChatRequest{N: 1, ParallelToolCalls: true}, lim: lim, count: count}
+	c := &anthropicState{req: &Request{N: 1, ParallelToolCalls: true}, lim: lim, count: count}
 	spec := &anthropicObject
 	if count {
 		spec = &countTokensObject

@@ -66,7 +66,7 @@ func (c *anthropicState) readSystem(path, v string) *apierr.Error {
 // the turns before it, where a tool result finds the call it answers.
 type anthropicTurn struct {
 	role    string
-	req     *ChatRequest // the request being decoded, which its attachments go to
+	req     *Request // the request being decoded, which its attachments go to
 	text    strings.Builder
 	calls   []ToolCall
 	results []Message

@@ -60,5 +60,7 @@ func anthropicFieldSetOf(o members[string]) FieldSet {
 	return s &^ anthropicRequired
 }
 
-// Anthropic reports whether s is a Messages request's (POST /v1/messages or count_tokens).
-func (s FieldSet) Anthropic() bool { return s&anthropicDialect != 0 }
+// anthropic reports whether s is a Messages request's (POST /v1/messages or count_tokens). The
+// bit chooses the table the set's names come from; which dialect a request speaks is the
+// route's business (internal/dialect), never a question asked of its fields.
+func (s FieldSet) anthropic() bool { return s&anthropicDialect != 0 }

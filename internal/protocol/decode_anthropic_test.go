@@ -55,7 +55,7 @@ func TestDecodeMessagesTranslates(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			req, e := DecodeMessagesRequest([]byte(tc.body), Limits{})
+			req, e := DecodeAnthropicRequest([]byte(tc.body), Limits{})
 			if e != nil {
 				t.Fatalf("refused: %v", e)
 			}
@@ -70,7 +70,7 @@ func TestDecodeMessagesTranslates(t *testing.T) {
 
 // TestDecodeMessagesFields: the fields that change the chat request.
 func TestDecodeMessagesFields(t *testing.T) {
-	req, e := DecodeMessagesRequest([]byte(msgsWith(`"stream":true,"stop_sequences":["END",""],"temperature":0.5,"top_k":5,"top_p":0.9,
+	req, e := DecodeAnthropicRequest([]byte(msgsWith(`"stream":true,"stop_sequences":["END",""],"temperature":0.5,"top_k":5,"top_p":0.9,
 		"tools":[{"name":"get_weather","description":"d","input_schema":{"type":"object"},"defer_loading":true,"cache_control":{"type":"ephemeral","ttl":"1h"}},
 			{"type":"web_search_20250305","name":"web_search","max_uses":3}],
 		"tool_choice":{"type":"tool","name":"get_weather","disable_parallel_tool_use":true},
@@ -89,7 +89,7 @@ func TestDecodeMessagesFields(t *testing.T) {
 	if req.ToolChoice != (ToolChoice{Mode: ToolChoiceFunction, Function: "get_weather"}) || req.ParallelToolCalls {
 		t.Fatalf("tool_choice: %+v parallel %v", req.ToolChoice, req.ParallelToolCalls)
 	}
-	if !req.Fields.Anthropic() || !req.Fields.Has("stop_sequences") || !req.Fields.Has("model") || req.Fields.Has("stop") {
+	if !req.Fields.anthropic() || !req.Fields.Has("stop_sequences") || !req.Fields.Has("model") || req.Fields.Has("stop") {
 		t.Fatalf("fields: %v", req.Fields)
 	}
 	var back FieldSet
@@ -109,11 +109,11 @@ func must(b []byte, err error) []byte {
 // sent (Claude Code asks for 32,000 on every call): the model's limit decides it, and the answer
 // stops at the ceiling.
 func TestDecodeMessagesBudget(t *testing.T) {
-	req, e := DecodeMessagesRequest([]byte(`{"model":"m","max_tokens":32000,"messages":[{"role":"user","content":"x"}]}`), Limits{})
+	req, e := DecodeAnthropicRequest([]byte(`{"model":"m","max_tokens":32000,"messages":[{"role":"user","content":"x"}]}`), Limits{})
 	if e != nil || req.MaxTokens != 32000 || req.MaxTokensParam != "max_tokens" {
 		t.Fatalf("max_tokens 32000: %+v %v", req, e)
 	}
-	req, e = DecodeMessagesRequest([]byte(`{"model":"m","max_tokens":7,"messages":[{"role":"user","content":"x"}]}`), Limits{})
+	req, e = DecodeAnthropicRequest([]byte(`{"model":"m","max_tokens":7,"messages":[{"role":"user","content":"x"}]}`), Limits{})
 	if e != nil || req.MaxTokens != 7 {
 		t.Fatalf("max_tokens 7: %+v %v", req, e)
 	}
@@ -121,7 +121,7 @@ func TestDecodeMessagesBudget(t *testing.T) {
 
 // TestDecodeMessagesOutputFormat: output_config.format is structured output.
 func TestDecodeMessagesOutputFormat(t *testing.T) {
-	req, e := DecodeMessagesRequest([]byte(msgsWith(`"output_config":{"format":{"type":"json_schema","schema":{"type":"object","properties":{"a":{"type":"string"}}}}}`)), Limits{})
+	req, e := DecodeAnthropicRequest([]byte(msgsWith(`"output_config":{"format":{"type":"json_schema","schema":{"type":"object","properties":{"a":{"type":"string"}}}}}`)), Limits{})
 	if e != nil || req.ResponseFormat.Type != FormatJSONSchema || string(req.ResponseFormat.Schema) != `{"type":"object","properties":{"a":{"type":"string"}}}` {
 		t.Fatalf("%+v %v", req.ResponseFormat, e)
 	}
@@ -166,7 +166,7 @@ func TestDecodeMessagesErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, e := DecodeMessagesRequest([]byte(tc.body), Limits{})
+			_, e := DecodeAnthropicRequest([]byte(tc.body), Limits{})
 			if e == nil || e.Code != tc.code || e.Param != tc.param {
 				t.Fatalf("got %+v, want %s at %q", e, tc.code, tc.param)
 			}
@@ -194,7 +194,7 @@ func TestDecodeClaudeCode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		req, e := DecodeMessagesRequest(body, Limits{})
+		req, e := DecodeAnthropicRequest(body, Limits{})
 		if e != nil {
 			t.Fatalf("%s refused: %v", name, e)
 		}
@@ -228,7 +228,7 @@ func TestAnthropicFieldNames(t *testing.T) {
 		if name == "max_tokens" {
 			body = `{"model":"m","messages":[{"role":"user","content":"x"}],"max_tokens":8}`
 		}
-		req, e := DecodeMessagesRequest([]byte(body), Limits{})
+		req, e := DecodeAnthropicRequest([]byte(body), Limits{})
 		if e != nil || !req.Fields.Has(name) {
 			t.Errorf("%s: %v, fields %v", name, e, req)
 		}
@@ -255,8 +255,8 @@ func FuzzDecodeMessagesRequest(f *testing.F) {
 		for _, count := range []bool{false, true} {
 			if validObjectBody(body) {
 				doc, lim := string(body), Limits{}.withDefaults()
-				unnamedReq, unnamedErr := decodeMessages(doc, lim, unnamedRoot, count)
-				namedReq, namedErr := decodeMessages(doc, lim, namedRoot, count)
+				unnamedReq, unnamedErr := decodeAnthropicDoc(doc, lim, unnamedRoot, count)
+				namedReq, namedErr := decodeAnthropicDoc(doc, lim, namedRoot, count)
 				switch {
 				case (unnamedErr == nil) != (namedErr == nil):
 					t.Fatalf("unnamed run %v, named run %v", unnamedErr, namedErr)
@@ -276,7 +276,7 @@ func FuzzDecodeMessagesRequest(f *testing.F) {
 				}
 				continue
 			}
-			if r == nil || r.Model == "" || len(r.Messages) == 0 || !r.Fields.Anthropic() || r.MaxTokens > MaxBudget {
+			if r == nil || r.Model == "" || len(r.Messages) == 0 || !r.Fields.anthropic() || r.MaxTokens > MaxBudget {
 				t.Fatalf("accepted as %+v", r)
 			}
 		}

@@ -96,11 +96,11 @@ func decodeCustomTool(t *Tool, k, p, v string) (fieldClass, *apierr.Error) {
 	return unknown, nil
 }
 
-var anthropicToolChoiceObject = objectSpec[*ChatRequest]{fields: decodeAnthropicToolChoice, required: []string{"type"}}
+var anthropicToolChoiceObject = objectSpec[*Request]{fields: decodeAnthropicToolChoice, required: []string{"type"}}
 
 // decodeAnthropicToolChoice: auto, any (a call is required), tool (this one), none; and
 // disable_parallel_tool_use, Anthropic's parallel_tool_calls: false.
-func decodeAnthropicToolChoice(r *ChatRequest, k, p, v string) (fieldClass, *apierr.Error) {
+func decodeAnthropicToolChoice(r *Request, k, p, v string) (fieldClass, *apierr.Error) {
 	switch k {
 	case "type":
 		typ, e := asEnum(p, v, "auto", "any", "tool", "none")

@@ -12,7 +12,7 @@ import (
 // that bound it. It is passed by value: the request is on the heap already, and a pointer to a
 // decoder struct handed to the table's functions would put one more allocation on every request.
 type chatState struct {
-	req *ChatRequest
+	req *Request
 	lim Limits
 }
 
@@ -34,7 +34,7 @@ func (c chatState) finish(top members[string]) *apierr.Error {
 
 // checkToolChoice checks that a tool_choice that needs tools has them, and that a named function
 // is one of them (named at namePath: the two dialects place the name differently).
-func checkToolChoice(r *ChatRequest, namePath string) *apierr.Error {
+func checkToolChoice(r *Request, namePath string) *apierr.Error {
 	switch r.ToolChoice.Mode {
 	case ToolChoiceRequired, ToolChoiceFunction:
 		if len(r.Tools) == 0 {

@@ -100,7 +100,7 @@ func TestDecodeChatRequestOpenAIGo(t *testing.T) {
 		name   string
 		params openai.ChatCompletionNewParams
 		stream bool
-		check  func(*testing.T, *ChatRequest)
+		check  func(*testing.T, *Request)
 	}{
 		{name: "minimal", params: openai.ChatCompletionNewParams{
 			Model:    "mock-echo",
@@ -110,7 +110,7 @@ func TestDecodeChatRequestOpenAIGo(t *testing.T) {
 			Model:         "mock-chat",
 			Messages:      []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")},
 			StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
-		}, check: func(t *testing.T, r *ChatRequest) {
+		}, check: func(t *testing.T, r *Request) {
 			if !r.Stream || !r.IncludeUsage {
 				t.Errorf("stream %v include_usage %v", r.Stream, r.IncludeUsage)
 			}
@@ -150,7 +150,7 @@ func TestDecodeChatRequestOpenAIGo(t *testing.T) {
 			PromptCacheRetention: openai.ChatCompletionNewParamsPromptCacheRetentionInMemory,
 			PromptCacheOptions:   openai.ChatCompletionNewParamsPromptCacheOptions{Mode: "explicit", Ttl: "30m"},
 			Modalities:           []string{"text"},
-		}, check: func(t *testing.T, r *ChatRequest) {
+		}, check: func(t *testing.T, r *Request) {
 			if r.MaxTokens != 64 || r.MaxTokensParam != "max_completion_tokens" || r.N != 2 || *r.Seed != -7 ||
 				*r.Temperature != 0.5 || !slices.Equal(r.Stop, []string{"END", "STOP"}) || r.ParallelToolCalls ||
 				r.ToolChoice != (ToolChoice{Mode: ToolChoiceFunction, Function: "get_weather"}) ||
@@ -168,7 +168,7 @@ func TestDecodeChatRequestOpenAIGo(t *testing.T) {
 					Schema: map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "string"}}},
 				}},
 			},
-		}, check: func(t *testing.T, r *ChatRequest) {
+		}, check: func(t *testing.T, r *Request) {
 			if r.ResponseFormat.Type != FormatJSONSchema || r.ResponseFormat.Name != "answer" || r.ResponseFormat.Schema == nil {
 				t.Errorf("response_format %+v", r.ResponseFormat)
 			}
@@ -185,7 +185,7 @@ func TestDecodeChatRequestOpenAIGo(t *testing.T) {
 				openai.ToolMessage([]openai.ChatCompletionContentPartTextParam{{Text: "cloudy"}}, "call_y"),
 			},
 			Tools: []openai.ChatCompletionToolUnionParam{weather},
-		}, check: func(t *testing.T, r *ChatRequest) {
+		}, check: func(t *testing.T, r *Request) {
 			m := r.Messages
 			if m[1].Content != "echo: hi" || len(m[3].ToolCalls) != 1 || m[3].ToolCalls[0].ID != "call_x" ||
 				m[3].ToolCalls[0].Arguments != `{"city":"Paris"}` || m[4].ToolCallID != "call_x" ||

@@ -155,8 +155,8 @@ func (s FieldSet) names() ([]string, func(string) int) {
 	return requestFieldNames[:], fieldIndex
 }
 
-// Responses reports whether s is a Responses API request's (POST /v1/responses).
-func (s FieldSet) Responses() bool { return s&responsesDialect != 0 }
+// responses reports whether s is a Responses API request's (POST /v1/responses), as anthropic.
+func (s FieldSet) responses() bool { return s&responsesDialect != 0 }
 
 // Has reports whether the request carried the top-level member name (not null). The required
 // members (model, and messages or input) are implied, so Has is true for them.

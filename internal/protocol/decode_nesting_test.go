@@ -45,12 +45,12 @@ var deepNestingCases = []struct {
 	code   apierr.Code
 }{
 	{"messages", func(d int) string { return deepToolResults(d, false) },
-		func(b []byte) *apierr.Error { _, e := DecodeMessagesRequest(b, Limits{}); return e }, apierr.InvalidValue},
+		func(b []byte) *apierr.Error { _, e := DecodeAnthropicRequest(b, Limits{}); return e }, apierr.InvalidValue},
 	{"count_tokens", func(d int) string { return deepToolResults(d, true) },
 		func(b []byte) *apierr.Error { _, e := DecodeCountTokensRequest(b, Limits{}); return e }, apierr.InvalidValue},
 	{"messages_input_schema", func(d int) string {
 		return `{"model":"mock-tools","max_tokens":64,"messages":[{"role":"user","content":"hi"}],"tools":[{"name":"f","input_schema":` + deepSchema(d) + `}]}`
-	}, func(b []byte) *apierr.Error { _, e := DecodeMessagesRequest(b, Limits{}); return e }, apierr.InvalidValue},
+	}, func(b []byte) *apierr.Error { _, e := DecodeAnthropicRequest(b, Limits{}); return e }, apierr.InvalidValue},
 	{"chat", func(d int) string {
 		return `{"model":"mock-tools","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","parameters":` + deepSchema(d) + `}}]}`
 	}, func(b []byte) *apierr.Error { _, e := DecodeChatRequest(b, Limits{}); return e }, apierr.InvalidValue},

@@ -19,7 +19,7 @@ func checkRunsAgree(t *testing.T, body []byte) {
 	doc, lim := string(body), Limits{}.withDefaults()
 	for _, d := range []struct {
 		name   string
-		decode func(doc string, lim Limits, root string) (*ChatRequest, *apierr.Error)
+		decode func(doc string, lim Limits, root string) (*Request, *apierr.Error)
 	}{{"chat", decodeChat}, {"responses", decodeResponses}} {
 		unnamedReq, unnamedErr := d.decode(doc, lim, unnamedRoot)
 		namedReq, namedErr := d.decode(doc, lim, namedRoot)
@@ -82,7 +82,7 @@ func TestDecodeNamedReportsTheNamedRun(t *testing.T) {
 }
 
 // decodeResponses is decodeResponsesEchoed without the echo: decodeChat's counterpart.
-func decodeResponses(doc string, lim Limits, root string) (*ChatRequest, *apierr.Error) {
+func decodeResponses(doc string, lim Limits, root string) (*Request, *apierr.Error) {
 	d, e := decodeResponsesEchoed(doc, lim, root)
 	return d.req, e
 }

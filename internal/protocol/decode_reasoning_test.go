@@ -41,7 +41,7 @@ func TestDecodeReasoning(t *testing.T) {
 // (never the text), and the last assistant turn when it calls tools — and nothing allocated for
 // a request that sends none of it.
 func TestDecodeThinking(t *testing.T) {
-	req, e := DecodeMessagesRequest([]byte(`{"model":"m","max_tokens":32000,"thinking":{"type":"enabled","budget_tokens":2048,"display":"omitted"},
+	req, e := DecodeAnthropicRequest([]byte(`{"model":"m","max_tokens":32000,"thinking":{"type":"enabled","budget_tokens":2048,"display":"omitted"},
 		"output_config":{"effort":"low"},"messages":[
 		{"role":"user","content":"a"},
 		{"role":"assistant","content":[{"type":"thinking","thinking":"first","signature":"sig-1"},{"type":"text","text":"b"}]},
@@ -66,7 +66,7 @@ func TestDecodeThinking(t *testing.T) {
 		t.Errorf("final assistant turn: %+v", f)
 	}
 	// A later assistant turn without tools clears it; adaptive has no budget.
-	later, e := DecodeMessagesRequest([]byte(`{"model":"m","max_tokens":8,"thinking":{"type":"adaptive"},"messages":[
+	later, e := DecodeAnthropicRequest([]byte(`{"model":"m","max_tokens":8,"thinking":{"type":"adaptive"},"messages":[
 		{"role":"user","content":"a"},{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"f","input":{}}]},
 		{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"e"}]},{"role":"assistant","content":"done"},{"role":"user","content":"more"}]}`), Limits{})
 	if e != nil || later.Reasoning.Thinking != "adaptive" || later.Reasoning.FinalAssistant != nil || later.Reasoning.ThinkingBudget != 0 {
@@ -76,7 +76,7 @@ func TestDecodeThinking(t *testing.T) {
 		`{"model":"m","max_tokens":8,"messages":[{"role":"user","content":"a"}]}`,
 		`{"model":"m","max_tokens":8,"thinking":{"type":"disabled"},"messages":[{"role":"user","content":"a"}]}`,
 	} {
-		if none, e := DecodeMessagesRequest([]byte(body), Limits{}); e != nil || none.Reasoning != nil {
+		if none, e := DecodeAnthropicRequest([]byte(body), Limits{}); e != nil || none.Reasoning != nil {
 			t.Errorf("%s: %+v %v", body, none.Reasoning, e)
 		}
 	}

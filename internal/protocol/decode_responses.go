@@ -8,7 +8,7 @@ import (
 )
 
 // The Responses API (POST /v1/responses) is a second dialect of the same service: its request
-// decodes into the ChatRequest it stands for, so the models, simulation, fixtures, generator,
+// decodes into the Request it stands for, so the models, simulation, fixtures, generator,
 // limits and journal serve both alike, and only the answer is written in the dialect's shape.
 // Its decoder is as strict as the chat one, with the same walk, the same errors and the same
 // order; the fields are OpenAI's CreateResponse (openapi 2.3.0) and openai-go's
@@ -28,7 +28,7 @@ type ResponseEcho struct {
 // and a cross-field error of the input that waits for finish. The table's functions share it by
 // pointer; it is allocated with the request (newResponsesState).
 type responsesState struct {
-	req        *ChatRequest
+	req        *Request
 	lim        Limits
 	unanswered *apierr.Error
 	// hostedTools counts the tools of other types than function that the request offers: they
@@ -42,8 +42,8 @@ type responsesState struct {
 func newResponsesState(lim Limits) *responsesState {
 	both := &struct {
 		state responsesState
-		req   ChatRequest
-	}{req: ChatRequest{N: 1, ParallelToolCalls: true}}
+		req   Request
+	}{req: Request{N: 1, ParallelToolCalls: true}}
 	both.state = responsesState{req: &both.req, lim: lim}
 	return &both.state
 }
@@ -59,7 +59,7 @@ func newResponsesState(lim Limits) *responsesState {
 // function_call_output a tool message. item_reference and reasoning items are accepted and add
 // no message: the mock keeps no responses to look them up in (docs/protocol.md); a reasoning
 // item's encrypted_content is kept (Reasoning.SentBack) for a reasoning model to verify.
-func DecodeResponsesRequest(body []byte, lim Limits) (*ChatRequest, *ResponseEcho, *apierr.Error) {
+func DecodeResponsesRequest(body []byte, lim Limits) (*Request, *ResponseEcho, *apierr.Error) {
 	if !validObjectBody(body) {
 		return nil, nil, errInvalidJSON()
 	}
@@ -74,7 +74,7 @@ func DecodeResponsesRequest(body []byte, lim Limits) (*ChatRequest, *ResponseEch
 
 // echoedRequest is a decoded Responses request and the members its answer echoes.
 type echoedRequest struct {
-	req  *ChatRequest
+	req  *Request
 	echo *ResponseEcho
 }
 
@@ -216,7 +216,7 @@ func (c *responsesState) input(path, v string) *apierr.Error {
 
 // collectSentBack keeps the encrypted_content of the reasoning items of input, an array that
 // decodeInput has validated, and the id beside it, for a reasoning model to verify.
-func (r *ChatRequest) collectSentBack(input string) {
+func (r *Request) collectSentBack(input string) {
 	var room stackElements
 	items, _ := appendElements(room[:0], input)
 	for i, it := range items {
@@ -268,10 +268,10 @@ func decodeResponsesStreamOptions(_ none, k, p, v string) (fieldClass, *apierr.E
 	return unknown, nil
 }
 
-var reasoningObject = objectSpec[*ChatRequest]{fields: decodeReasoning}
+var reasoningObject = objectSpec[*Request]{fields: decodeReasoning}
 
 // decodeReasoning is the reasoning object: a reasoning model's effort and summary.
-func decodeReasoning(req *ChatRequest, k, p, v string) (fieldClass, *apierr.Error) {
+func decodeReasoning(req *Request, k, p, v string) (fieldClass, *apierr.Error) {
 	switch k {
 	case "effort":
 		return supported, chatState{req: req}.reasoningEffort(p, v)
@@ -300,7 +300,7 @@ func checkResponsesSafetyIdentifier(path, v string) *apierr.Error {
 // reasoning.encrypted_content adds to what the mock answers, and only a reasoning model's (it
 // calls no hosted tools and keeps no logprobs), but a wrong one is the client's mistake all the
 // same.
-func checkInclude(req *ChatRequest, path, v string) *apierr.Error {
+func checkInclude(req *Request, path, v string) *apierr.Error {
 	var room stackElements
 	items, e := asArray(room[:0], path, v)
 	if e != nil {

@@ -95,7 +95,7 @@ func TestDecodeResponsesFields(t *testing.T) {
 		t.Errorf("decoded %+v", r)
 	}
 	want := []string{"input", "max_output_tokens", "model", "parallel_tool_calls", "stream", "temperature", "text", "tool_choice", "tools"}
-	if got := r.Fields.Names(); !slices.Equal(got, want) || !r.Fields.Responses() || !r.Fields.Has("input") || r.Fields.Has("messages") {
+	if got := r.Fields.Names(); !slices.Equal(got, want) || !r.Fields.responses() || !r.Fields.Has("input") || r.Fields.Has("messages") {
 		t.Errorf("fields %v, want %v", got, want)
 	}
 	// The FieldSet survives the journal's JSON, dialect and all.
@@ -288,7 +288,7 @@ func TestResponsesFieldNamesAreTheDecoders(t *testing.T) {
 					continue
 				}
 				k, _ := strconv.Unquote(lit.Value)
-				c := &responsesState{req: &ChatRequest{N: 1}, lim: Limits{}.withDefaults()}
+				c := &responsesState{req: &Request{N: 1}, lim: Limits{}.withDefaults()}
 				if class, _ := responsesTopField(c, k, k, `0`); class == supported || class == noEffect {
 					accepted = append(accepted, k)
 				}

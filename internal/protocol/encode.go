@@ -6,8 +6,9 @@ import (
 	"mockgateway/internal/jsonenc"
 )
 
-// The two bodies every successful chat request sends — a Completion, or a Chunk per streamed
-// token — are written by hand-written appends instead of encoding/json's reflection: that cost
+// The two bodies a successful Chat Completions request gets — a Completion, or a Chunk per
+// streamed token — are written by hand-written appends (as the other dialects' are:
+// encode_responses.go, encode_anthropic.go) instead of encoding/json's reflection: that cost
 // more per stream chunk than everything else the chunk needed, and its reflective descent was
 // the deepest stack a parked stream's goroutine reached. The output is byte for byte what
 // encoding/json gives with SetEscapeHTML(false) (without the Encoder's trailing newline); the

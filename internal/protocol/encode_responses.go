@@ -241,7 +241,7 @@ var echoed = [...]struct{ key, absent string }{
 // members from the top level's members, which the key pass has validated, and the tools from the
 // decoded request. A request that sends none of them, as most do, shares defaultEcho.
 // hosted says the request offers tools of other types than function, which req.Tools leaves out.
-func echoOf(top members[string], req *ChatRequest, hosted bool) *ResponseEcho {
+func echoOf(top members[string], req *Request, hosted bool) *ResponseEcho {
 	at := noneSent() // where each echoed member is in top
 	sent := len(req.Tools) > 0 || hosted
 	i := 0

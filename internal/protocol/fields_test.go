@@ -70,7 +70,7 @@ func TestFieldNamesAreTheDecoders(t *testing.T) {
 	var accepted []string
 	for _, k := range topFieldKeys(t) {
 		// The class does not depend on the value: 0 is wrong for most fields, which is fine.
-		c := chatState{req: &ChatRequest{N: 1}, lim: Limits{}.withDefaults()}
+		c := chatState{req: &Request{N: 1}, lim: Limits{}.withDefaults()}
 		class, _ := topField(c, k, k, `0`)
 		switch class {
 		case supported, noEffect:

@@ -99,7 +99,7 @@ func FuzzEchoAsBefore(f *testing.F) {
 
 // echoAsBefore is the echo as encode_responses.go made it before echoOf: kept as the reference
 // FuzzEchoAsBefore holds echoOf to.
-func echoAsBefore(body []byte, req *ChatRequest) []byte {
+func echoAsBefore(body []byte, req *Request) []byte {
 	top, _ := appendMembers(members[json.RawMessage]{}, json.RawMessage(body), string(body))
 	b := make([]byte, 0, 512)
 	raw := func(key, absent string) {

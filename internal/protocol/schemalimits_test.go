@@ -150,14 +150,14 @@ func TestSchemaPatternsOverTheBound(t *testing.T) {
 	messagesWith := func(schema string) string {
 		return `{"model":"m","max_tokens":16,"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"web_search_20250305","name":"web_search"},{"name":"g","input_schema":` + schema + `}]}`
 	}
-	if _, e := DecodeMessagesRequest([]byte(messagesWith(prop(big))), Limits{}); e == nil || e.Param != "tools[1].input_schema.properties.code.pattern" {
+	if _, e := DecodeAnthropicRequest([]byte(messagesWith(prop(big))), Limits{}); e == nil || e.Param != "tools[1].input_schema.properties.code.pattern" {
 		t.Errorf("messages tool: %+v", e)
 	}
 	format := `{"model":"m","max_tokens":16,"messages":[{"role":"user","content":"hi"}],"output_config":{"format":{"type":"json_schema","schema":` + prop(big) + `}}}`
-	if _, e := DecodeMessagesRequest([]byte(format), Limits{}); e == nil || e.Param != "output_config.format.schema.properties.code.pattern" {
+	if _, e := DecodeAnthropicRequest([]byte(format), Limits{}); e == nil || e.Param != "output_config.format.schema.properties.code.pattern" {
 		t.Errorf("messages output_config: %+v", e)
 	}
-	if _, e := DecodeMessagesRequest([]byte(messagesWith(prop(ok))), Limits{}); e != nil {
+	if _, e := DecodeAnthropicRequest([]byte(messagesWith(prop(ok))), Limits{}); e != nil {
 		t.Errorf("messages under the bound: %+v", e)
 	}
 	for _, body := range []string{chatWith(prop(ok)), toolWith(prop(ok)), chatWith(`{"type":"string","pattern":"(?<=x)y"}`)} {

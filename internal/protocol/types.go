@@ -1,18 +1,21 @@
-// Package protocol owns the wire format of the emulated OpenAI Chat Completions subset: the
-// strict decoder that classifies every request field (supported, known but unsupported, unknown)
-// and the response and stream-chunk shapes the service encodes.
+// Package protocol owns the wire formats of the dialects the mock speaks — OpenAI's Chat
+// Completions and Responses API, Anthropic's Messages — and the one Request they all decode
+// into: the strict decoders that classify every request field (supported, known but
+// unsupported, unknown), and the hand-encoded answer, chunk and event shapes. Which dialect a
+// request speaks, and what of this package it uses, is internal/dialect's business.
 package protocol
 
 import "encoding/json"
 
-// ChatRequest is a validated chat completion request. Fields that the contract accepts but that
+// Request is a validated request of any dialect: what the generator and the simulation read,
+// whichever API it came in. Fields that the contract accepts but that
 // have no effect on a deterministic mock (sampling, user, metadata, store, …) are checked by the
 // decoder and then dropped: they are not kept here, so nothing downstream can log them.
 //
 // Its strings are cut from one copy of the request's body (DecodeChatRequest): whatever keeps
 // one past the request — an open stream's answer — copies it (strings.Clone), or it keeps the
 // whole body alive.
-type ChatRequest struct {
+type Request struct {
 	// Fields are the top-level members the client sent (present and not null). They are
 	// protocol names only, for the content-free journal's picture of the client's setup.
 	Fields   FieldSet
@@ -22,7 +25,7 @@ type ChatRequest struct {
 	// IncludeUsage is stream_options.include_usage.
 	IncludeUsage bool
 	// ParallelToolCalls is false only when the client sent parallel_tool_calls: false. (Beside
-	// the other booleans: packed, a ChatRequest stays in its size class.)
+	// the other booleans: packed, a Request stays in its size class.)
 	ParallelToolCalls bool
 	// MaxTokens is the effective token budget per choice, as sent: max_completion_tokens when
 	// set, else max_tokens (max_output_tokens, Anthropic's max_tokens); 0 means no budget was
@@ -46,6 +49,9 @@ type ChatRequest struct {
 	// Attachments are the images and documents of a Messages request, as the estimator counts
 	// them; nil when it sends none, as most requests.
 	Attachments *Attachments `json:"-"`
+	// Echo is what a Responses API answer repeats of its request (dialect/responses sets it);
+	// nil in the other dialects.
+	Echo *ResponseEcho `json:"-"`
 }
 
 // Attachments are what a Messages request's image, document and search_result blocks bring to
@@ -67,7 +73,7 @@ type Attachments struct {
 type ImageSize struct{ Width, Height int }
 
 // attachments returns the request's Attachments, made when first needed.
-func (r *ChatRequest) attachments() *Attachments {
+func (r *Request) attachments() *Attachments {
 	if r.Attachments == nil {
 		r.Attachments = new(Attachments)
 	}
@@ -130,7 +136,7 @@ type SentReasoning struct {
 }
 
 // reasoning returns the request's Reasoning, made when first needed.
-func (r *ChatRequest) reasoning() *Reasoning {
+func (r *Request) reasoning() *Reasoning {
 	if r.Reasoning == nil {
 		r.Reasoning = new(Reasoning)
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"mockgateway/internal/state"
 	"net/http"
 	"testing"
 )
@@ -28,7 +29,7 @@ func TestAttemptsCountedForClientsThatDoNotSay(t *testing.T) {
 					t.Fatalf("attempt %d: status %d, want %d: %s", i+1, rr.Code, want, rr.Body)
 				}
 			}
-			if n := h.deps.Attempts.Len(); n > 1 {
+			if n := h.deps.State.(*state.Memory).Attempts.Len(); n > 1 {
 				t.Errorf("%d keys kept for one request", n)
 			}
 		})
@@ -49,7 +50,7 @@ func TestAttemptsOfAnSDKThatCounts(t *testing.T) {
 			}
 		}
 	}
-	if n := h.deps.Attempts.Len(); n != 0 {
+	if n := h.deps.State.(*state.Memory).Attempts.Len(); n != 0 {
 		t.Errorf("%d keys kept after the request got through", n)
 	}
 }

@@ -59,7 +59,7 @@ func benchChain(b *testing.B, cat *catalog.Catalog, telemetry bool, opts ...func
 		logger, _ := observability.NewLogger(lw, "info", "json")
 		d.Tracer, d.Logger, d.Spans = tracing.Tracer, logger, tracing.Buffer
 		d.Metrics = observability.NewMetrics(prometheus.NewRegistry(), cat.IDs(), cat.ExecutableIDs(), observability.BuildInfo{Version: "4.2.0"})
-		d.Journal = NewJournal(cfg) // on by default in the service, so part of what a request costs
+		d.State = memoryState(cfg, true) // the journal: on by default in the service, so part of what a request costs
 	} else {
 		d.Tracer = noop.NewTracerProvider().Tracer("")
 		d.Logger = slog.New(slog.DiscardHandler)
@@ -67,7 +67,7 @@ func benchChain(b *testing.B, cat *catalog.Catalog, telemetry bool, opts ...func
 	for _, o := range opts {
 		o(&d)
 	}
-	return &harness{handler: New(d)}
+	return &harness{handler: New(withState(d))}
 }
 
 // cpuTime is the process's user+system CPU time. On a shared machine wall time per op moves

@@ -28,7 +28,7 @@ func setProcessingMS(w http.ResponseWriter, rec *observability.Record) {
 // describeChatRequest gives the chat span the request's GenAI attributes.
 //
 //go:noinline
-func describeChatRequest(span trace.Span, m *catalog.Model, req *protocol.ChatRequest, hit *fixtures.Hit) {
+func describeChatRequest(span trace.Span, m *catalog.Model, req *protocol.Request, hit *fixtures.Hit) {
 	if !span.IsRecording() {
 		return
 	}

@@ -105,8 +105,9 @@ func TestScopeFloodThroughTheServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := newHarness(t, func(d *Deps) {
-		d.Fixtures = NewFixtureStore(d.Config)
-		d.Fixtures.SetFiles(set)
+		m := memoryState(d.Config, false)
+		m.Fixtures.SetFiles(set)
+		d.State = m
 	})
 	call := func(scope string) string {
 		rr := h.do("POST", chatPath, chatBody("mock-chat", ""), HeaderScope, scope, "X-Mock-Latency", "instant")

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+
+	"mockgateway/internal/dialect"
 )
 
 var bufferPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
@@ -28,14 +30,6 @@ func putBuffer(buf *bytes.Buffer) {
 	}
 }
 
-// jsonAppender is a body that encodes itself by appending, without reflection, and knows about
-// how long it is: the chat completion, sent by every successful JSON chat request
-// (protocol.Completion.AppendJSON).
-type jsonAppender interface {
-	AppendJSON([]byte) []byte
-	SizeHint() int
-}
-
 // encodeJSON is the one place responses are encoded and written (encodeBody, writeJSONBytes).
 func encodeJSON(w http.ResponseWriter, status int, v any) {
 	buf, status := encodeBody(status, v)
@@ -45,11 +39,11 @@ func encodeJSON(w http.ResponseWriter, status int, v any) {
 
 // encodeBody encodes v into a buffer from the pool, which the caller gives back with putBuffer.
 // It encodes before anything is written, so a value that fails to encode becomes a clean 500
-// instead of half a 200. An appender's buffer is sized once from its hint, so a large answer is
+// instead of half a 200. A dialect's answer encodes itself by appending (dialect.Body): its buffer is sized once from its hint, so a large answer is
 // not copied through every doubling of its buffer (BenchmarkHeavyAnswerMemory).
 func encodeBody(status int, v any) (*bytes.Buffer, int) {
 	buf := getBuffer()
-	if a, ok := v.(jsonAppender); ok {
+	if a, ok := v.(dialect.Body); ok {
 		buf.Grow(a.SizeHint() + 1)
 		// The same bytes as the Encoder below would write, trailing newline included.
 		b := a.AppendJSON(buf.AvailableBuffer())

@@ -5,29 +5,10 @@ import (
 	"net/http"
 
 	"mockgateway/internal/apierr"
+	"mockgateway/internal/dialect"
+	"mockgateway/internal/dialect/chat"
 	"mockgateway/observability"
 )
-
-// errorEnvelope is the OpenAI error body: always all four keys, param null when empty.
-type errorEnvelope struct {
-	Error errorBody `json:"error"`
-}
-
-type errorBody struct {
-	Message string  `json:"message"`
-	Type    string  `json:"type"`
-	Param   *string `json:"param"`
-	Code    string  `json:"code"`
-}
-
-func envelopeOf(e *apierr.Error) errorEnvelope {
-	b := errorBody{Message: e.Message, Type: e.Type, Code: string(e.Code)}
-	if e.Param != "" {
-		p := e.Param
-		b.Param = &p
-	}
-	return errorEnvelope{Error: b}
-}
 
 // internalError is what any error that is not an *apierr.Error becomes. Its text is fixed: a Go
 // error string from a library could carry anything, so it is neither sent nor logged.
@@ -36,25 +17,39 @@ func internalError() *apierr.Error {
 }
 
 // writeError is the service's one error writer: it records the normalized code for the span,
-// the metrics and the access log, and writes the envelope with the code's status.
+// the metrics and the access log, and writes the error as the request's dialect does (its
+// envelope and status: dialect.Dialect's Error) with the code's headers.
 func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var e *apierr.Error
 	if !errors.As(err, &e) {
 		e = internalError()
 	}
-	observability.RecordFrom(r.Context()).SetError(string(e.Code))
-	faultHeaders(w.Header(), e)
-	if e.Status == http.StatusTooManyRequests && w.Header().Get("Retry-After") == "" {
-		w.Header().Set("Retry-After", "1")
+	rec := observability.RecordFrom(r.Context())
+	rec.SetError(string(e.Code))
+	h := w.Header()
+	faultHeaders(h, e)
+	if e.Status == http.StatusTooManyRequests && h.Get("Retry-After") == "" {
+		h.Set("Retry-After", "1")
 	}
-	if anthropicRequest(r) {
-		writeAnthropicError(w, r, e) // the Messages dialect's envelope (errors_anthropic.go)
-		return
-	}
-	encodeJSON(w, e.Status, envelopeOf(e))
+	d := dialectOf(rec)
+	d.Headers(h)
+	buf := getBuffer()
+	defer putBuffer(buf)
+	status, body := d.Error(buf.AvailableBuffer(), e, rec.RequestID)
+	writeJSONBytes(w, status, body)
 }
 
 // writeInternalError is handed to the middleware chain for recovered panics.
 func writeInternalError(w http.ResponseWriter, r *http.Request) {
 	writeError(w, r, internalError())
+}
+
+// dialectOf is the request's dialect, which its route chose (routed) or, on a route the
+// dialects share, its headers (frontGuard). A request that has met neither — a handler served
+// on its own, or a panic before the front — is answered as OpenAI answers.
+func dialectOf(rec *observability.Record) dialect.Dialect {
+	if d, ok := rec.Dialect.(dialect.Dialect); ok {
+		return d
+	}
+	return chat.New(nil)
 }

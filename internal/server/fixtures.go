@@ -21,7 +21,7 @@ import (
 // is written.
 //
 //go:noinline
-func (h *chatHandler) script(r *http.Request, req *protocol.ChatRequest, rec *observability.Record) (*fixtures.Hit, error) {
+func (h *chatHandler) script(r *http.Request, req *protocol.Request, rec *observability.Record) (*fixtures.Hit, error) {
 	hit, ok, miss, err := h.state.Match(r.Context(), fixtures.Query{Request: req, Header: r.Header, Scope: rec.Scope, Context: r.Context()})
 	if errors.Is(err, context.Canceled) {
 		rec.Status = observability.StatusClientClosed

@@ -17,7 +17,7 @@ const weatherFixtures = `{"fixtures":[
 
 const weatherTool = `"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}]`
 
-func journaled(d *Deps) { d.Journal = NewJournal(d.Config) }
+func journaled(d *Deps) { d.State = memoryState(d.Config, true) }
 
 func addFixtures(t *testing.T, h *harness, scope, body string) {
 	t.Helper()

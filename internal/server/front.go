@@ -9,7 +9,6 @@ import (
 
 	"mockgateway/internal/apierr"
 	"mockgateway/internal/config"
-	"mockgateway/observability"
 )
 
 // frontGuard holds the checks every request meets before it is routed.
@@ -51,12 +50,14 @@ import (
 type frontGuard struct {
 	origins map[string]bool // --cors-origins, as a browser serializes them (lower case)
 	hosts   []string        // --allowed-hosts, lower case; ".example.com" takes it and its subdomains
-	route   func(r *http.Request, method string) string
-	next    http.Handler
+	// claim gives r's Record the route that would serve it with method, and that route's dialect
+	// (dispatch.claim).
+	claim func(r *http.Request, method string)
+	next  http.Handler
 }
 
 func newFrontGuard(cfg config.Config, d *dispatch) *frontGuard {
-	g := &frontGuard{origins: map[string]bool{}, route: d.template, next: d}
+	g := &frontGuard{origins: map[string]bool{}, claim: d.claim, next: d}
 	for _, o := range cfg.CORSOrigins {
 		g.origins[strings.ToLower(o)] = true
 	}
@@ -117,11 +118,10 @@ func (g *frontGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // refuse answers a request the guard turns away, under the route it asked for (when one
-// matches), so that its metrics and span name the route like any other answer's.
+// matches), so that its metrics and span name the route like any other answer's, and in that
+// route's dialect.
 func (g *frontGuard) refuse(w http.ResponseWriter, r *http.Request, err *apierr.Error) {
-	if tpl := g.route(r, r.Method); tpl != "" {
-		observability.RecordFrom(r.Context()).SetRoute(tpl)
-	}
+	g.claim(r, r.Method)
 	writeError(w, r, err)
 }
 
@@ -148,9 +148,7 @@ func corsHeaders(h http.Header, origin string) {
 // send (authorization, content-type, x-stainless-*, x-mock-*, traceparent, ...) varies by
 // client and version. Only header names (tokens) are echoed, at most a bounded list.
 func (g *frontGuard) preflight(w http.ResponseWriter, r *http.Request, method string) {
-	if tpl := g.route(r, method); tpl != "" {
-		observability.RecordFrom(r.Context()).SetRoute(tpl)
-	}
+	g.claim(r, method)
 	h := w.Header()
 	h.Add("Vary", "Access-Control-Request-Method, Access-Control-Request-Headers")
 	h.Set("Access-Control-Allow-Methods", corsMethods)

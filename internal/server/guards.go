@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"io"
+	"mime"
 	"net/http"
 	"os"
 	"strconv"
@@ -86,13 +87,15 @@ func (g *v1Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // checkKey compares digests in constant time, so neither the key's bytes nor its length can be
 // learned from response timing.
 //
-// x-api-key is the key only on a request of Anthropic's dialect (its routes, or any request
-// that carries anthropic-version, as the Anthropic SDKs' calls of /v1/models do): an OpenAI
-// client's stray x-api-key is not its key.
+// Besides Authorization, the key is read from the header the request's dialect names
+// (dialect.Dialect's KeyHeader: Anthropic's x-api-key), and only there: an OpenAI client's stray
+// x-api-key is not its key.
 func checkKey(key string, r *http.Request) *apierr.Error {
 	h := r.Header.Get("Authorization")
-	if k := r.Header.Get("X-Api-Key"); h == "" && k != "" && anthropicRequest(r) {
-		h = "Bearer " + k // Anthropic's clients send the key so (Claude Code, the SDKs)
+	if name := dialectOf(observability.RecordFrom(r.Context())).KeyHeader(); h == "" && name != "" {
+		if k := r.Header.Get(name); k != "" {
+			h = "Bearer " + k
+		}
 	}
 	if h == "" {
 		return apierr.New(apierr.MissingAPIKey, "", "This mock requires a local API key: send 'Authorization: Bearer <key>' (or x-api-key) with the key it was started with.")
@@ -135,10 +138,9 @@ func (l *concurrencyLimit) acquire() bool {
 
 func (l *concurrencyLimit) release() { <-l.slots }
 
-// takesBody marks a handler whose request carries a JSON body of at most maxBody bytes. Under
-// v1Guard the body is read (readBody) before the request takes a concurrency slot; the handler
-// calls readBody too, which finds it read already, and takes it with takeBody. Served on its own
-// (a bare handler in a test), the handler's own readBody call reads it.
+// takesBody marks a handler whose request carries a JSON body of at most maxBody bytes: v1Guard
+// reads the body (readBody) before the request takes a concurrency slot, and the handler takes
+// it with takeBody.
 type takesBody struct {
 	maxBody int64
 	next    http.Handler
@@ -156,9 +158,6 @@ const drainOversized = 4 << 20
 //
 //go:noinline
 func readBody(w http.ResponseWriter, r *http.Request, maxBody int64) error {
-	if _, ok := r.Body.(*bodyRead); ok {
-		return nil // read already, by v1Guard
-	}
 	if !jsonContentType(r.Header.Get("Content-Type")) {
 		return apierr.New(apierr.UnsupportedMediaType, "", "Send the request body as JSON with 'Content-Type: application/json'.")
 	}
@@ -194,6 +193,21 @@ func readBody(w http.ResponseWriter, r *http.Request, maxBody int64) error {
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	r.Body = &bodyRead{buf: buf, orig: r.Body}
 	return nil
+}
+
+// jsonContentType accepts application/json and application/*+json with any parameters. A
+// missing Content-Type is not JSON: a browser sends a body without one cross-origin, with no
+// preflight (a no-cors fetch of a Blob), so reading it as JSON would let any web page post to
+// the mock.
+func jsonContentType(ct string) bool {
+	if ct == "application/json" { // what clients send: no parameters to parse
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return false
+	}
+	return mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
 }
 
 func tooLarge(maxBody int64) error {

@@ -2,12 +2,7 @@ package server
 
 import (
 	"context"
-	"encoding/binary"
-	"encoding/hex"
-	"math/rand/v2"
-	"mime"
 	"net/http"
-	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -15,30 +10,29 @@ import (
 
 	"mockgateway/internal/apierr"
 	"mockgateway/internal/catalog"
+	"mockgateway/internal/dialect"
 	"mockgateway/internal/fixtures"
 	"mockgateway/internal/generate"
 	"mockgateway/internal/protocol"
-	"mockgateway/internal/seal"
 	"mockgateway/internal/simulation"
 	"mockgateway/internal/state"
 	"mockgateway/observability"
 )
 
-// chatHandler serves POST /v1/chat/completions, and POST /v1/responses: the Responses API is a
-// second dialect of the same path (docs/protocol.md), whose request decodes into a chat request
-// and whose answer is written in its own shape; everything between is shared. It holds exactly
-// what the path needs, built once by newChatHandler; every call of it shares it (chatCall.h).
+// chatHandler serves the chat path in one dialect (internal/dialect): POST /v1/chat/completions,
+// POST /v1/responses, POST /v1/messages. The dialect decodes the request into the one
+// protocol.Request and writes the answer in its own shape; everything between is shared, and
+// asks the dialect rather than which one it is. It holds exactly what the path needs, built once
+// by newChatHandler; every call of it shares it (chatCall.h).
 type chatHandler struct {
-	dialect          dialect
+	dialect          dialect.Dialect
 	catalog          *catalog.Catalog
 	limits           protocol.Limits // what the decoder enforces
-	maxBody          int64
-	tokenCeiling     int // --max-tokens: every choice of every model stops there
+	tokenCeiling     int             // --max-tokens: every choice of every model stops there
 	maxResponseBytes int
 	sim              simulator
 	fixtures         *fixtures.Store // the file fixtures, and Check's schema cache
 	state            state.Store     // runtime fixtures and reply positions
-	sealer           *seal.Sealer    // reasoning items' encrypted content (reasoning.go)
 	tracer           trace.Tracer
 	metrics          *observability.Metrics
 	drain            *Drain
@@ -51,27 +45,16 @@ type chatHandler struct {
 	oneFinishReason map[string]attribute.KeyValue
 }
 
-// dialect is the protocol a chat handler speaks.
-type dialect uint8
-
-const (
-	chatCompletions   dialect = iota // POST /v1/chat/completions
-	responsesAPI                     // POST /v1/responses
-	anthropicMessages                // POST /v1/messages (messages.go)
-)
-
-func newChatHandler(d Deps, dl dialect) http.Handler {
+func newChatHandler(d Deps, dl dialect.Dialect) http.Handler {
 	h := &chatHandler{
 		dialect:          dl,
 		catalog:          d.Catalog,
 		limits:           protocol.Limits{MaxChoices: d.Config.MaxChoices, MaxRegexProgram: d.Config.MaxRegexProgram},
-		maxBody:          d.Config.MaxBodyBytes,
 		tokenCeiling:     d.Config.MaxTokens,
 		maxResponseBytes: d.Config.MaxResponseBytes,
 		sim:              simulator{headers: d.Config.AllowSimulationHeaders, catalog: d.Catalog, attempts: d.State},
-		fixtures:         d.Fixtures,
+		fixtures:         d.State.Files(),
 		state:            d.State,
-		sealer:           d.Sealer,
 		tracer:           d.Tracer,
 		metrics:          d.Metrics,
 		drain:            d.Drain,
@@ -92,8 +75,9 @@ func newChatHandler(d Deps, dl dialect) http.Handler {
 
 // ServeHTTP takes a chat request through its steps: decode it, resolve its model, find the
 // fixture that scripts it if any, simulate what was asked (a gateway policy, latency, a fault),
-// generate the answer (or take the fixture's), respond. A step that
-// refuses the request returns an *apierr.Error for the one writeError.
+// generate the answer (or take the fixture's), respond — JSON or a stream, in the dialect. A
+// step that refuses the request returns an *apierr.Error for the one writeError, which writes
+// it in the dialect too.
 //
 // A stream parks this goroutine for its whole length, with every frame below it on the stack;
 // its stack must stay within 8 KB or each open stream holds 16 (TestParkedStreamStack,
@@ -102,10 +86,8 @@ func newChatHandler(d Deps, dl dialect) http.Handler {
 func (h *chatHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := observability.RecordFrom(r.Context())
 	rec.Chat, rec.Model = true, observability.ModelOther
-	if h.dialect == anthropicMessages {
-		setRequestIDHeader(w)
-	}
-	req, facts, err := h.decode(w, r)
+	h.dialect.Headers(w.Header())
+	req, facts, err := h.decode(r, rec)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -132,9 +114,7 @@ func (h *chatHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx, span := h.tracer.Start(r.Context(), h.spanNames[model.ID])
 	describeChatRequest(span, model, req, hit)
 	defer span.End() // also on a panic: the span still reaches the buffer
-	if h.dialect != anthropicMessages {
-		w.Header()["Openai-Version"] = openAIVersion
-	}
+	h.dialect.AnswerHeaders(w.Header())
 	reportPlan(ctx, w, span, h.metrics, model.ID, sim)
 	if sim.plan.Sleep && !h.wait(ctx, sim.plan.Wait) {
 		return // the client left
@@ -158,76 +138,53 @@ func (h *chatHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	setChatResponseAttributes(span, c, rec)
 }
 
-// chatCall is one executed chat completion: what the generator made of the request, the two
-// request flags the answer needs, and the response identity shared by every chunk of a stream.
+// chatCall is one executed chat call: what the dialect's answer is made of (dialect.Call), the
+// answer itself (reply), and what the handler and the stream need beside it: the simulated
+// timings and fault, and the span.
 type chatCall struct {
-	ID           string
-	Created      int64
-	Model        *catalog.Model // the model that answers: the requested one or a fallback
-	Stream       bool
-	IncludeUsage bool
-	Result       generate.Result // Generate's for JSON; Prepare's for a stream: lazy prose, settled by streamChat
-	Timings      *simulation.Timings
-	Fault        *simulation.Fault // a mid-stream fault to strike, or nil
-	Span         trace.Span
-	// Echo is what a Responses API answer repeats of its request; nil for a chat completion.
-	Echo *protocol.ResponseEcho
-	// Reasoning is a Responses answer's reasoning item, first in its output; nil when the model
-	// does not reason (reasoning.go).
-	Reasoning *protocol.OutputItem
-	// Thinking is a Messages answer's thinking block, first in its content; nil when the model
-	// does not think (thinking.go).
-	Thinking *protocol.ContentBlock
-	h        *chatHandler // shared by every call; not copied into each
+	dialect.Call
+	reply   dialect.Reply
+	Timings *simulation.Timings
+	Fault   *simulation.Fault // a mid-stream fault to strike, or nil
+	Span    trace.Span
+	h       *chatHandler // shared by every call; not copied into each
 }
 
 // requestFacts are what reading a request learns beside the request itself.
 type requestFacts struct {
 	seed         uint64 // the latency jitter's seed: the same request waits the same
 	promptTokens int    // counted once, for the context window and the usage
-	echo         *protocol.ResponseEcho
 }
 
-// decode reads the body and decodes it strictly, in the contract's order: media type, size and
-// arrival (readBody), then JSON and fields.
+// decode decodes the body that v1Guard read (its media type, size and arrival checked:
+// readBody) strictly, in the dialect: what it requires beyond the body (Admit), then JSON, then
+// fields.
 //
 //go:noinline
-func (h *chatHandler) decode(w http.ResponseWriter, r *http.Request) (*protocol.ChatRequest, requestFacts, error) {
-	if err := readBody(w, r, h.maxBody); err != nil {
-		return nil, requestFacts{}, err
-	}
+func (h *chatHandler) decode(r *http.Request, rec *observability.Record) (*protocol.Request, requestFacts, error) {
 	buf := takeBody(r)
 	defer putBuffer(buf)
-	var req *protocol.ChatRequest
-	var echo *protocol.ResponseEcho
-	var aerr *apierr.Error
-	switch h.dialect {
-	case responsesAPI:
-		req, echo, aerr = protocol.DecodeResponsesRequest(buf.Bytes(), h.limits)
-	case anthropicMessages:
-		if aerr = checkAnthropicVersion(r); aerr == nil {
-			req, aerr = protocol.DecodeMessagesRequest(buf.Bytes(), h.limits)
-		}
-	default:
-		req, aerr = protocol.DecodeChatRequest(buf.Bytes(), h.limits)
+	if aerr := h.dialect.Admit(r); aerr != nil {
+		return nil, requestFacts{}, aerr
 	}
+	req, aerr := h.dialect.Decode(r, buf.Bytes(), h.limits)
 	if aerr != nil {
 		return nil, requestFacts{}, aerr
 	}
-	if note, ok := observability.RecordFrom(r.Context()).Note.(*callNote); ok {
+	if note, ok := rec.Note.(*callNote); ok {
 		note.noteShape(req)
 	}
-	return req, requestFacts{seed: fnv64a(buf.Bytes()), promptTokens: generate.PromptTokens(req), echo: echo}, nil
+	return req, requestFacts{seed: fnv64a(buf.Bytes()), promptTokens: generate.PromptTokens(req)}, nil
 }
 
 // resolve finds the request's model and checks that it can serve it: executable, with the
-// capabilities asked for, a budget within its output limit (budget.go), and a context window
-// that holds the prompt with its budget (refused
+// capabilities asked for, a budget within its output limit (in the dialect's words), and a
+// context window that holds the prompt with its budget (refused
 // as OpenAI refuses it; a fallback model's window cuts its answer in Generate). The record gets
 // the model's id whenever it is in the catalog: a bounded label even when the request fails.
 //
 //go:noinline
-func (h *chatHandler) resolve(req *protocol.ChatRequest, facts requestFacts, rec *observability.Record) (*catalog.Model, error) {
+func (h *chatHandler) resolve(req *protocol.Request, facts requestFacts, rec *observability.Record) (*catalog.Model, error) {
 	model, ok := h.catalog.Lookup(req.Model)
 	if !ok {
 		// The id is not echoed: it is client text, and the catalog is one GET away.
@@ -237,18 +194,12 @@ func (h *chatHandler) resolve(req *protocol.ChatRequest, facts requestFacts, rec
 	switch {
 	case !model.Executable():
 		return nil, apierr.New(apierr.ModelNotExecutable, "model", "The model "+model.ID+" is external provider metadata and never executes here; use a mock model from GET /v1/models.")
-	case len(req.Tools) > 0 && !model.Capabilities.Tools && !offeredOnly(req):
+	case len(req.Tools) > 0 && !model.Capabilities.Tools && !h.dialect.OffersToolsOnly(req):
 		return nil, apierr.New(apierr.ToolsNotSupported, "tools", "The model "+model.ID+" does not support tools; mock-tools does.")
 	case req.Stream && !model.Capabilities.Streaming:
 		return nil, apierr.New(apierr.InvalidValue, "stream", "The model "+model.ID+" does not support streaming.")
 	}
-	if aerr := h.checkBudget(model, req); aerr != nil {
-		return nil, aerr
-	}
-	if aerr := generate.CheckContext(facts.promptTokens, h.contextBudget(req), model.ContextWindow); aerr != nil {
-		return nil, aerr
-	}
-	if aerr := h.checkReasoning(model, req); aerr != nil {
+	if aerr := h.dialect.Check(model, req, facts.promptTokens, h.tokenCeiling); aerr != nil {
 		return nil, aerr
 	}
 	return model, nil
@@ -259,14 +210,17 @@ func (h *chatHandler) resolve(req *protocol.ChatRequest, facts requestFacts, rec
 // the first chunk does not wait for the whole answer to be made.
 //
 //go:noinline
-func (h *chatHandler) generate(req *protocol.ChatRequest, sim *simulated, facts requestFacts, span trace.Span, rec *observability.Record, hit *fixtures.Hit) *chatCall {
+func (h *chatHandler) generate(req *protocol.Request, sim *simulated, facts requestFacts, span trace.Span, rec *observability.Record, hit *fixtures.Hit) *chatCall {
 	served := sim.served
 	in := generate.Input{
 		Model: served.ID, Behavior: served.Behavior, DefaultTokens: served.DefaultTokens, Request: req,
 		TokenCeiling: h.tokenCeiling, MaxResponseBytes: h.maxResponseBytes,
 		ContextWindow: served.ContextWindow, PromptTokens: facts.promptTokens,
 	}
-	reasoning := reasoningTokens(served, req, hit)
+	reasoning := 0 // what a reasoning model spends reasoning per choice; other models none
+	if served.Capabilities.Reasoning {
+		reasoning = h.dialect.ReasoningTokens(req, hit)
+	}
 	var res generate.Result
 	if req.Stream && deepAnswer(req, hit) {
 		// Only here does the closure exist: built unconditionally it, and res, escaped to the heap
@@ -282,35 +236,22 @@ func (h *chatHandler) generate(req *protocol.ChatRequest, sim *simulated, facts 
 	rec.CompletionTokens = res.CompletionTokens // a stream counts what it sent (streamChat)
 	rec.ReasoningTokens = res.ReasoningTokens
 	rec.FinishReason = res.Choices[0].FinishReason // "" for a lazy choice until streamChat settles it
-	var id string
-	var reasoningItem *protocol.OutputItem
-	var thinking *protocol.ContentBlock
-	switch {
-	case facts.echo != nil:
-		id = responseID(facts.seed, served.ID)
-		reasoningItem = h.reasoningItem(id, facts.seed, served, req, &res, hit)
-	case h.dialect == anthropicMessages:
-		id = messageID(facts.seed, served.ID)
-		thinking = h.thinkingBlock(facts.seed, served, req, &res, hit)
-	default:
-		id = newCompletionID()
+	c := &chatCall{
+		Call: dialect.Call{
+			Created: time.Now().Unix(),
+			Model:   served,
+			// Not the request: a parked stream would keep the whole prompt alive with it.
+			Stream:       req.Stream,
+			IncludeUsage: req.IncludeUsage,
+			Result:       res,
+		},
+		Timings: simulation.NewTimings(sim.latency, facts.seed),
+		Fault:   sim.plan.Fault, // nil, or a fault that strikes mid-stream
+		Span:    span,
+		h:       h,
 	}
-	return &chatCall{
-		ID:      id,
-		Created: time.Now().Unix(),
-		Model:   served,
-		// Not the request: a parked stream would keep the whole prompt alive with it.
-		Stream:       req.Stream,
-		IncludeUsage: req.IncludeUsage,
-		Result:       res,
-		Timings:      simulation.NewTimings(sim.latency, facts.seed),
-		Fault:        sim.plan.Fault, // nil, or a fault that strikes mid-stream
-		Span:         span,
-		Echo:         facts.echo,
-		Reasoning:    reasoningItem,
-		Thinking:     thinking,
-		h:            h,
-	}
+	c.reply = h.dialect.Reply(&c.Call, req, hit, facts.seed)
+	return c
 }
 
 // answer makes the call's answer: a fixture's scripted reply, a stream's lazily made one, or the
@@ -330,25 +271,6 @@ func answer(in generate.Input, hit *fixtures.Hit, reasoning int) generate.Result
 	}
 }
 
-// openAIVersion is the Openai-Version header OpenAI's answers carry, one slice for every answer
-// (as answerContentType).
-var openAIVersion = []string{"2020-10-01"}
-
-// jsonContentType accepts application/json and application/*+json with any parameters. A
-// missing Content-Type is not JSON: a browser sends a body without one cross-origin, with no
-// preflight (a no-cors fetch of a Blob), so reading it as JSON let any web page post to the
-// mock (CONTRACT.md, November 2026).
-func jsonContentType(ct string) bool {
-	if ct == "application/json" { // what clients send: no parameters to parse
-		return true
-	}
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil {
-		return false
-	}
-	return mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
-}
-
 // fnv64a is FNV-1a, 64 bits (hash/fnv's New64a, without an allocation per request).
 func fnv64a(b []byte) uint64 {
 	h := uint64(14695981039346656037)
@@ -357,26 +279,6 @@ func fnv64a(b []byte) uint64 {
 		h *= 1099511628211
 	}
 	return h
-}
-
-// fnv64aString goes on hashing s into h, an FNV-1a state.
-func fnv64aString(h uint64, s string) uint64 {
-	for i := 0; i < len(s); i++ {
-		h ^= uint64(s[i])
-		h *= 1099511628211
-	}
-	return h
-}
-
-func newCompletionID() string {
-	const prefix = "chatcmpl-"
-	var b [12]byte
-	binary.LittleEndian.PutUint64(b[:8], rand.Uint64())
-	binary.LittleEndian.PutUint32(b[8:], rand.Uint32())
-	var out [len(prefix) + 2*len(b)]byte
-	copy(out[:], prefix)
-	hex.Encode(out[len(prefix):], b[:])
-	return string(out[:])
 }
 
 // wait waits d unless the client leaves (false: nothing more can be written) or shutdown ends

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"math"
 	"net/http"
 	"regexp"
@@ -12,6 +11,7 @@ import (
 
 	"mockgateway/internal/apierr"
 	"mockgateway/internal/catalog"
+	"mockgateway/internal/dialect"
 	"mockgateway/internal/state"
 	"mockgateway/observability"
 )
@@ -60,70 +60,46 @@ func handleHealth(d Deps) http.Handler {
 	})
 }
 
-type modelObject struct {
-	ID           string            `json:"id"`
-	Object       string            `json:"object"`
-	Created      int64             `json:"created"`
-	OwnedBy      string            `json:"owned_by"`
-	Capabilities modelCapabilities `json:"capabilities"`
+// modelLists are each dialect's model list (dialect.Dialect's Models), made once: /v1/models and
+// /v1/models/{model} answer in the shape of the request's dialect.
+type modelLists struct {
+	lists    map[dialect.Dialect]dialect.Models
+	fallback dialect.Models // the default dialect's, for a request that met no route
 }
 
-type modelCapabilities struct {
-	Streaming bool `json:"streaming"`
-	Tools     bool `json:"tools"`
-	Reasoning bool `json:"reasoning"`
-}
-
-func modelObjectOf(m *catalog.Model) modelObject {
-	return modelObject{ID: m.ID, Object: "model", Created: m.Created, OwnedBy: m.OwnedBy,
-		Capabilities: modelCapabilities{Streaming: m.Capabilities.Streaming, Tools: m.Capabilities.Tools, Reasoning: m.Capabilities.Reasoning}}
-}
-
-// mustMarshal encodes a body once, at start-up; the catalog cannot change while serving.
-func mustMarshal(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic("encoding a fixed response: " + err.Error())
+func newModelLists(c *catalog.Catalog, dialects *dialect.Set) *modelLists {
+	l := &modelLists{lists: map[dialect.Dialect]dialect.Models{}, fallback: dialects.Default.Models(c)}
+	l.lists[dialects.Default] = l.fallback
+	for _, d := range dialects.Marked {
+		l.lists[d] = d.Models(c)
 	}
-	return append(b, '\n')
+	return l
 }
 
-// handleListModels lists only executable mock models; the body is encoded once because the
-// catalog is immutable, which also makes it byte-stable across restarts.
-func handleListModels(c *catalog.Catalog) http.Handler {
-	list := struct {
-		Object string        `json:"object"`
-		Data   []modelObject `json:"data"`
-	}{Object: "list", Data: []modelObject{}}
-	for _, m := range c.Executable() {
-		list.Data = append(list.Data, modelObjectOf(m))
+// of is the list of the request's dialect: on the model routes, its marker's or OpenAI's.
+func (l *modelLists) of(r *http.Request) (dialect.Dialect, dialect.Models) {
+	d := dialectOf(observability.RecordFrom(r.Context()))
+	if m, ok := l.lists[d]; ok {
+		return d, m
 	}
-	body := mustMarshal(list)
-	anthropicBody, _ := anthropicModelBodies(c)
+	return d, l.fallback
+}
+
+// handleListModels lists only executable mock models, in the request's dialect.
+func handleListModels(lists *modelLists) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if len(r.Header[anthropicVersionHeader]) > 0 { // Anthropic's shape (messages.go)
-			setRequestIDHeader(w)
-			writeJSONBytes(w, http.StatusOK, anthropicBody)
-			return
-		}
-		writeJSONBytes(w, http.StatusOK, body)
+		d, models := lists.of(r)
+		d.Headers(w.Header())
+		writeJSONBytes(w, http.StatusOK, models.List(r))
 	})
 }
 
-func handleGetModel(c *catalog.Catalog) http.Handler {
-	bodies := map[string][]byte{}
-	for _, m := range c.Executable() {
-		bodies[m.ID] = mustMarshal(modelObjectOf(m))
-	}
-	_, anthropicBodies := anthropicModelBodies(c)
+func handleGetModel(lists *modelLists) http.Handler {
 	notFound := apierr.New(apierr.ModelNotFound, "model", "The model does not exist in this mock's catalog or is metadata only; GET /v1/models lists the executable models.")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		shape := bodies
-		if len(r.Header[anthropicVersionHeader]) > 0 { // Anthropic's shape (messages.go)
-			setRequestIDHeader(w)
-			shape = anthropicBodies
-		}
-		body, ok := shape[mux.Vars(r)["model"]]
+		d, models := lists.of(r)
+		d.Headers(w.Header())
+		body, ok := models.Model(mux.Vars(r)["model"])
 		if !ok {
 			writeError(w, r, notFound)
 			return

@@ -21,6 +21,7 @@ import (
 	"mockgateway/internal/catalog"
 	"mockgateway/internal/config"
 	"mockgateway/internal/simulation"
+	"mockgateway/internal/state"
 	"mockgateway/internal/testutil"
 	"mockgateway/observability"
 )
@@ -108,10 +109,29 @@ func newHarness(t *testing.T, opts ...func(*Deps)) *harness {
 	if d.Metrics == nil {
 		d.Metrics = observability.NewMetrics(prometheus.NewRegistry(), d.Catalog.IDs(), d.Catalog.ExecutableIDs(), observability.BuildInfo{Version: "4.2.0", Release: "Gateway Foundation", FaultKinds: simulation.Kinds()})
 	}
-	if d.Attempts == nil {
-		d.Attempts = simulation.NewAttemptCounter(d.Config.AttemptKeys, d.Config.AttemptTTL, time.Now)
-	}
+	d = withState(d)
 	return &harness{t: t, handler: New(d), logs: logs, spans: spans, tp: tp, metrics: d.Metrics, drain: d.Drain, deps: d}
+}
+
+// memoryState is the in-memory state run builds, with a journal when journaled.
+func memoryState(cfg config.Config, journaled bool) *state.Memory {
+	m := &state.Memory{Fixtures: NewFixtureStore(cfg), Attempts: simulation.NewAttemptCounter(cfg.AttemptKeys, cfg.AttemptTTL, time.Now)}
+	if journaled {
+		m.Calls = NewJournal(cfg)
+	}
+	return m
+}
+
+// withState gives d what run builds and New does not: the state (in memory, without a journal
+// unless the test asks: journaled) and the sealer.
+func withState(d Deps) Deps {
+	if d.State == nil {
+		d.State = memoryState(d.Config, false)
+	}
+	if d.Sealer == nil {
+		d.Sealer = NewSealer(d.Config)
+	}
+	return d
 }
 
 // do sends one request through the whole chain.

@@ -49,7 +49,7 @@ type callNote struct {
 // that sizes the stack a stream parks on (TestParkedStreamStack).
 //
 //go:noinline
-func (n *callNote) noteShape(req *protocol.ChatRequest) {
+func (n *callNote) noteShape(req *protocol.Request) {
 	n.shape = journal.ShapeOf(req)
 }
 

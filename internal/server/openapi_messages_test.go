@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"mockgateway/internal/dialect/anthropic"
 )
 
 // anthropicEventStream checks a Messages stream: `event: <type>` then `data: <json>` frames,
@@ -112,7 +114,7 @@ func conformMessages(t *testing.T, d *apiDoc, h *harness) {
 		{"thinking", "POST", messagesPath, thinkingTools + `}`, nil},
 		{"thinking stream", "POST", messagesPath, thinkingTools + `,"stream":true}`, nil},
 		{"thinking omitted stream", "POST", messagesPath, `{"model":"mock-reasoning","max_tokens":2048,"stream":true,"thinking":{"type":"adaptive","display":"omitted"},"messages":[{"role":"user","content":"hi"}]}`, nil},
-		{"redacted thinking", "POST", messagesPath, `{"model":"mock-reasoning","max_tokens":2048,"thinking":{"type":"adaptive"},"messages":[{"role":"user","content":"` + redactedTrigger + `"}]}`, nil},
+		{"redacted thinking", "POST", messagesPath, `{"model":"mock-reasoning","max_tokens":2048,"thinking":{"type":"adaptive"},"messages":[{"role":"user","content":"` + anthropic.RedactedTrigger + `"}]}`, nil},
 		{"thinking refused", "POST", messagesPath, `{"model":"mock-reasoning","max_tokens":1024,"thinking":{"type":"enabled","budget_tokens":1024},"messages":[{"role":"user","content":"hi"}]}`, nil},
 	}
 	for _, c := range cases {

@@ -28,7 +28,7 @@ func conformMockControl(t *testing.T, d *apiDoc, do func(*harness, string, strin
 			}
 		}
 	}
-	j := newHarness(t, func(dd *Deps) { dd.Journal = NewJournal(dd.Config) })
+	j := newHarness(t, journaled)
 	const scope = "oa-fixtures:1"
 	in := []string{"X-Mock-Scope", scope, "X-Mock-Latency", "instant"}
 	with := func(h ...string) []string { return append(slices.Clone(in), h...) }
@@ -146,7 +146,7 @@ func conformMockControl(t *testing.T, d *apiDoc, do func(*harness, string, strin
 	// With a local key, /_mock/* needs it too, before anything else.
 	keyed := newHarness(t, func(dd *Deps) {
 		dd.Config.APIKey = "local-key"
-		dd.Journal = NewJournal(dd.Config)
+		journaled(dd)
 	})
 	expect(do(keyed, "POST", "/_mock/fixtures", `{"fixtures":`, "X-Mock-Scope", "bad scope"), http.StatusUnauthorized, `"code":"missing_api_key"`)
 	expect(do(keyed, "GET", "/_mock/fixtures", "", "Authorization", "Bearer wrong"), http.StatusUnauthorized, `"code":"invalid_api_key"`)

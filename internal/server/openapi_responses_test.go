@@ -119,7 +119,7 @@ func conformResponses(t *testing.T, d *apiDoc, do func(*harness, string, string,
 	}
 
 	// Scripted answers: a refusal (refusal events), a tool call, content_filter.
-	j := newHarness(t, func(dd *Deps) { dd.Journal = NewJournal(dd.Config) })
+	j := newHarness(t, journaled)
 	in := []string{"X-Mock-Scope", "oa-responses", "X-Mock-Latency", "instant"}
 	do(j, "POST", "/_mock/fixtures", `{"fixtures":[
 		{"name":"refuse","match":{"last_user":{"contains":"forbidden"}},"reply":{"refusal":"I can't help with that."}},

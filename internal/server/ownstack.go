@@ -12,7 +12,7 @@ import (
 // calls, a fixture's scripted reply. Made on the handler's goroutine, such an answer grew a
 // stream's stack past 8 KB before the stream parked on it, so each open one held 16 KB
 // (TestParkedStreamStack).
-func deepAnswer(req *protocol.ChatRequest, hit *fixtures.Hit) bool {
+func deepAnswer(req *protocol.Request, hit *fixtures.Hit) bool {
 	return hit != nil || len(req.Tools) > 0 || (req.ResponseFormat.Type != "" && req.ResponseFormat.Type != "text")
 }
 

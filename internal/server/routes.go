@@ -9,10 +9,33 @@ import (
 
 	"mockgateway/internal/apierr"
 	"mockgateway/internal/console"
+	"mockgateway/internal/dialect"
+	"mockgateway/internal/dialect/anthropic"
+	"mockgateway/internal/dialect/chat"
+	"mockgateway/internal/dialect/responses"
 	"mockgateway/internal/openapi"
+	"mockgateway/internal/seal"
 	"mockgateway/internal/state"
 	"mockgateway/observability"
 )
+
+// dialects are the chat path's dialects (internal/dialect), built once. Each route of theirs
+// names its own (addRoutes); on the routes they share — the model list, an unknown path, the
+// mock's own — the marker header a request carries chooses, OpenAI's when it carries none
+// (shared). Adding a dialect is a field here, its line in newDialects, and its routes
+// (docs/dialects.md).
+type dialects struct {
+	chat      *chat.Dialect
+	responses *responses.Dialect
+	anthropic *anthropic.Dialect
+	shared    *dialect.Set
+}
+
+func newDialects(sealer *seal.Sealer) *dialects {
+	ds := &dialects{chat: chat.New(sealer), responses: responses.New(sealer), anthropic: anthropic.New(sealer)}
+	ds.shared = &dialect.Set{Default: ds.chat, Marked: []dialect.Dialect{ds.anthropic}}
+	return ds
+}
 
 // unsupportedSurfaces are parts of the OpenAI API that the mock intentionally does not offer:
 // a client calling them gets a 404 that says so, rather than a bare not_found.
@@ -20,20 +43,25 @@ var unsupportedSurfaces = []string{
 	"/v1/embeddings", "/v1/images", "/v1/audio", "/v1/completions",
 	"/v1/files", "/v1/batches", "/v1/fine_tuning", "/v1/moderations", "/v1/assistants",
 	"/v1/threads", "/v1/vector_stores", "/v1/uploads", "/v1/realtime", "/v1/evals",
-	"/v1/containers", "/v1/conversations", "/v1/videos", "/v1/organization",
-	"/v1/messages/batches", "/v1/skills",
+	"/v1/containers", "/v1/conversations", "/v1/videos", "/v1/organization", "/v1/skills",
 }
 
 // addRoutes is the one list of every endpoint.
-func addRoutes(r *mux.Router, d Deps, metricsOn bool) {
-	handle := func(path string, h http.Handler) *mux.Route { return r.Handle(path, newRouted(path, h)) }
+func addRoutes(r *mux.Router, d Deps, ds *dialects, metricsOn bool) {
+	handle := func(path string, h http.Handler) *mux.Route { return r.Handle(path, newRouted(path, ds.shared, h)) }
+	// in: a route of one dialect's, which it answers in whatever the request carries.
+	in := func(dl dialect.Dialect, path string, h http.Handler) *mux.Route {
+		rt := newRouted(path, ds.shared, h)
+		rt.dialect = dl
+		return r.Handle(path, rt)
+	}
 
 	// /v1: the local key (401 before any other error), then the drain and concurrency guards.
 	// The router tries routes in order, each with its own regexp, and no two paths overlap, so
 	// the busiest route comes first.
 	limit := newConcurrencyLimit(d.Config.MaxConcurrent) // one budget shared by every /v1 route
 	var calls state.Store                                // nil: no journal
-	if d.journalOn() {
+	if d.State.Journaling() {
 		calls = d.State
 	}
 	v1 := func(h http.Handler) http.Handler {
@@ -42,16 +70,17 @@ func addRoutes(r *mux.Router, d Deps, metricsOn bool) {
 	// Every GET route answers HEAD too, as net/http's own handlers do: the same status and
 	// headers, no body (net/http drops what a handler writes to a HEAD request).
 	get := []string{http.MethodGet, http.MethodHead}
-	handle("/v1/chat/completions", v1(newChatHandler(d, chatCompletions))).Methods(http.MethodPost)
-	handle("/v1/responses", v1(newChatHandler(d, responsesAPI))).Methods(http.MethodPost)
-	// Anthropic's Messages API (messages.go): the chat path's third dialect.
-	handle("/v1/messages", v1(newChatHandler(d, anthropicMessages))).Methods(http.MethodPost)
-	handle("/v1/messages/count_tokens", v1(handleCountTokens(d))).Methods(http.MethodPost)
+	// The chat path, one route per dialect (internal/dialect).
+	in(ds.chat, "/v1/chat/completions", v1(newChatHandler(d, ds.chat))).Methods(http.MethodPost)
+	in(ds.responses, "/v1/responses", v1(newChatHandler(d, ds.responses))).Methods(http.MethodPost)
+	in(ds.anthropic, "/v1/messages", v1(newChatHandler(d, ds.anthropic))).Methods(http.MethodPost)
+	in(ds.anthropic, "/v1/messages/count_tokens", v1(handleCountTokens(d, ds.anthropic))).Methods(http.MethodPost)
 	// Stored responses (retrieve, delete, cancel, input_items) and the token counting and
 	// compaction endpoints: the mock keeps no responses, on purpose.
-	r.PathPrefix("/v1/responses/").Handler(newRouted("/v1/responses/{rest}", v1(handleStoredResponses())))
-	handle("/v1/models", v1(handleListModels(d.Catalog))).Methods(get...)
-	handle("/v1/models/{model}", v1(handleGetModel(d.Catalog))).Methods(get...)
+	r.PathPrefix("/v1/responses/").Handler(newRouted("/v1/responses/{rest}", ds.shared, v1(handleStoredResponses())))
+	models := newModelLists(d.Catalog, ds.shared)
+	handle("/v1/models", v1(handleListModels(models))).Methods(get...)
+	handle("/v1/models/{model}", v1(handleGetModel(models))).Methods(get...)
 
 	// /_mock: the mock's own control surface (docs/fixtures.md), guarded by the local key.
 	mock := func(h http.Handler) http.Handler { return &mockGuard{key: d.Config.APIKey, next: h} }
@@ -59,11 +88,11 @@ func addRoutes(r *mux.Router, d Deps, metricsOn bool) {
 	handle("/_mock/fixtures", mock(handleListFixtures(d.State))).Methods(get...)
 	handle("/_mock/fixtures", mock(handleDeleteFixtures(d.State))).Methods(http.MethodDelete)
 	handle("/_mock/scopes/{scope}", mock(handleDeleteScope(d.State))).Methods(http.MethodDelete)
-	handle("/_mock/journal", mock(handleJournal(d.State, d.journalOn()))).Methods(get...)
+	handle("/_mock/journal", mock(handleJournal(d.State, d.State.Journaling()))).Methods(get...)
 
 	// The console (docs/console.md): a page and its assets, reading the endpoints below.
 	handle("/", console.Handler()).Methods(get...)
-	r.PathPrefix("/console/").Handler(newRouted("/console/", console.Handler())).Methods(get...)
+	r.PathPrefix("/console/").Handler(newRouted("/console/", ds.shared, console.Handler())).Methods(get...)
 
 	handle("/health", handleHealth(d)).Methods(get...)
 	handle("/openapi.json", handleOpenAPI(openapi.Document())).Methods(get...)
@@ -77,29 +106,42 @@ func addRoutes(r *mux.Router, d Deps, metricsOn bool) {
 	}
 
 	for _, s := range unsupportedSurfaces {
-		h := handleUnsupportedSurface(s)
-		handle(s, h)
-		r.PathPrefix(s + "/").Handler(h) // h names its route itself
+		unsupported(r, ds.shared, nil, s)
 	}
+	unsupported(r, ds.shared, ds.anthropic, "/v1/messages/batches") // in Anthropic's words
 
-	r.NotFoundHandler = handleNotFound()
-	r.MethodNotAllowedHandler = handleMethodNotAllowed(r, d.Config.APIKey)
+	r.NotFoundHandler = &routed{shared: ds.shared, next: handleNotFound()}
+	r.MethodNotAllowedHandler = &routed{shared: ds.shared, next: handleMethodNotAllowed(r, d.Config.APIKey)}
 }
 
-// dispatch serves a request as the router's own ServeHTTP does, less the two copies of the
-// request it makes for every request to carry the matched route and its variables in the
-// context (two request copies and two context values a request):
-// only a route with variables is handed them (mux.SetURLVars, read by mux.Vars), and nothing
-// here asks for the current route (mux.CurrentRoute). The router has a not-found and a
-// method-not-allowed handler, so Match always names a handler, and it cleans no paths
-// (SkipClean). TestDispatchServesAsTheRouter holds it to the router's ServeHTTP.
+// unsupported routes a surface and everything under it to its refusal, in dl (nil: the
+// request's headers choose).
+func unsupported(r *mux.Router, shared *dialect.Set, dl dialect.Dialect, surface string) {
+	h := handleUnsupportedSurface(surface)
+	exact := newRouted(surface, shared, h)
+	exact.dialect = dl
+	r.Handle(surface, exact)
+	r.PathPrefix(surface + "/").Handler(&routed{dialect: dl, shared: shared, next: h}) // h names its route itself
+}
+
+// dispatch is how a request reaches the router: gorilla/mux is the one router — addRoutes adds
+// every route to it, and its matching decides where every request goes — and dispatch is its
+// ServeHTTP without the cost that method adds to every request. The router's ServeHTTP copies
+// the request twice to put the matched route and its variables in the context; dispatch hands
+// the variables only to a route that has some (mux.SetURLVars, read by mux.Vars), and nothing
+// here asks for the current route (mux.CurrentRoute). Those copies and the router's walk through
+// each route's regexp are a measurable part of a JSON chat request's cost (BenchmarkDispatch;
+// the figures are in docs/performance.md).
 //
-// A request for a route without variables (every busy one) is found by its path and method in
-// exact, instead of by the router trying each route's regexp in turn until one matches (and
-// allocating for the variables even of a route that has none): BenchmarkDispatch measures the
-// two, TestDispatchExact holds the table (figures in docs/performance.md).
+// So a request for a route without variables (every busy one) is found by its path and method
+// in exact, a table learned from the router itself (newDispatch); any other goes to the
+// router's Match, as its ServeHTTP would. The router has a not-found and a method-not-allowed
+// handler, so Match always names a handler, and it cleans no paths (SkipClean).
+// TestDispatchServesAsTheRouter holds dispatch to the router's ServeHTTP, TestDispatchExact the
+// table.
 type dispatch struct {
 	router *mux.Router
+	shared *dialect.Set            // the dialects a request refused before any route can speak (claim)
 	exact  map[string][]exactRoute // path → the methods the router answers there, and how
 }
 
@@ -114,8 +156,8 @@ type exactRoute struct {
 // shadows is not kept, and anything else — another method, a path with variables or under a
 // prefix, no route at all — goes to the router. This holds because the routes match on method
 // and path alone (addRoutes: no host, header or query matchers).
-func newDispatch(router *mux.Router) *dispatch {
-	d := &dispatch{router: router, exact: map[string][]exactRoute{}}
+func newDispatch(router *mux.Router, shared *dialect.Set) *dispatch {
+	d := &dispatch{router: router, shared: shared, exact: map[string][]exactRoute{}}
 	_ = router.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
 		path, err := route.GetPathTemplate()
 		if err != nil || strings.ContainsAny(path, "{}") {
@@ -155,31 +197,37 @@ func (d *dispatch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	match.Handler.ServeHTTP(w, r)
 }
 
-// template is the template of the route that would serve r with method: "" when none matches,
-// or when the route names itself in telemetry (the unsupported surfaces). Only refusals and
-// preflights ask, so the router's own matching is good enough.
-func (d *dispatch) template(r *http.Request, method string) string {
+// claim gives r's Record what the route that would serve r with method gives it (its template
+// and dialect), for a request refused before it gets there; a request no route would serve gets
+// the dialect its headers choose. Only refusals and preflights ask, so the router's own
+// matching is good enough.
+func (d *dispatch) claim(r *http.Request, method string) {
 	probe := &http.Request{Method: method, URL: r.URL, Host: r.Host, Header: http.Header{}}
+	rec := observability.RecordFrom(r.Context())
 	var match mux.RouteMatch
 	if d.router.Match(probe, &match) {
 		if rt, ok := match.Handler.(*routed); ok {
-			return rt.template
+			rt.claim(rec, r)
+			return
 		}
 	}
-	return ""
+	rec.Dialect = d.shared.Choose(r.Header)
 }
 
 // routed gives the Record the matched route's template, the only form of the path that reaches
-// telemetry, and the server span's name. Both are made per route when the routes are added,
-// rather than per request.
+// telemetry, the server span's name, and the request's dialect: the route's own, or on a route
+// the dialects share, the one the request's headers choose. The names are made per route when
+// the routes are added, rather than per request.
 type routed struct {
-	template string
+	template string            // "" for the router's own answers (not found, 405), which name none
 	names    map[string]string // method → "METHOD template", the server span's name
+	dialect  dialect.Dialect   // the route's dialect; nil on a shared route
+	shared   *dialect.Set
 	next     http.Handler
 }
 
-func newRouted(template string, next http.Handler) *routed {
-	h := &routed{template: template, names: map[string]string{}, next: next}
+func newRouted(template string, shared *dialect.Set, next http.Handler) *routed {
+	h := &routed{template: template, names: map[string]string{}, shared: shared, next: next}
 	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut,
 		http.MethodPatch, http.MethodDelete, http.MethodOptions} {
 		h.names[m] = m + " " + template
@@ -189,9 +237,21 @@ func newRouted(template string, next http.Handler) *routed {
 
 func (h *routed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := observability.RecordFrom(r.Context())
-	rec.SetRoute(h.template)
+	h.claim(rec, r)
 	rec.SpanName = h.names[rec.Method] // "" for another method: the chain makes it
 	h.next.ServeHTTP(w, r)
+}
+
+// claim gives rec the route's template and r's dialect on this route.
+func (h *routed) claim(rec *observability.Record, r *http.Request) {
+	if h.template != "" {
+		rec.SetRoute(h.template)
+	}
+	if h.dialect != nil {
+		rec.Dialect = h.dialect
+	} else {
+		rec.Dialect = h.shared.Choose(r.Header)
+	}
 }
 
 func handleNotFound() http.Handler {
@@ -232,6 +292,9 @@ func handleMethodNotAllowed(router *mux.Router, apiKey string) http.Handler {
 				allow = append(allow, m)
 				if tpl, err := match.Route.GetPathTemplate(); err == nil {
 					rec.SetRoute(tpl)
+				}
+				if rt, ok := match.Handler.(*routed); ok && rt.dialect != nil {
+					rec.Dialect = rt.dialect // the route's, as its own answers
 				}
 			}
 		}

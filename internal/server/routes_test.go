@@ -17,7 +17,7 @@ import (
 // body.
 func TestDispatchServesAsTheRouter(t *testing.T) {
 	d, metricsOn := newHarness(t).deps.withDefaults()
-	r := newRouter(d, metricsOn)
+	r := newRouter(d, newDialects(d.Sealer), metricsOn)
 	fresh := map[string]bool{"/health": true, "/metrics": true, "/debug/traces": true, chatPath: true, "/v1/responses": true}
 	for _, c := range []struct{ method, path, body string }{
 		{"GET", "/health", ""}, {"HEAD", "/health", ""}, {"GET", "/v1/models", ""}, {"HEAD", "/v1/models", ""},
@@ -38,7 +38,7 @@ func TestDispatchServesAsTheRouter(t *testing.T) {
 			h.ServeHTTP(rr, req)
 			return rr
 		}
-		want, got := serve(r), serve(newDispatch(r))
+		want, got := serve(r), serve(newDispatch(r, nil))
 		name := c.method + " " + c.path
 		if got.Code != want.Code || got.Header().Get("Content-Type") != want.Header().Get("Content-Type") {
 			t.Errorf("%s: dispatch %d %q, router %d %q", name, got.Code, got.Header().Get("Content-Type"), want.Code, want.Header().Get("Content-Type"))
@@ -58,7 +58,7 @@ func TestDispatchServesAsTheRouter(t *testing.T) {
 // left to the router.
 func TestDispatchExact(t *testing.T) {
 	d, metricsOn := newHarness(t).deps.withDefaults()
-	exact := newDispatch(newRouter(d, metricsOn)).exact
+	exact := newDispatch(newRouter(d, newDialects(d.Sealer), metricsOn), nil).exact
 	has := func(method, path string) bool {
 		for _, e := range exact[path] {
 			if e.method == method {
@@ -84,7 +84,7 @@ func TestDispatchExact(t *testing.T) {
 	r := mux.NewRouter()
 	r.PathPrefix("/a/").Handler(http.NotFoundHandler()).Methods(http.MethodGet)
 	r.Handle("/a/b", http.NotFoundHandler()).Methods(http.MethodGet, http.MethodPost)
-	shadowed := newDispatch(r).exact["/a/b"]
+	shadowed := newDispatch(r, nil).exact["/a/b"]
 	if len(shadowed) != 1 || shadowed[0].method != http.MethodPost {
 		t.Errorf("/a/b, shadowed for GET by the prefix before it: %v, want POST alone", shadowed)
 	}
@@ -92,12 +92,12 @@ func TestDispatchExact(t *testing.T) {
 
 // BenchmarkDispatch: finding the chat route, by the exact table and by the router's Match.
 func BenchmarkDispatch(b *testing.B) {
-	d, metricsOn := Deps{Config: testConfig(), Catalog: catalog.Builtin()}.withDefaults()
-	router := newRouter(d, metricsOn)
+	d, metricsOn := withState(Deps{Config: testConfig(), Catalog: catalog.Builtin()}).withDefaults()
+	router := newRouter(d, newDialects(d.Sealer), metricsOn)
 	req := httptest.NewRequest(http.MethodPost, chatPath, nil)
 	req.Header.Set("Content-Type", "application/json")
 	b.Run("exact", func(b *testing.B) {
-		exact := newDispatch(router).exact
+		exact := newDispatch(router, nil).exact
 		b.ReportAllocs()
 		for b.Loop() {
 			for _, e := range exact[req.URL.Path] {

@@ -1,7 +1,7 @@
-// Package server owns the HTTP surface of mockgateway: the one routes file, the handler makers,
-// the one error writer, the SSE stream writer, and the limits and drain state that guard them.
-// It builds an http.Handler from dependencies that cmd/mockgateway's run constructs and passes
-// in; it holds no global state.
+// Package server owns the HTTP surface of mockgateway: the one routes file (which also chooses
+// each request's dialect, internal/dialect), the handler makers, the one error writer, the one
+// stream loop, and the limits and drain state that guard them. It builds an http.Handler from
+// dependencies that cmd/mockgateway's run constructs and passes in; it holds no global state.
 package server
 
 import (
@@ -22,7 +22,6 @@ import (
 	"mockgateway/internal/fixtures"
 	"mockgateway/internal/journal"
 	"mockgateway/internal/seal"
-	"mockgateway/internal/simulation"
 	"mockgateway/internal/state"
 	"mockgateway/observability"
 )
@@ -37,20 +36,12 @@ type Deps struct {
 	Metrics    *observability.Metrics    // nil: metrics off (New puts a no-op set in its place)
 	Spans      *observability.SpanBuffer // nil: /debug/traces answers 404
 	Drain      *Drain
-	// Attempts counts the attempts of clients that retry without an attempt header; nil: New
-	// builds one from Config.
-	Attempts *simulation.AttemptCounter
-	// Fixtures are the file fixtures and the runtime scopes (docs/fixtures.md); nil: New builds
-	// an empty store from Config. Journal keeps the calls per scope; nil: no journal.
-	Fixtures *fixtures.Store
-	Journal  *journal.Journal
-	// State is where the runtime state lives (internal/state): nil keeps it in this process,
-	// in Fixtures, Attempts and Journal; a shared store (--state-store) keeps it there instead,
-	// and Fixtures then holds the file fixtures only.
+	// State is the runtime state (internal/state), built in run: in this process
+	// (state.Memory: the file and runtime fixtures, the attempt counts, the journal) or shared
+	// by the replicas (--state-store, state.Redis).
 	State state.Store
-
-	// Sealer seals and verifies reasoning items' encrypted content; nil: New builds one from
-	// Config (NewSealer).
+	// Sealer seals what the dialects give a client to send back (reasoning items, thinking
+	// blocks) and opens what comes back.
 	Sealer  *seal.Sealer
 	Version string
 	Release string
@@ -60,8 +51,9 @@ type Deps struct {
 // New builds the router and wraps it in the middleware chain.
 func New(d Deps) http.Handler {
 	d, metricsOn := d.withDefaults()
-	r := newRouter(d, metricsOn)
-	return observability.Chain(newFrontGuard(d.Config, newDispatch(r)), observability.ChainConfig{
+	ds := newDialects(d.Sealer)
+	r := newRouter(d, ds, metricsOn)
+	return observability.Chain(newFrontGuard(d.Config, newDispatch(r, ds.shared)), observability.ChainConfig{
 		Logger:             d.Logger,
 		Tracer:             d.Tracer,
 		Propagator:         d.Propagator,
@@ -74,8 +66,9 @@ func New(d Deps) http.Handler {
 	})
 }
 
-// withDefaults fills in what New builds when the caller leaves it out, and reports whether
-// metrics are on.
+// withDefaults fills in what New builds when the caller leaves it out — the drain, and metrics
+// that go nowhere — and reports whether metrics are on. The state and the sealer it never
+// builds: run does.
 func (d Deps) withDefaults() (Deps, bool) {
 	if d.Drain == nil {
 		d.Drain = NewDrain()
@@ -84,36 +77,15 @@ func (d Deps) withDefaults() (Deps, bool) {
 	if !metricsOn {
 		d.Metrics = observability.NewNoopMetrics() // so that no handler checks for nil
 	}
-	if d.Attempts == nil {
-		d.Attempts = simulation.NewAttemptCounter(d.Config.AttemptKeys, d.Config.AttemptTTL, time.Now)
-	}
-	if d.Fixtures == nil {
-		d.Fixtures = NewFixtureStore(d.Config)
-	}
-	if d.State == nil {
-		d.State = &state.Memory{Fixtures: d.Fixtures, Attempts: d.Attempts, Calls: d.Journal}
-	}
-	if d.Sealer == nil {
-		d.Sealer = NewSealer(d.Config)
-	}
 	return d, metricsOn
 }
 
-// journalOn reports whether calls are journaled: in memory when there is a Journal, in a
-// shared store unless --journal-entries is 0.
-func (d Deps) journalOn() bool {
-	if _, ok := d.State.(*state.Memory); ok {
-		return d.Journal != nil
-	}
-	return d.Config.JournalEntries > 0
-}
-
 // newRouter is the router with every route of addRoutes.
-func newRouter(d Deps, metricsOn bool) *mux.Router {
+func newRouter(d Deps, ds *dialects, metricsOn bool) *mux.Router {
 	r := mux.NewRouter()
 	// A cleaned-path redirect would turn a POST into a GET at the client; a plain 404 is honest.
 	r.SkipClean(true)
-	addRoutes(r, d, metricsOn)
+	addRoutes(r, d, ds, metricsOn)
 	return r
 }
 
@@ -207,4 +179,13 @@ func NewSharedState(ctx context.Context, cfg config.Config, files *fixtures.Stor
 		ScopeTTL: cfg.ScopeTTL, TTL: cfg.StateTTL, AttemptKeys: cfg.AttemptKeys, AttemptTTL: cfg.AttemptTTL,
 		JournalEntries: cfg.JournalEntries, JournalScopes: cfg.JournalScopes,
 		MaxFlushReads: cfg.JournalFlushReads, Registerer: reg, Logger: logger})
+}
+
+// NewSealer is the sealer of --seal-key, or of a random key when it is unset: it seals what the
+// dialects give a client to send back (reasoning items, thinking blocks) and opens what returns.
+func NewSealer(cfg config.Config) *seal.Sealer {
+	if cfg.SealKey == "" {
+		return seal.Random()
+	}
+	return seal.New(cfg.SealKey)
 }

@@ -11,6 +11,7 @@ import (
 
 	"mockgateway/internal/apierr"
 	"mockgateway/internal/catalog"
+	"mockgateway/internal/dialect"
 	"mockgateway/internal/fixtures"
 	"mockgateway/internal/simulation"
 	"mockgateway/internal/state"
@@ -114,7 +115,7 @@ func (s simulator) attemptOf(r *http.Request, model *catalog.Model, fault *simul
 	// their own attempts.
 	scope := observability.RecordFrom(r.Context()).Scope
 	for _, v := range [...]string{model.ID, r.Header.Get(simulation.HeaderFault), scope} {
-		key = fnv64aString(key^uint64(len(v)), v)
+		key = dialect.HashString(key^uint64(len(v)), v)
 	}
 	key |= 1 // never 0, which means "not counted"
 	if attempt > 1 {

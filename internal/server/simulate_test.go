@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"mockgateway/internal/catalog"
+	"mockgateway/internal/dialect/chat"
+	"mockgateway/observability"
 )
 
 func TestSimulatedFaultsBeforeOutput(t *testing.T) {
@@ -248,12 +250,15 @@ func TestLatencyProfiles(t *testing.T) {
 // covers what a seed makes of the schedule). No clock is read: a shared machine's scheduler
 // would decide a timing assertion.
 func TestJitterIsSeededByTheBody(t *testing.T) {
-	h := newChatHandler(Deps{Config: testConfig(), Catalog: catalog.Builtin()}, chatCompletions).(*takesBody).next.(*chatHandler)
+	h := newChatHandler(withState(Deps{Config: testConfig(), Catalog: catalog.Builtin()}), chat.New(nil)).(*takesBody).next.(*chatHandler)
 	seedOf := func(body string) uint64 {
 		t.Helper()
 		req := httptest.NewRequest("POST", chatPath, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
-		_, facts, err := h.decode(httptest.NewRecorder(), req)
+		if err := readBody(httptest.NewRecorder(), req, 1<<20); err != nil { // v1Guard's part
+			t.Fatal(err)
+		}
+		_, facts, err := h.decode(req, observability.RecordFrom(req.Context()))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -34,8 +34,7 @@ func BenchmarkStateStore(b *testing.B) {
 	}
 	shared := func(d *Deps) {
 		d.Config.StateStore = rs.URL()
-		d.Fixtures = NewFixtureStore(d.Config)
-		s, err := NewSharedState(ctx, d.Config, d.Fixtures, reg, d.Logger)
+		s, err := NewSharedState(ctx, d.Config, NewFixtureStore(d.Config), reg, d.Logger)
 		if err != nil {
 			b.Fatal(err)
 		}

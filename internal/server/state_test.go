@@ -22,8 +22,7 @@ func unavailableState(t *testing.T) *harness {
 	var wait func()
 	h := newHarness(t, func(d *Deps) {
 		d.Config.StateStore = "redis://app:pw-canary-123@" + addr + "/0"
-		d.Fixtures = NewFixtureStore(d.Config)
-		s, err := NewSharedState(ctx, d.Config, d.Fixtures, nil, d.Logger)
+		s, err := NewSharedState(ctx, d.Config, NewFixtureStore(d.Config), nil, d.Logger)
 		if err != nil {
 			t.Fatal(err)
 		}

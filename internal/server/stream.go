@@ -8,19 +8,20 @@ import (
 	"time"
 
 	"mockgateway/internal/apierr"
+	"mockgateway/internal/dialect"
 	"mockgateway/internal/simulation"
 	"mockgateway/observability"
 )
 
-// The stream path: a chat completion with "stream": true, or a Responses API or Anthropic
-// Messages call with it, from the handler's call of streamChat to the last byte. Six files:
+// The stream path: a chat call with "stream": true, in any dialect, from the handler's call of
+// streamChat to the last byte. The dialect makes the events (dialect.Events, pulled a step at a
+// time); this loop paces them, strikes the simulated fault, bounds the stream and writes it.
+// Three files:
 //
-//	stream.go            the states below and the functions that move a stream between them
-//	stream_frames.go     what a chat stream sends: frames made one at a time from the result
-//	stream_responses.go  what a Responses stream sends: its events, a step at a time
-//	stream_messages.go   what a Messages stream sends: Anthropic's events, a step at a time
-//	stream_sse.go        sseWriter: appending frames to one buffer, and the one writer of it
-//	stream_pace.go       pacer (pauses, the clock, the checks for an end) and writeDeadline
+//	stream.go       the states below and the functions that move a stream between them; the
+//	                stream as a dialect's events see it (dialect.Sink)
+//	stream_sse.go   sseWriter: appending events to one buffer, and the one writer of it
+//	stream_pace.go  pacer (pauses, the clock, the checks for an end) and writeDeadline
 //
 // # The contract
 //
@@ -33,18 +34,19 @@ import (
 //
 // Code in these files may rely on, and must keep:
 //
-//   - Frames are appended to sseWriter.buf (appendFrame, appendChunk, appendUsage, appendError;
-//     commitEvent for a Responses or Messages event) and reach the connection only through writePending
+//   - Events are appended to sseWriter.buf (a dialect's, through Commit and Append; the error
+//     that ends a stream, appendError) and reach the connection only through writePending
 //     (flushPending, writeFinal). Writing to w directly skips the write deadline and the
 //     counters.
 //   - Nothing pending waits: before any real delay, waitLatency flushes what is pending
-//     (TestStreamWrites). A token waits only until the next token is due (betweenTokens).
+//     (TestStreamWrites). A token waits only until the next token is due (BeforeToken).
 //   - pacer.pause is the one place a stream waits or looks at the client, the drain and the
 //     stream's deadline. A new wait elsewhere escapes all three.
 //   - The counters: pendingLen and pendingTokens (what buf holds, not yet written), tokensSent
-//     (tokens written: the usage a stream cut short reports), eventSeq (a Responses event's
-//     sequence_number), and telemetry.Chunks() (frames made, which a simulated fault counts).
-//   - The goroutine parks in the chunk loop for the whole stream, so the loop keeps a short
+//     (tokens written: the usage a stream cut short reports), eventSeq (events committed: the
+//     Responses API's sequence_number), and telemetry.Chunks() (events made, which a simulated
+//     fault counts).
+//   - The goroutine parks in the event loop for the whole stream, so the loop keeps a short
 //     stack and allocates nothing per token (TestParkedStreamStack, TestBlockedStreamStack,
 //     TestToolCallFramesAllocateNothing): the work around the loop is split into calls whose
 //     frames are gone while it waits (openStream, endEarly and settle are kept out of line).
@@ -56,72 +58,59 @@ import (
 //	                ▼
 //	             opened ──waitLatency(first-chunk delay > 0)──► flushPending: headers out
 //	                │                                                      │
-//	                │ instant: chunksToFirstToken / eventsToFirstToken /   │
-//	                │ messagesToFirstToken                                 │
-//	                │ append the frames up to the first token              │
+//	                │ instant: toFirstToken                                │
+//	                │ appends the events up to the first token             │
 //	                ▼                                                      │
-//	          flushPending: headers (+ those frames) in one write ◄────────┘
+//	          flushPending: headers (+ those events) in one write ◄────────┘
 //	                │
 //	                ▼
-//	            streaming ◄──┐   runChunks (chat) / runEvents (Responses) /
-//	                │        │   runMessages (Messages), per frame:
-//	                │        │   beforeFrame: betweenTokens (flushPending, waitLatency)
-//	                │        │   and strikeFault; then appendChunk / commitEvent
-//	                │        └── next frame
+//	            streaming ◄──┐   run: the dialect's Events.Next, per step:
+//	                │        │   BeforeToken (flushPending, waitLatency) before a token,
+//	                │        │   Commit (strikeFault, then pending) per event
+//	                │        └── next step
 //	                │
-//	   last frame   ▼                        errStreamEnded from any state above
-//	           writeFinal ──► completed      ──► endEarly: an error frame and [DONE], a cut
-//	   ([DONE] unflushed; net/http           connection, or nothing (the client is gone);
-//	    writes it with the response's end)   outcome timed_out, aborted or client_disconnected
+//	   last step    ▼                        errStreamEnded from any state above
+//	  Events.End, writeFinal ──► completed   ──► endEarly: the dialect's error event, a cut
+//	   (unflushed; net/http writes it        connection, or nothing (the client is gone);
+//	    with the response's end)             outcome timed_out, aborted or client_disconnected
 //
 // Both ends call recordAnswer, which settles a lazy answer's finish reason.
 
 // errStreamEnded is why the stream stopped before completing, and what the client is told.
 type errStreamEnded struct {
 	outcome string
-	frame   *apierr.Error // the error frame to send before [DONE]; nil sends nothing more
+	frame   *apierr.Error // the error to end the stream with, in its dialect; nil sends nothing more
 	cut     bool          // drop the connection instead: a simulated abrupt cut
 	stalled bool          // the client stopped reading: a write ran out of time, nothing more can be sent
 }
 
 func (e errStreamEnded) Error() string { return "stream ended: " + e.outcome }
 
-// streamChat writes the stream, chat chunks or a Responses or Messages stream's events (the states
-// above). Every exit records exactly one terminal outcome: completed, client_disconnected (the
-// client went away: generation stops at once), timed_out (the stream ran past
-// --stream-timeout: an error frame then [DONE]; or the client stopped reading and a write did
-// not go out in time: the connection is cut, error_code request_timeout), or aborted
-// (shutdown's drain deadline passed — a shutting_down error frame then [DONE] — or a simulated
-// mid-stream fault struck).
+// streamChat writes the stream, the dialect's events (the states above). Every exit records
+// exactly one terminal outcome: completed, client_disconnected (the client went away:
+// generation stops at once), timed_out (the stream ran past --stream-timeout: an error event;
+// or the client stopped reading and a write did not go out in time: the connection is cut,
+// error_code request_timeout), or aborted (shutdown's drain deadline passed — a shutting_down
+// error event — or a simulated mid-stream fault struck).
 func streamChat(ctx context.Context, w http.ResponseWriter, c *chatCall) {
 	st := openStream(ctx, w, c)
 	w.WriteHeader(http.StatusOK)
-	// The headers go from this short stack, before the chunk loop: net/http writes them from a
+	// The headers go from this short stack, before the event loop: net/http writes them from a
 	// deep frame, which from inside the loop would double the stack of every stream parked in
 	// a pause or in a write its client is slow to take (TestParkedStreamStack,
 	// TestBlockedStreamStack). They go before the first-chunk latency (waitLatency writes
-	// them), and before the error frame of a stream that ends at once; a stream that never
-	// waits sends them with its frames (or events) up to its first token: one write fewer
+	// them), and before the error event of a stream that ends at once; a stream that never
+	// waits sends them with its events up to its first token: one write fewer
 	// (TestStreamWrites).
 	err := st.waitLatency(c.Timings.First())
 	if err == nil && c.Timings.Instant() {
-		if st.msg != nil {
-			err = st.messagesToFirstToken(ctx)
-		} else if st.namedEvents {
-			err = st.eventsToFirstToken(ctx)
-		} else {
-			err = st.chunksToFirstToken(ctx, c)
-		}
+		err = st.toFirstToken(ctx)
 	}
 	if werr := st.flushPending(); err == nil && werr != nil { // when err is set, endEarly writes why
 		err = writeFailed(werr)
 	}
-	if err == nil && st.msg != nil {
-		err = st.runMessages(ctx, c) // Anthropic's Messages (stream_messages.go)
-	} else if err == nil && st.namedEvents {
-		err = st.runEvents(ctx, c) // the Responses API (stream_responses.go)
-	} else if err == nil {
-		err = st.runChunks(ctx, c)
+	if err == nil {
+		err = st.run(ctx)
 	}
 	if err != nil {
 		st.endEarly(w, c, err)
@@ -129,6 +118,41 @@ func streamChat(ctx context.Context, w http.ResponseWriter, c *chatCall) {
 	}
 	st.recordAnswer(c)
 	st.telemetry.End(observability.OutcomeCompleted)
+}
+
+// toFirstToken appends the events of a stream that never waits, up to its first token, for
+// streamChat to write with the headers; run goes on from there.
+func (st *stream) toFirstToken(ctx context.Context) error {
+	for {
+		token, more, err := st.events.Next(ctx, st)
+		if err != nil || !more || token {
+			return err
+		}
+	}
+}
+
+// run writes the events from where toFirstToken left them, then the dialect's closing events,
+// pausing as the timings say. It returns nil when the stream completed, or why it stopped.
+func (st *stream) run(ctx context.Context) error {
+	for {
+		_, more, err := st.events.Next(ctx, st)
+		if err != nil {
+			return err
+		}
+		if !more {
+			break
+		}
+	}
+	if err := st.strikeFault(ctx, true); err != nil { // a stream shorter than after= fails at its end
+		return err
+	}
+	if err := st.events.End(ctx, st); err != nil {
+		return err
+	}
+	if err := st.writeFinal(); err != nil {
+		return writeFailed(err)
+	}
+	return nil
 }
 
 // recordAnswer gives the record the tokens the stream sent and the answer's finish reason, once
@@ -152,12 +176,11 @@ func settle(c *chatCall, rec *observability.Record) {
 	}
 }
 
-// stream is one SSE response in progress.
+// stream is one SSE response in progress: the dialect's events, and the call they answer.
 type stream struct {
 	*sseWriter
-	frames     *frames     // a chat stream's, pulled by chunksToFirstToken and runChunks
-	ev         *respEvents // a Responses stream's, pulled by eventsToFirstToken and runEvents
-	msg        *msgEvents  // a Messages stream's, pulled by messagesToFirstToken and runMessages
+	events     dialect.Events
+	c          *chatCall
 	rec        *observability.Record
 	telemetry  *observability.StreamTelemetry // the stream's metrics and span events; counts the chunks
 	faultFired bool                           // the simulated mid-stream fault has struck
@@ -171,25 +194,19 @@ type stream struct {
 func openStream(ctx context.Context, w http.ResponseWriter, c *chatCall) *stream {
 	rec := observability.RecordFrom(ctx)
 	st := &stream{
-		sseWriter: newSSEWriter(w, c),
+		sseWriter: newSSEWriter(w),
+		c:         c,
 		rec:       rec,
 		telemetry: observability.StartStreamTelemetry(ctx, c.h.metrics, c.Span, rec.Model, rec.Start),
 	}
 	st.pace.streamDeadline = rec.Start.Add(c.h.streamTimeout)
 	st.pace.clientGone, st.pace.drainAborted = ctx.Done(), c.h.drain.Aborted()
 	st.writes.timeout, st.writes.until = c.h.writeTimeout, st.pace.streamDeadline
-	st.namedEvents = c.Echo != nil || c.anthropic() // a stream of named events
-	if c.anthropic() {
-		st.msg = newMsgEvents(c)
-	} else if st.namedEvents {
-		st.ev = newRespEvents(c)
-	} else {
-		st.frames = framesOf(c.Result)
-	}
 
 	h := w.Header()
 	h["Content-Type"], h["Cache-Control"], h["X-Accel-Buffering"] = streamContentType, noCache, noBuffering
 	setProcessingMS(w, rec)
+	st.events = c.reply.Events(h)
 	return st
 }
 
@@ -200,68 +217,35 @@ var (
 	noBuffering       = []string{"no"}
 )
 
-// runChunks writes a chat stream's chunks, the usage chunk and [DONE], pausing as the timings
-// say. It returns nil when the stream completed, or why it stopped.
-func (st *stream) runChunks(ctx context.Context, c *chatCall) error {
-	for f, ok := st.frames.next(); ok; f, ok = st.frames.next() {
-		if err := st.beforeFrame(ctx, c, f); err != nil {
-			return err
-		}
-		st.appendChunk(f)
-		st.telemetry.Chunk()
-	}
-	if err := st.strikeFault(ctx, c, true); err != nil { // a stream shorter than after= fails at its end
-		return err
-	}
-	if c.IncludeUsage {
-		c.Result.Settle() // every choice was read to its end: this only sums their tokens
-		st.appendUsage(usageOf(&c.Result))
-		st.telemetry.Chunk()
-	}
-	if err := st.writeFinal(); err != nil {
-		return writeFailed(err)
-	}
-	return nil
-}
-
-// chunksToFirstToken appends the frames of a chat stream that never waits, up to its first
-// token, for streamChat to write with the headers; runChunks goes on from there.
-func (st *stream) chunksToFirstToken(ctx context.Context, c *chatCall) error {
-	for f, ok := st.frames.next(); ok; f, ok = st.frames.next() {
-		if err := st.beforeFrame(ctx, c, f); err != nil {
-			return err
-		}
-		st.appendChunk(f)
-		st.telemetry.Chunk()
-		if f.token {
-			return nil
-		}
-	}
-	return nil
-}
-
-// beforeFrame is what comes before a frame: betweenTokens before each token but a first frame,
-// and the simulated mid-stream fault when its chunk count is reached.
-func (st *stream) beforeFrame(ctx context.Context, c *chatCall, f frame) error {
-	if f.token && st.telemetry.Chunks() > 0 {
-		if err := st.betweenTokens(c); err != nil {
-			return err
-		}
-	}
-	return st.strikeFault(ctx, c, false)
-}
-
-// betweenTokens comes before a token: the pending token goes out, and then the between-chunk
+// BeforeToken comes before a token: the pending token goes out, and then the between-chunk
 // latency. A token is pending only until the next is due, so none waits with a delay, and the
-// last goes out with the frames that end the stream (the finish and usage chunks, [DONE]; a Responses
-// stream's closing events) rather than a write before them (TestStreamWrites).
-func (st *stream) betweenTokens(c *chatCall) error {
+// last goes out with the events that end the stream rather than a write before them
+// (TestStreamWrites).
+func (st *stream) BeforeToken() error {
 	if st.pendingTokens > 0 {
 		if err := st.flushPending(); err != nil {
 			return writeFailed(err)
 		}
 	}
-	return st.waitLatency(c.Timings.Next())
+	return st.waitLatency(st.c.Timings.Next())
+}
+
+// Commit makes the event appended to the buffer pending, unless the simulated mid-stream fault
+// strikes first (then the event is dropped, and the events pending before it go out with the
+// error). It counts the event as a chunk and numbers the next. A token's goes out when the next
+// is due (BeforeToken) or the stream ends.
+func (st *stream) Commit(ctx context.Context, b []byte, token bool) error {
+	if err := st.strikeFault(ctx, false); err != nil {
+		st.buf = b[:st.pendingLen] // the struck event is not sent
+		return err
+	}
+	st.buf, st.pendingLen = b, len(b)
+	st.eventSeq++
+	st.telemetry.Chunk()
+	if token {
+		st.pendingTokens++
+	}
+	return nil
 }
 
 // waitLatency waits a simulated delay (pacer.pause). Before a real one, the pending frames go
@@ -277,7 +261,8 @@ func (st *stream) waitLatency(delay time.Duration) error {
 
 // strikeFault fires the simulated mid-stream fault, if any, once its chunk count is reached (or
 // at the end, when force is set).
-func (st *stream) strikeFault(ctx context.Context, c *chatCall, force bool) error {
+func (st *stream) strikeFault(ctx context.Context, force bool) error {
+	c := st.c
 	f := c.Fault
 	if f == nil || st.faultFired || (!force && st.telemetry.Chunks() < f.After) {
 		return nil
@@ -291,8 +276,8 @@ func (st *stream) strikeFault(ctx context.Context, c *chatCall, force bool) erro
 		"Simulated mid-stream error: this mock was asked to fail this stream after some chunks. Nothing real failed.")}
 }
 
-// endEarly finishes a stream that stopped before completing: the error frame and [DONE] when
-// the client is still there, a dropped connection for a simulated cut, and the terminal outcome.
+// endEarly finishes a stream that stopped before completing: the dialect's error when the
+// client is still there, a dropped connection for a simulated cut, and the terminal outcome.
 //
 //go:noinline
 func (st *stream) endEarly(w http.ResponseWriter, c *chatCall, err error) {
@@ -320,19 +305,18 @@ func (st *stream) endEarly(w http.ResponseWriter, c *chatCall, err error) {
 	}
 	if ended.frame != nil {
 		st.rec.SetError(string(ended.frame.Code))
-		// The client is still there: give it the error frame and [DONE], with time of its
-		// own, since the stream deadline may be what ended it.
+		// The client is still there: give it the error, with time of its own, since the
+		// stream deadline may be what ended it.
 		st.pace.lastReading = st.pace.clock() // the reading the write deadline starts from
 		st.writes.until = st.pace.lastReading.Add(endGrace)
-		if st.appendError(ended.frame) == nil {
-			_ = st.writeFinal()
-		}
+		st.appendError(c.h.dialect, ended.frame)
+		_ = st.writeFinal()
 	}
 	st.recordAnswer(c)
 	st.telemetry.End(ended.outcome)
 }
 
-// endGrace is how long the error frame and [DONE] that end a stream early may take to write.
+// endGrace is how long the error that ends a stream early may take to write.
 const endGrace = 5 * time.Second
 
 // writeFailed classifies a failed write: one that ran out of time (the write timeout, or the

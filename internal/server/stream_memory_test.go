@@ -2,7 +2,6 @@ package server
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,72 +18,9 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"mockgateway/internal/catalog"
-	"mockgateway/internal/generate"
-	"mockgateway/internal/protocol"
 	"mockgateway/internal/testutil"
 	"mockgateway/observability"
 )
-
-// streamBytes is the stream a result makes, frame for frame, usage chunk included.
-func streamBytes(t testing.TB, res generate.Result) []byte {
-	rr := httptest.NewRecorder()
-	s := newSSEWriter(rr, &chatCall{ID: "chatcmpl-x", Created: 1, Model: &catalog.Model{ID: "mock-chat"}, IncludeUsage: true})
-	fs := framesOf(res)
-	for f, ok := fs.next(); ok; f, ok = fs.next() {
-		s.appendChunk(f)
-	}
-	res.Settle()
-	s.appendUsage(protocol.NewUsage(res.PromptTokens, res.CompletionTokens))
-	if err := s.flushPending(); err != nil {
-		t.Fatal(err)
-	}
-	return rr.Body.Bytes()
-}
-
-// TestLazyStreamIsTheSame: a stream of lazy prose (generate.Prepare) is byte for byte the
-// stream of the materialized answer (generate.Generate) — budgets, the ceiling in pieces and in
-// bytes, mock-tools' prose after a tool result — and what Prepare leaves materialized is too.
-func TestLazyStreamIsTheSame(t *testing.T) {
-	afterTool := []protocol.Message{
-		{Role: "user", Content: "weather?"},
-		{Role: "assistant", ToolCalls: []protocol.ToolCall{{ID: "call_1", Name: "get_weather", Arguments: `{}`}}},
-		{Role: "tool", ToolCallID: "call_1", Content: "21C"},
-	}
-	tools := []protocol.Tool{{Name: "get_weather"}}
-	hello := []protocol.Message{{Role: "user", Content: "hello there"}}
-	lazy := 0
-	for _, c := range []struct {
-		behavior    generate.Behavior
-		msgs        []protocol.Message
-		tools       []protocol.Tool
-		def, n, max int
-		bytes       int
-		stop        []string
-	}{
-		{generate.BehaviorChat, hello, nil, 32, 1, 0, 0, nil},
-		{generate.BehaviorChat, hello, nil, 32, 3, 7, 0, nil},
-		{generate.BehaviorChat, hello, nil, 4096, 8, 4096, 8 << 15, nil}, // not known up front: settled as read
-		{generate.BehaviorChat, hello, nil, 300, 4, 0, 4 * 150, nil},     // cut by bytes
-		{generate.BehaviorTools, afterTool, tools, 24, 2, 0, 0, nil},     // the tool-result lead
-		{generate.BehaviorTools, afterTool, tools, 3, 2, 0, 0, nil},      // the lead, cut
-		{generate.BehaviorTools, hello, tools, 24, 2, 0, 0, nil},         // tool calls: materialized
-		{generate.BehaviorEcho, hello, nil, 24, 2, 0, 0, nil},            // echo: materialized
-		{generate.BehaviorChat, hello, nil, 32, 2, 0, 0, []string{"a"}},  // stop: materialized
-	} {
-		req := &protocol.ChatRequest{N: c.n, Messages: c.msgs, Tools: c.tools, MaxTokens: c.max, Stop: c.stop}
-		in := generate.Input{Model: "m", Behavior: c.behavior, DefaultTokens: c.def, Request: req, MaxResponseBytes: c.bytes}
-		want, prepared := generate.Generate(in), generate.Prepare(in)
-		if prepared.Choices[0].Lazy() {
-			lazy++
-		}
-		if got, want := streamBytes(t, prepared), streamBytes(t, want); !bytes.Equal(got, want) {
-			t.Errorf("%+v: the prepared stream differs:\n%.2000s\nwant\n%.2000s", c, got, want)
-		}
-	}
-	if lazy != 6 {
-		t.Errorf("%d lazy answers, want 6", lazy)
-	}
-}
 
 // TestLazyStreamSettlesWhenCut: a stream that ends before its choices do (here a simulated
 // mid-stream error) still reports, in its span, the finish reasons of the whole answer — those
@@ -232,7 +168,7 @@ func BenchmarkTimeToFirstChunk(b *testing.B) {
 	d := Deps{Config: testConfig(), Catalog: longProse(b, "instant"), Drain: NewDrain(), Version: "4.2.0",
 		Started: time.Now(), Propagator: observability.Propagator(), Tracer: noop.NewTracerProvider().Tracer(""),
 		Logger: slog.New(slog.DiscardHandler)}
-	handler := New(d)
+	handler := New(withState(d))
 	for _, n := range []int{1, 128} {
 		body := strings.Replace(longStreamBody, `"n":128`, fmt.Sprintf(`"n":%d`, n), 1)
 		b.Run(fmt.Sprintf("n=%d×4096", n), func(b *testing.B) {
@@ -341,44 +277,15 @@ func (f *failingFlush) FlushError() error {
 // reports) once the write that carries it has gone out, not when it is made and held.
 func TestSentCountsWrittenTokens(t *testing.T) {
 	w := &failingFlush{flushCounter: flushCounter{ResponseRecorder: httptest.NewRecorder()}, failFrom: 3}
-	s := newSSEWriter(w, &chatCall{ID: "chatcmpl-x", Created: 1, Model: &catalog.Model{ID: "mock-chat"}})
-	piece := "x"
-	token := frame{delta: protocol.Delta{Content: &piece}, token: true}
+	s := newSSEWriter(w)
 	for i, wantSent := range []int{1, 3, 3} { // one token, then two in one write, then a write that fails
 		for range i + 1 {
-			s.appendChunk(token)
+			s.Append(append(s.Buffer(), "data: {\"x\":1}\n\n"...))
+			s.pendingTokens++
 		}
 		err := s.flushPending()
 		if (err != nil) != (i == 2) || s.tokensSent != wantSent {
 			t.Fatalf("write %d: err %v, sent %d; want sent %d", i+1, err, s.tokensSent, wantSent)
 		}
-	}
-}
-
-// TestToolCallFramesAllocateNothing: a tool call's frames — its header and each argument
-// fragment — are made and encoded without an allocation a frame, as content pieces are.
-func TestToolCallFramesAllocateNothing(t *testing.T) {
-	res := generate.Result{Choices: []generate.Choice{{FinishReason: "tool_calls", ToolCalls: []generate.ToolCall{
-		{ID: "call_1", Name: "get_weather", Arguments: generate.PiecesOf(`{"`, `city`, `":"`, `Paris`, `"}`)},
-		{ID: "call_2", Name: "get_time", Arguments: generate.PiecesOf(`{}`)},
-	}}}}
-	s := newSSEWriter(httptest.NewRecorder(), &chatCall{ID: "chatcmpl-x", Created: 1, Model: &catalog.Model{ID: "mock-tools"}})
-	var frames int
-	walk := func() {
-		fs := framesOf(res)
-		frames = 0
-		for f, ok := fs.next(); ok; f, ok = fs.next() {
-			s.appendChunk(f)
-			s.buf, s.pendingLen = s.buf[:0], 0
-			frames++
-		}
-	}
-	walk() // the buffer grows once
-	// framesOf is one allocation for the stream (its cursors) and one for the frames' holder.
-	if n := testing.AllocsPerRun(20, walk); n > 2 {
-		t.Errorf("%v allocations for %d frames, want at most 2 (the stream's, none a frame)", n, frames)
-	}
-	if frames != 1+(1+5)+(1+1)+1 { // role, each call's header and fragments, finish
-		t.Errorf("%d frames", frames)
 	}
 }

@@ -1,21 +1,15 @@
 package server
 
 import (
-	"bytes"
-	"encoding/json"
 	"net/http"
 
 	"mockgateway/internal/apierr"
-	"mockgateway/internal/protocol"
+	"mockgateway/internal/dialect"
 )
 
-var jsonNull = json.RawMessage("null")
-
-// sseWriter writes Server-Sent Events frames: only "data: <json>\n\n" for chat (a Responses
-// stream's are "event: …\ndata: …", stream_responses.go), appended to one buffer and written
-// together as below. Chunks are encoded by appending into that buffer, which the stream reuses
-// (protocol.Chunk.AppendJSON), the members every chunk repeats encoded once per stream
-// (Chunk.FixHead).
+// sseWriter writes a stream's Server-Sent Events, in whatever framing the dialect gives them
+// ("data: …" lines, or "event: …" and "data: …"): they are appended to one buffer, which the
+// stream reuses, and written together as below.
 //
 // Every write must go out within the write timeout, and none past the stream's deadline
 // (writes, a writeDeadline); before a token frame the stream pauses, and looks whether it must
@@ -26,14 +20,8 @@ type sseWriter struct {
 	w      http.ResponseWriter
 	flush  func() error // the writer's own FlushError: one frame less than a ResponseController's
 	buf    []byte
-	chunk  protocol.Chunk
-	// namedEvents: a stream of named events — the Responses API's (stream_responses.go) or
-	// Anthropic's Messages (stream_messages.go) — whose frames are numbered by eventSeq, whose
-	// error is an error event, and which ends without [DONE]. anthropic: the Messages one,
-	// whose error event is Anthropic's.
-	namedEvents bool
-	anthropic   bool
-	eventSeq    int
+	// eventSeq is the number of events committed (the Responses API numbers its events).
+	eventSeq int
 	// pendingLen is how many bytes of buf are whole frames not yet written (buf may hold a
 	// frame being made beyond it), pendingTokens how many of those frames carry a token;
 	// headersSent, whether the response headers have gone out.
@@ -43,46 +31,34 @@ type sseWriter struct {
 	tokensSent    int // tokens written: the completion tokens a stream cut short reports
 }
 
-func newSSEWriter(w http.ResponseWriter, c *chatCall) *sseWriter {
+func newSSEWriter(w http.ResponseWriter) *sseWriter {
 	rc := http.NewResponseController(w)
 	s := &sseWriter{w: w, writes: writeDeadline{conn: rc}, flush: rc.Flush}
 	if f, ok := w.(interface{ FlushError() error }); ok {
 		s.flush = f.FlushError
 	}
-	if c.Echo != nil || c.anthropic() {
-		s.anthropic = c.anthropic()
-		return s // a stream of events, not chunks (stream_responses.go, stream_messages.go)
-	}
-	s.chunk = protocol.Chunk{
-		ID: c.ID, Object: "chat.completion.chunk", Created: c.Created, Model: c.Model.ID,
-		SystemFingerprint: protocol.SystemFingerprint, ServiceTier: protocol.ServiceTier,
-		Choices: make([]protocol.ChunkChoice, 1),
-	}
-	s.chunk.FixHead() // the members every chunk repeats, encoded once
-	if c.IncludeUsage {
-		s.chunk.Usage = jsonNull
-	}
 	return s
 }
 
-// Frames are appended to s.buf (pending) and written by writePending: flushPending during the
-// stream, writeFinal for the last of them. A frame that carries a token (a content or arguments
-// delta) is pending until the next token is due (stream.betweenTokens) or the stream ends; the
-// frames around the tokens — a choice's role chunk and finish chunk, the usage chunk, [DONE],
-// and a Responses stream's lifecycle events — go out with the next write. Nothing is pending
+// Events are appended to s.buf (pending) and written by writePending: flushPending during the
+// stream, writeFinal for the last of them. An event that carries a token (a content or arguments
+// delta) is pending until the next token is due (stream.BeforeToken) or the stream ends; the
+// events around the tokens — a chat choice's role chunk and finish chunk, the usage chunk,
+// [DONE], the lifecycle events of the other dialects — go out with the next write. Nothing is pending
 // across a wait: before a simulated delay the stream writes it (stream.waitLatency). So a client
 // sees every token before the next is waited for, and a stream makes one write per token, the
 // first carrying the headers when it never waits and the last carrying the frames that end it
 // and the response's end: fewer system calls for the same bytes (TestStreamWrites,
 // TestStreamEndsInOneWrite; BenchmarkStreamLoopback).
 
-// appendFrame appends one SSE data frame holding the JSON that encode appends.
-func (s *sseWriter) appendFrame(encode func([]byte) []byte) {
-	s.buf = append(s.buf, "data: "...)
-	s.buf = encode(s.buf)
-	s.buf = append(s.buf, "\n\n"...)
-	s.pendingLen = len(s.buf)
-}
+// Buffer is the buffer a dialect's events append the next event to (dialect.Sink).
+func (s *sseWriter) Buffer() []byte { return s.buf }
+
+// Append makes b, the buffer with frames that are no events, pending (dialect.Sink).
+func (s *sseWriter) Append(b []byte) { s.buf, s.pendingLen = b, len(b) }
+
+// Seq is the number of events committed so far (dialect.Sink).
+func (s *sseWriter) Seq() int { return s.eventSeq }
 
 // flushPending writes and flushes what is pending: frames, or at least the headers the first
 // time.
@@ -112,56 +88,18 @@ func (s *sseWriter) writePending(flush bool) error {
 	return nil
 }
 
-// appendChunk appends a chat chunk; stream.betweenTokens writes it, when it carries a token,
-// before the next token is due.
-func (s *sseWriter) appendChunk(f frame) {
-	s.chunk.Choices[0] = protocol.ChunkChoice{Index: f.choice, Delta: f.delta, FinishReason: f.finish}
-	s.appendFrame(s.chunk.AppendJSON)
-	if f.token {
-		s.pendingTokens++
-	}
+// appendError appends what ends a stream that failed, in its dialect, after what is pending;
+// writeFinal writes them.
+func (s *sseWriter) appendError(d dialect.Dialect, e *apierr.Error) {
+	s.Append(d.AppendStreamError(s.buf, e, s.eventSeq))
 }
 
-// appendUsage appends the usage chunk (include_usage), which has no choices.
-func (s *sseWriter) appendUsage(u protocol.Usage) {
-	s.chunk.Choices = s.chunk.Choices[:0]
-	s.chunk.Usage = u.AppendJSON(nil)
-	s.appendFrame(s.chunk.AppendJSON)
-}
-
-// appendError is rare (one per failed stream): encoding/json is fine for it, with HTML escaping
-// off like every other body. It goes after what is pending; writeFinal writes them.
-func (s *sseWriter) appendError(e *apierr.Error) error {
-	if s.anthropic {
-		s.anthropicErrorEvent(e)
-		return nil
-	}
-	if s.namedEvents {
-		s.appendErrorEvent(e)
-		return nil
-	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(envelopeOf(e)); err != nil {
-		return err
-	}
-	s.appendFrame(func(buf []byte) []byte { return append(buf, bytes.TrimSuffix(b.Bytes(), []byte("\n"))...) })
-	return nil
-}
-
-// writeFinal ends the stream: [DONE] (a Responses stream ends with its last event) after what is
-// pending. They are handed to net/http unflushed: when the handler returns, net/http writes them
+// writeFinal writes the frames that end the stream, pending (the dialect's last events, or its
+// error). They are handed to net/http unflushed: when the handler returns, net/http writes them
 // with the response's end (HTTP/1.1's last chunk) in one write, where a flush here would make
 // that end a write of its own (TestStreamWrites). The outcome recorded before that write loses
 // little: a client that went away is seen by the stream's pauses (its context), not by this
 // write, which the kernel takes even from a closed peer; a client that stopped reading is cut
 // at the write that blocks, and only a stall within these last few frames is logged completed —
 // the write deadline armed here still cuts it (docs/performance.md).
-func (s *sseWriter) writeFinal() error {
-	if !s.namedEvents {
-		s.buf = append(s.buf, "data: [DONE]\n\n"...)
-		s.pendingLen = len(s.buf)
-	}
-	return s.writePending(false)
-}
+func (s *sseWriter) writeFinal() error { return s.writePending(false) }

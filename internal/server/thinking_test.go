@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"mockgateway/internal/dialect/anthropic"
 )
 
 // sharedSealKey makes signatures the same in every run, for the golden files.
@@ -48,7 +50,7 @@ func TestThinkingGolden(t *testing.T) {
 		{"messages_thinking_stream.golden", `{"model":"mock-reasoning","max_tokens":2048,"stream":true,` + thinkingOn + `,"messages":[{"role":"user","content":"Plan a trip"}]}`},
 		{"messages_thinking_tools_stream.golden", `{"model":"mock-reasoning","max_tokens":4096,"stream":true,"thinking":{"type":"adaptive"},"tools":[` + anthropicWeatherTool + `],"tool_choice":{"type":"auto"},"messages":[{"role":"user","content":"weather?"}]}`},
 		{"messages_thinking_omitted_stream.golden", `{"model":"mock-reasoning","max_tokens":2048,"stream":true,"thinking":{"type":"enabled","budget_tokens":1024,"display":"omitted"},"messages":[{"role":"user","content":"Plan a trip"}]}`},
-		{"messages_thinking_redacted_json.golden", `{"model":"mock-reasoning","max_tokens":2048,` + thinkingOn + `,"messages":[{"role":"user","content":"` + redactedTrigger + `_46C9A13E193C177646C7398A98432ECCCE4C1253D5E2D82641AC0E52CC2876CB"}]}`},
+		{"messages_thinking_redacted_json.golden", `{"model":"mock-reasoning","max_tokens":2048,` + thinkingOn + `,"messages":[{"role":"user","content":"` + anthropic.RedactedTrigger + `_46C9A13E193C177646C7398A98432ECCCE4C1253D5E2D82641AC0E52CC2876CB"}]}`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rr := h.anthropic(messagesPath, c.body)
@@ -314,7 +316,7 @@ func thinkingTurnOf(t *testing.T, h *harness, model, prompt string) string {
 func TestThinkingSealedForItsModel(t *testing.T) {
 	h := newHarness(t, twoReasoners(t))
 	thinking := thinkingTurnOf(t, h, "mock-reasoning", `"weather?"`)
-	redacted := thinkingTurnOf(t, h, "mock-reasoning", `"weather? `+redactedTrigger+`"`)
+	redacted := thinkingTurnOf(t, h, "mock-reasoning", `"weather? `+anthropic.RedactedTrigger+`"`)
 	loop := func(model, content, thinkingField string, stream bool) string {
 		body := strings.Replace(thinkingLoop(content, thinkingField), `"model":"mock-reasoning"`, `"model":"`+model+`"`, 1)
 		if stream {

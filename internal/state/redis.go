@@ -195,6 +195,12 @@ func (r *Redis) metrics(reg prometheus.Registerer) {
 // Health says whether the store answered last.
 func (r *Redis) Health() Health { return Health{Store: "redis", Available: r.up.Load()} }
 
+// Files are the file fixtures this replica loaded.
+func (r *Redis) Files() *fixtures.Store { return r.cfg.Fixtures }
+
+// Journaling: in the store, unless --journal-entries is 0.
+func (r *Redis) Journaling() bool { return r.cfg.JournalEntries > 0 }
+
 // call runs one round trip, measured: it fails at once while the store is known to be down (the
 // ping loop finds out when it is back), and marks it down when it does not answer. A script's
 // own refusal (a Lua error reply) is not the store being down.

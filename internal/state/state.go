@@ -44,6 +44,11 @@ type Store interface {
 	AppendJournal(ctx context.Context, buf []byte, scope string, limit int) ([]byte, error)
 	// Health is what /health says of the store.
 	Health() Health
+	// Files are the file fixtures, which every replica loads for itself, and their checks
+	// (fixtures.Store's Check, with its schema cache).
+	Files() *fixtures.Store
+	// Journaling reports whether calls are journaled.
+	Journaling() bool
 }
 
 // Health is the store's part of /health.
@@ -115,3 +120,9 @@ func (m *Memory) AppendJournal(_ context.Context, buf []byte, scope string, limi
 
 // Health: memory is always available.
 func (m *Memory) Health() Health { return Health{Store: "memory", Available: true} }
+
+// Files are the file fixtures, beside the runtime ones in the same store.
+func (m *Memory) Files() *fixtures.Store { return m.Fixtures }
+
+// Journaling: in memory, when there is a journal.
+func (m *Memory) Journaling() bool { return m.Calls != nil }

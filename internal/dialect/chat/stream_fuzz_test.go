@@ -1,46 +1,32 @@
-package server
+package chat
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"mockgateway/internal/catalog"
 	"mockgateway/internal/generate"
-	"mockgateway/internal/protocol"
 )
 
-// FuzzSSEWriter writes arbitrary content pieces and tool-argument fragments as a stream and
+// FuzzChatStream writes arbitrary content pieces and tool-argument fragments as a stream and
 // reads it back by the SSE grammar: whatever the text holds (newlines, "data:", "[DONE]",
 // invalid UTF-8), every frame is one "data: <json>" line and a blank line, every chunk is valid
 // JSON, and the deltas reassemble the text (invalid UTF-8 becoming U+FFFD, as JSON requires).
-func FuzzSSEWriter(f *testing.F) {
+func FuzzChatStream(f *testing.F) {
 	f.Add("hello", " world", "{\"a\":", "1}", true)
 	f.Add("line\nbreak", "\r\n\r\ndata: [DONE]\n\n", "", "\"", false)
 	f.Add("\xff\xfe", "<script>", "\u2028", "\x00", true)
 	f.Fuzz(func(t *testing.T, p1, p2, a1, a2 string, usage bool) {
-		model := &catalog.Model{ID: "mock-chat"}
 		res := generate.Result{Choices: []generate.Choice{
 			{Index: 0, Content: generate.PiecesOf(p1, p2), FinishReason: "stop"},
 			{Index: 1, ToolCalls: []generate.ToolCall{{ID: "call_x", Name: "f", Arguments: generate.PiecesOf(a1, a2)}}, FinishReason: "tool_calls"},
 		}}
-		rr := httptest.NewRecorder()
-		s := newSSEWriter(rr, &chatCall{ID: "chatcmpl-x", Model: model, IncludeUsage: usage})
-		fs := framesOf(res)
-		for fr, ok := fs.next(); ok; fr, ok = fs.next() {
-			s.appendChunk(fr)
-		}
-		if usage {
-			s.appendUsage(protocol.NewUsage(1, 4))
-		}
-		if err := s.writeFinal(); err != nil {
-			t.Fatal(err)
-		}
+		stream := streamBytes(t, res, usage)
 
 		var content, args strings.Builder
-		sc := bufio.NewScanner(strings.NewReader(rr.Body.String()))
+		sc := bufio.NewScanner(bytes.NewReader(stream))
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		frames, done := 0, false
 		for sc.Scan() {

@@ -1,16 +1,17 @@
-package server
+package anthropic
 
 import (
 	"context"
 	"strconv"
 	"strings"
 
+	"mockgateway/internal/dialect"
 	"mockgateway/internal/generate"
 	"mockgateway/internal/protocol"
 )
 
-// A Messages stream is streamChat in Anthropic's events, as a Responses stream is in OpenAI's
-// (stream_responses.go): the same pacing (the first-chunk latency before message_start, the
+// A Messages stream is the stream loop (internal/server's stream.go) in Anthropic's events, as a
+// Responses stream is in OpenAI's: the same pacing (the first-chunk latency before message_start, the
 // between-chunk latency before every delta), the same faults, deadlines and outcomes; every
 // event counts as a chunk. The deltas spell the answer that a JSON call gets, one per token:
 //
@@ -24,14 +25,15 @@ import (
 //
 // A fault after the start ends it with an error event; there is no [DONE].
 
-// msgEvents is a Messages stream's answer as the events still to come, pulled a step at a time
-// like respEvents: messagesToFirstToken stops at the first delta and runMessages goes on from there.
+// msgEvents is a Messages stream's answer as the events still to come, sent a step at a time
+// (dialect.Events).
 type msgEvents struct {
-	c      *chatCall
+	c      *dialect.Call
+	th     *protocol.ContentBlock // the thinking block, or nil
 	ch     *generate.Choice
 	calls  bool // the answer calls tools, a tool_use block each; else one text block
 	blocks int  // the blocks of the answer
-	step   int  // what the next send sends (evCreated …, as a Responses stream's)
+	step   int  // what Next sends next (evCreated …)
 	k      int  // the block being sent
 	j      int  // its next piece: a listed text's, or the call's next argument fragment
 	pinged bool
@@ -42,15 +44,25 @@ type msgEvents struct {
 	signed   bool
 }
 
-func newMsgEvents(c *chatCall) *msgEvents {
+// The steps of a Messages stream: each sends one or more events, only evDelta a token's.
+const (
+	evCreated = iota // message_start
+	evOpen           // the block's content_block_start (and the one ping)
+	evDelta          // one delta
+	evClose          // content_block_stop
+	evDone           // every block sent
+)
+
+func newEvents(r reply) *msgEvents {
+	c := r.c
 	ch := &c.Result.Choices[0]
-	ev := &msgEvents{c: c, ch: ch, blocks: 1}
+	ev := &msgEvents{c: c, th: r.thinking, ch: ch, blocks: 1}
 	if len(ch.ToolCalls) > 0 {
 		ev.calls, ev.blocks = true, len(ch.ToolCalls)
 	}
-	if th := c.Thinking; th != nil {
+	if th := r.thinking; th != nil {
 		ev.base, ev.blocks = 1, ev.blocks+1
-		if eatenByReasoning(ch) {
+		if dialect.EatenByReasoning(ch) {
 			ev.blocks = 1
 		}
 		if !th.Redacted && th.Text != "" {
@@ -60,16 +72,15 @@ func newMsgEvents(c *chatCall) *msgEvents {
 	return ev
 }
 
-// send sends the next step: token reports a delta sent, more whether a step was left to send.
-func (ev *msgEvents) send(ctx context.Context, st *stream) (token, more bool, err error) {
+// Next sends the next step: token reports a delta sent, more whether a step was left to send.
+func (ev *msgEvents) Next(ctx context.Context, st dialect.Sink) (token, more bool, err error) {
 	c := ev.c
 	switch ev.step {
 	case evCreated:
 		start := protocol.AnthropicMessage{ID: c.ID, Model: c.Model.ID, Usage: protocol.AnthropicUsage{Input: c.Result.PromptTokens}}
-		b := protocol.AppendAnthropicEventStart(st.buf, "message_start")
+		b := protocol.AppendAnthropicEventStart(st.Buffer(), "message_start")
 		b = append(b, `,"message":`...)
-		st.buf = start.AppendJSON(b)
-		err, ev.step = st.commitEvent(ctx, c, false), evOpen
+		err, ev.step = commit(ctx, st, start.AppendJSON(b), false), evOpen
 	case evOpen:
 		err, ev.step = ev.open(ctx, st), evDelta
 	case evDelta:
@@ -78,8 +89,7 @@ func (ev *msgEvents) send(ctx context.Context, st *stream) (token, more bool, er
 			ev.step = evClose
 		}
 	case evClose:
-		st.buf = protocol.AppendAnthropicIndex(protocol.AppendAnthropicEventStart(st.buf, "content_block_stop"), ev.k)
-		err = st.commitEvent(ctx, c, false)
+		err = commit(ctx, st, protocol.AppendAnthropicIndex(protocol.AppendAnthropicEventStart(st.Buffer(), "content_block_stop"), ev.k), false)
 		if ev.k, ev.j, ev.step = ev.k+1, 0, evDone; ev.k < ev.blocks {
 			ev.step = evOpen
 		}
@@ -91,29 +101,27 @@ func (ev *msgEvents) send(ctx context.Context, st *stream) (token, more bool, er
 
 // open sends the block's content_block_start, and after the first one a ping, as Anthropic's
 // streams do.
-func (ev *msgEvents) open(ctx context.Context, st *stream) error {
+func (ev *msgEvents) open(ctx context.Context, st dialect.Sink) error {
 	block := protocol.ContentBlock{}
 	switch {
 	case ev.k < ev.base:
-		block = *ev.c.Thinking
+		block = *ev.th
 	case ev.calls:
 		tc := &ev.ch.ToolCalls[ev.k-ev.base]
 		block = protocol.ContentBlock{ToolUse: true, ID: toolUseID(tc.ID), Name: tc.Name}
 	}
-	b := protocol.AppendAnthropicIndex(protocol.AppendAnthropicEventStart(st.buf, "content_block_start"), ev.k)
+	b := protocol.AppendAnthropicIndex(protocol.AppendAnthropicEventStart(st.Buffer(), "content_block_start"), ev.k)
 	b = append(b, `,"content_block":`...)
-	st.buf = block.AppendJSON(b, true)
-	if err := st.commitEvent(ctx, ev.c, false); err != nil || ev.pinged {
+	if err := commit(ctx, st, block.AppendJSON(b, true), false); err != nil || ev.pinged {
 		return err
 	}
 	ev.pinged = true
-	st.buf = protocol.AppendAnthropicEventStart(st.buf, "ping")
-	return st.commitEvent(ctx, ev.c, false)
+	return commit(ctx, st, protocol.AppendAnthropicEventStart(st.Buffer(), "ping"), false)
 }
 
 // delta sends the block's next delta, a token's after the between-chunk latency; sent is false
 // when it has none left, token whether it was a token's (a thinking block's are not).
-func (ev *msgEvents) delta(ctx context.Context, st *stream) (sent, token bool, err error) {
+func (ev *msgEvents) delta(ctx context.Context, st dialect.Sink) (sent, token bool, err error) {
 	if ev.k < ev.base {
 		return ev.thinkingDelta(ctx, st)
 	}
@@ -127,80 +135,53 @@ func (ev *msgEvents) delta(ctx context.Context, st *stream) (sent, token bool, e
 		ev.j++
 	} else {
 		var ok bool
-		if piece, ok = nextPiece(ev.ch, &ev.j); !ok {
+		if piece, ok = dialect.NextPiece(ev.ch, &ev.j); !ok {
 			return false, false, nil
 		}
 	}
-	if err := st.betweenTokens(ev.c); err != nil {
+	if err := st.BeforeToken(); err != nil {
 		return false, false, err
 	}
-	b := protocol.AppendAnthropicIndex(protocol.AppendAnthropicEventStart(st.buf, "content_block_delta"), ev.k)
-	st.buf = protocol.AppendAnthropicDelta(b, ev.calls, piece)
-	return true, true, st.commitEvent(ctx, ev.c, true)
+	b := protocol.AppendAnthropicIndex(protocol.AppendAnthropicEventStart(st.Buffer(), "content_block_delta"), ev.k)
+	return true, true, commit(ctx, st, protocol.AppendAnthropicDelta(b, ev.calls, piece), true)
 }
 
 // thinkingDelta sends the thinking block's next delta: a piece of its text, then its signature;
 // a redacted_thinking block has none.
-func (ev *msgEvents) thinkingDelta(ctx context.Context, st *stream) (sent, token bool, err error) {
-	th := ev.c.Thinking
+func (ev *msgEvents) thinkingDelta(ctx context.Context, st dialect.Sink) (sent, token bool, err error) {
+	th := ev.th
 	if th.Redacted || ev.signed {
 		return false, false, nil
 	}
-	b := protocol.AppendAnthropicIndex(protocol.AppendAnthropicEventStart(st.buf, "content_block_delta"), ev.k)
+	b := protocol.AppendAnthropicIndex(protocol.AppendAnthropicEventStart(st.Buffer(), "content_block_delta"), ev.k)
 	if ev.j < len(ev.thinking) {
-		st.buf = protocol.AppendAnthropicThinkingDelta(b, false, ev.thinking[ev.j])
+		b = protocol.AppendAnthropicThinkingDelta(b, false, ev.thinking[ev.j])
 		ev.j++
 	} else {
-		st.buf = protocol.AppendAnthropicThinkingDelta(b, true, th.Signature)
+		b = protocol.AppendAnthropicThinkingDelta(b, true, th.Signature)
 		ev.signed = true
 	}
-	return true, false, st.commitEvent(ctx, ev.c, false)
+	return true, false, commit(ctx, st, b, false)
 }
 
-// messagesToFirstToken holds an instant Messages stream's events up to its first delta, as chunksToFirstToken
-// does a chat stream's frames.
-func (st *stream) messagesToFirstToken(ctx context.Context) error {
-	for {
-		token, more, err := st.msg.send(ctx, st)
-		if err != nil || !more || token {
-			return err
-		}
-	}
-}
-
-// runMessages writes the events from where messagesToFirstToken left them, then message_delta with the
-// settled stop reason and output tokens, and message_stop.
-func (st *stream) runMessages(ctx context.Context, c *chatCall) error {
-	for {
-		_, more, err := st.msg.send(ctx, st)
-		if err != nil {
-			return err
-		}
-		if !more {
-			break
-		}
-	}
-	if err := st.strikeFault(ctx, c, true); err != nil { // a stream shorter than after= fails at its end
-		return err
-	}
+// End sends message_delta with the settled stop reason and output tokens, and message_stop.
+func (ev *msgEvents) End(ctx context.Context, st dialect.Sink) error {
+	c := ev.c
 	c.Result.Settle() // every piece was read: this only sums the tokens
-	ch := st.msg.ch
-	b := protocol.AppendAnthropicEventStart(st.buf, "message_delta")
+	ch := ev.ch
+	b := protocol.AppendAnthropicEventStart(st.Buffer(), "message_delta")
 	b = append(b, `,"delta":{"stop_reason":`...)
 	b = protocol.AppendStringOrNull(b, stopReason(ch))
 	b = append(b, `,"stop_sequence":`...)
 	b = protocol.AppendStringOrNull(b, ch.StopSequence)
 	b = append(b, `},"usage":{"output_tokens":`...)
-	st.buf = append(strconv.AppendInt(b, int64(c.Result.CompletionTokens), 10), '}')
-	if err := st.commitEvent(ctx, c, false); err != nil {
+	if err := commit(ctx, st, append(strconv.AppendInt(b, int64(c.Result.CompletionTokens), 10), '}'), false); err != nil {
 		return err
 	}
-	st.buf = protocol.AppendAnthropicEventStart(st.buf, "message_stop")
-	if err := st.commitEvent(ctx, c, false); err != nil {
-		return err
-	}
-	if err := st.writeFinal(); err != nil {
-		return writeFailed(err)
-	}
-	return nil
+	return commit(ctx, st, protocol.AppendAnthropicEventStart(st.Buffer(), "message_stop"), false)
+}
+
+// commit ends the event appended to b and commits it (dialect.Sink.Commit).
+func commit(ctx context.Context, st dialect.Sink, b []byte, token bool) error {
+	return st.Commit(ctx, protocol.AppendEventEnd(b), token)
 }

@@ -1,4 +1,4 @@
-package server
+package chat
 
 import (
 	"mockgateway/internal/generate"
@@ -22,16 +22,16 @@ type frame struct {
 // it: laid out in advance they were a slice of frames, and an allocation per content piece, kept
 // for the whole life of every open stream. A lazy choice (generate.Prepare) goes further: its
 // pieces are made here, one per frame, so an open stream holds each choice's position, not its
-// text. The chunk loop pulls them (next) rather than ranging over an iterator, whose closures
-// would add two frames below every write the loop makes.
+// text. The stream pulls them (events.Next) rather than ranging over an iterator, whose closures
+// would add two frames below every write the stream makes.
 type frames struct {
 	cursors []frameCursor
 	i       int  // the cursor whose turn it is in this round
 	more    bool // a cursor has yielded a frame in this round
 }
 
-func framesOf(res generate.Result) *frames {
-	fs := &frames{cursors: make([]frameCursor, len(res.Choices))}
+func framesOf(res generate.Result) frames {
+	fs := frames{cursors: make([]frameCursor, len(res.Choices))}
 	for i := range fs.cursors {
 		fs.cursors[i].ch, fs.cursors[i].choice = &res.Choices[i], i
 	}

@@ -1,4 +1,4 @@
-package server
+package anthropic
 
 import (
 	"encoding/binary"
@@ -7,6 +7,7 @@ import (
 
 	"mockgateway/internal/apierr"
 	"mockgateway/internal/catalog"
+	"mockgateway/internal/dialect"
 	"mockgateway/internal/fixtures"
 	"mockgateway/internal/generate"
 	"mockgateway/internal/protocol"
@@ -25,15 +26,17 @@ const thinkingDocs = "https://docs.claude.com/en/docs/build-with-claude/extended
 // defaultThinkingEffort is Anthropic's output_config.effort when a request sends none.
 const defaultThinkingEffort = "high"
 
-// redactedTrigger is the test string Anthropic documents for redacted thinking: a prompt that
+// RedactedTrigger is the test string Anthropic documents for redacted thinking: a prompt that
 // holds it gets a redacted_thinking block instead of a thinking block.
-const redactedTrigger = "ANTHROPIC_MAGIC_STRING_TRIGGER_REDACTED_THINKING"
+const RedactedTrigger = "ANTHROPIC_MAGIC_STRING_TRIGGER_REDACTED_THINKING"
 
 // checkThinking refuses what Anthropic refuses of a thinking request — a budget not below
 // max_tokens, a temperature other than 1, top_k — and thinking blocks sent back that this mock
 // (any replica with the same key) did not sign for this model, or, thinking on, a final
 // assistant turn that calls tools without the thinking block it was answered with.
-func (h *chatHandler) checkThinking(model *catalog.Model, req *protocol.ChatRequest) *apierr.Error {
+//
+// Only a reasoning model's request is held to them: other models accept thinking and ignore it.
+func (d *Dialect) checkThinking(model *catalog.Model, req *protocol.Request) *apierr.Error {
 	r := req.Reasoning
 	if r == nil {
 		return nil
@@ -53,7 +56,7 @@ func (h *chatHandler) checkThinking(model *catalog.Model, req *protocol.ChatRequ
 		}
 	}
 	for _, sent := range r.SentThinking {
-		if !h.signed(model, &sent) {
+		if !d.signed(model, &sent) {
 			where := "messages." + strconv.Itoa(sent.Turn) + ".content." + strconv.Itoa(sent.Block)
 			if sent.Redacted {
 				return apierr.New(apierr.InvalidEncryptedContent, "", where+": Invalid `data` in `redacted_thinking` block")
@@ -73,20 +76,20 @@ func (h *chatHandler) checkThinking(model *catalog.Model, req *protocol.ChatRequ
 // signature opens, binds the digest of the text sent with it and names the model — Anthropic's
 // signatures are bound to the model that made them; a redacted block's data opens and names the
 // model.
-func (h *chatHandler) signed(model *catalog.Model, sent *protocol.SentThinking) bool {
+func (d *Dialect) signed(model *catalog.Model, sent *protocol.SentThinking) bool {
 	if sent.Redacted {
-		plain, err := h.sealer.Open(seal.RedactedThinking, sent.Seal)
+		plain, err := d.sealer.Open(seal.RedactedThinking, sent.Seal)
 		return err == nil && sealedModel(plain) == model.ID
 	}
-	plain, err := h.sealer.Open(seal.ThinkingSignature, sent.Seal)
+	plain, err := d.sealer.Open(seal.ThinkingSignature, sent.Seal)
 	return err == nil && len(plain) >= len(sent.Digest) && string(plain[:len(sent.Digest)]) == string(sent.Digest[:]) &&
 		sealedModel(plain) == model.ID
 }
 
-// thinkingTokens is what a Messages request on a reasoning model spends thinking: none unless
+// ReasoningTokens is what a Messages request on a reasoning model spends thinking: none unless
 // thinking is enabled or adaptive; else a fixture's count or output_config.effort's (Anthropic's
 // default effort being high), at most budget_tokens.
-func thinkingTokens(req *protocol.ChatRequest, hit *fixtures.Hit) int {
+func (*Dialect) ReasoningTokens(req *protocol.Request, hit *fixtures.Hit) int {
 	r := req.Reasoning
 	if r == nil || r.Thinking == "" {
 		return 0
@@ -110,8 +113,9 @@ func thinkingTokens(req *protocol.ChatRequest, hit *fixtures.Hit) int {
 // signature the seal of the text's digest and the request's seed — so a changed text fails, and
 // two answers never share a signature. A prompt holding Anthropic's test string gets a
 // redacted_thinking block, whose data is sealed alike.
-func (h *chatHandler) thinkingBlock(seed uint64, model *catalog.Model, req *protocol.ChatRequest, res *generate.Result, hit *fixtures.Hit) *protocol.ContentBlock {
-	if !model.Capabilities.Reasoning || res.ReasoningTokens == 0 {
+func (d *Dialect) thinkingBlock(seed uint64, c *dialect.Call, req *protocol.Request, hit *fixtures.Hit) *protocol.ContentBlock {
+	model := c.Model
+	if !model.Capabilities.Reasoning || c.Result.ReasoningTokens == 0 {
 		return nil
 	}
 	text := ""
@@ -121,12 +125,12 @@ func (h *chatHandler) thinkingBlock(seed uint64, model *catalog.Model, req *prot
 		text = generate.ReasoningSummary(seed, "detailed")
 	}
 	if redactedAsked(req) {
-		return &protocol.ContentBlock{Redacted: true, Signature: h.sealer.Seal(seal.RedactedThinking, thinkingSeal(text, seed, model))}
+		return &protocol.ContentBlock{Redacted: true, Signature: d.sealer.Seal(seal.RedactedThinking, thinkingSeal(text, seed, model))}
 	}
 	if req.Reasoning.ThinkingOmitted {
 		text = ""
 	}
-	return &protocol.ContentBlock{Thinking: true, Text: text, Signature: h.sealer.Seal(seal.ThinkingSignature, thinkingSeal(text, seed, model))}
+	return &protocol.ContentBlock{Thinking: true, Text: text, Signature: d.sealer.Seal(seal.ThinkingSignature, thinkingSeal(text, seed, model))}
 }
 
 // thinkingSeal is the plaintext a signature seals: the text's digest and the model's id (which
@@ -147,10 +151,10 @@ func sealedModel(plain []byte) string {
 
 // redactedAsked reports whether the last user message holds Anthropic's redacted-thinking test
 // string.
-func redactedAsked(req *protocol.ChatRequest) bool {
+func redactedAsked(req *protocol.Request) bool {
 	for i := len(req.Messages) - 1; i >= 0; i-- {
 		if m := &req.Messages[i]; m.Role == "user" {
-			return strings.Contains(m.Content, redactedTrigger)
+			return strings.Contains(m.Content, RedactedTrigger)
 		}
 	}
 	return false

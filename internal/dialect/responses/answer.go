@@ -1,10 +1,11 @@
-package server
+package responses
 
 import (
 	"encoding/hex"
 	"strconv"
 	"time"
 
+	"mockgateway/internal/dialect"
 	"mockgateway/internal/generate"
 	"mockgateway/internal/protocol"
 )
@@ -16,7 +17,7 @@ import (
 // share its suffix (itemID).
 func responseID(seed uint64, model string) string {
 	var b [16]byte
-	h := fnv64aString(seed, model)
+	h := dialect.HashString(seed, model)
 	for i := range 8 {
 		b[i], b[8+i] = byte(seed>>(8*i)), byte(h>>(8*i))
 	}
@@ -46,20 +47,21 @@ func responseStatus(finish string) (status, incomplete string) {
 
 // responseBody is the JSON answer of a Responses API call: the first (only) choice as a message
 // or as function calls, the usage, and what the request asked to be echoed.
-func responseBody(c *chatCall) protocol.Response {
+func responseBody(r *reply) protocol.Response {
+	c := r.c
 	ch := &c.Result.Choices[0]
 	status, incomplete := responseStatus(ch.FinishReason)
 	body := protocol.Response{
 		ID: c.ID, CreatedAt: c.Created, Status: status, Incomplete: incomplete, Model: c.Model.ID,
 		Usage: responseUsage(&c.Result),
-		Echo:  c.Echo,
+		Echo:  r.echo,
 	}
 	if status == "completed" {
 		body.CompletedAt = time.Now().Unix()
 	}
 	body.Output = outputItems(c.ID, ch, status)
-	if c.Reasoning != nil {
-		body.Output = withReasoning(c.Reasoning, body.Output, ch)
+	if r.reasoning != nil {
+		body.Output = withReasoning(r.reasoning, body.Output, ch)
 	}
 	return body
 }
@@ -72,16 +74,10 @@ func responseUsage(res *generate.Result) *protocol.ResponseUsage {
 // withReasoning puts the reasoning item before the answer's items. An answer whose budget the
 // reasoning ate whole has only the reasoning item, as OpenAI's has.
 func withReasoning(rs *protocol.OutputItem, items []protocol.OutputItem, ch *generate.Choice) []protocol.OutputItem {
-	if eatenByReasoning(ch) {
+	if dialect.EatenByReasoning(ch) {
 		return []protocol.OutputItem{*rs}
 	}
 	return append([]protocol.OutputItem{*rs}, items...)
-}
-
-// eatenByReasoning reports a choice of a reasoning model that the reasoning left no budget for
-// (generate.Reason): no text, cut by length.
-func eatenByReasoning(ch *generate.Choice) bool {
-	return !ch.Lazy() && len(ch.ToolCalls) == 0 && ch.Refusal.IsNil() && ch.Content.Len() == 0 && ch.FinishReason == "length"
 }
 
 // outputItems are a settled choice's items: one per function call, or the message.
