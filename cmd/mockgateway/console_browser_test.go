@@ -116,12 +116,16 @@ func seedCalls(t *testing.T, base string) {
 		}
 	}
 	// One call of each other dialect, for the dialect column and its filter.
-	for _, c := range []struct{ route, body string }{
-		{"/v1/responses", `{"model":"mock-chat","input":"Summarize the plan","stream":true}`},
-		{"/v1/messages", `{"model":"mock-chat","max_tokens":64,"messages":[{"role":"user","content":"Review this"}]}`},
+	for _, c := range []struct {
+		route, body string
+		h           map[string]string
+	}{
+		{"/v1/responses", `{"model":"mock-chat","input":"Summarize the plan","stream":true}`, nil},
+		{"/v1/messages", `{"model":"mock-chat","max_tokens":64,"messages":[{"role":"user","content":"Review this"}]}`,
+			map[string]string{"anthropic-version": "2023-06-01"}},
+		{"/v1beta/models/mock-echo:generateContent", `{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`, nil},
 	} {
-		h := map[string]string{"anthropic-version": "2023-06-01"}
-		if status, id, _ := callRoute(t, base, c.route, h, c.body); status != 200 {
+		if status, id, _ := callRoute(t, base, c.route, c.h, c.body); status != 200 {
 			t.Fatalf("seeding %s %s (%s): status %d, want 200", c.route, c.body, id, status)
 		}
 	}
@@ -237,7 +241,8 @@ func TestConsoleBrowser(t *testing.T) {
 		eval[chromedp.Void](tb, `(() => { const m = document.getElementById('f-model'); m.value = ''; m.dispatchEvent(new Event('change'));
 			const e = document.getElementById('f-error'); e.value = 'model_not_found'; e.dispatchEvent(new Event('change')); })()`)
 		tb.waitFor(rowsWhere(1, true, `c[6] === 'model_not_found' && c[5] === '404'`))
-		// The dialect column names each call's dialect, and its filter keeps one dialect's calls.
+		// The dialect column names each call's dialect, as the journal entry carries it, and its
+		// filter, whose options are the names the entries carry, keeps one dialect's calls.
 		pick := func(dialect string) {
 			eval[chromedp.Void](tb, `(() => { const e = document.getElementById('f-error'); e.value = ''; e.dispatchEvent(new Event('change'));
 				const d = document.getElementById('f-dialect'); d.value = `+js(dialect)+`; d.dispatchEvent(new Event('change')); })()`)
@@ -246,9 +251,11 @@ func TestConsoleBrowser(t *testing.T) {
 		tb.waitFor(rowsWhere(1, true, `c[3] === 'Anthropic Messages' && c[4] === 'mock-chat'`))
 		pick("OpenAI Responses")
 		tb.waitFor(rowsWhere(1, true, `c[3] === 'OpenAI Responses' && c[4] === 'mock-chat' && c[7] === 'completed'`))
+		pick("Google Gemini")
+		tb.waitFor(rowsWhere(1, true, `c[3] === 'Google Gemini' && c[4] === 'mock-echo'`))
 		pick("OpenAI Chat Completions")
 		tb.waitFor(rowsWhere(8, false, `c[3] === 'OpenAI Chat Completions'`))
-		if opts := eval[string](tb, `[...document.getElementById('f-dialect').options].map((o) => o.textContent).join('|')`); opts != "any|Anthropic Messages|OpenAI Chat Completions|OpenAI Responses" {
+		if opts := eval[string](tb, `[...document.getElementById('f-dialect').options].map((o) => o.textContent).join('|')`); opts != "any|Anthropic Messages|Google Gemini|OpenAI Chat Completions|OpenAI Responses" {
 			t.Errorf("dialect filter options %q", opts)
 		}
 	})

@@ -23,6 +23,8 @@ import (
 // Dialect is one API's wire form of the chat path. Its methods are called from many requests at
 // once: a Dialect holds only what it was built with.
 type Dialect interface {
+	// Name is the dialect's display name, as the journal records it and the console shows it.
+	Name() string
 	// Marker is the request header (in its canonical form) that chooses this dialect on the
 	// routes the dialects share (the model list, an unknown path), as every client of the API
 	// sends it; "" when the dialect is chosen by its own routes only.

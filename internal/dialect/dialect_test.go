@@ -7,6 +7,8 @@ import (
 	"mockgateway/internal/dialect"
 	"mockgateway/internal/dialect/anthropic"
 	"mockgateway/internal/dialect/chat"
+	"mockgateway/internal/dialect/google"
+	"mockgateway/internal/dialect/responses"
 )
 
 // TestSetChooses: on a shared route the first dialect whose marker the request carries answers,
@@ -19,5 +21,21 @@ func TestSetChooses(t *testing.T) {
 	}
 	if got := s.Choose(http.Header{"X-Api-Key": {"k"}}); got != openAI {
 		t.Errorf("no marker chose %T", got)
+	}
+}
+
+// TestNames: each dialect names itself, as the journal records it and the console shows it; the
+// Responses API does not inherit chat's name.
+func TestNames(t *testing.T) {
+	for _, c := range []struct {
+		d    dialect.Dialect
+		want string
+	}{
+		{chat.New(nil), "OpenAI Chat Completions"}, {responses.New(nil), "OpenAI Responses"},
+		{anthropic.New(nil), "Anthropic Messages"}, {google.New(nil, google.Generate), "Google Gemini"}, {google.New(nil, google.Stream), "Google Gemini"},
+	} {
+		if got := c.d.Name(); got != c.want {
+			t.Errorf("%T: Name() = %q, want %q", c.d, got, c.want)
+		}
 	}
 }

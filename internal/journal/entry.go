@@ -20,7 +20,10 @@ type Entry struct {
 	Scope  string `json:"scope,omitempty"`
 	Method string `json:"method"`
 	Route  string `json:"route"` // the route template, never the path sent
-	Status int    `json:"status"`
+	// Dialect is the display name of the dialect that answered (internal/dialect's Name), a
+	// constant of the server's; "" for a call of none.
+	Dialect string `json:"dialect,omitempty"`
+	Status  int    `json:"status"`
 	// ErrorCode is the normalized error code, "" on success.
 	ErrorCode string `json:"error_code,omitempty"`
 	// Model is the catalog id (or "other"), for chat calls.
@@ -67,7 +70,7 @@ func Millis(d time.Duration) float64 {
 // passes, not to shape values.
 const (
 	maxIDBytes    = 128 // request ids and scopes: the request-id syntax's length
-	maxValueBytes = 128 // routes, models, codes, outcomes, reasons, fixture names, faults
+	maxValueBytes = 128 // routes, dialects, models, codes, outcomes, reasons, fixture names, faults
 )
 
 // bound cuts e's strings to the bounds above and clears non-finite numbers (which JSON cannot
@@ -76,7 +79,7 @@ const (
 // checks.
 func (e *Entry) bound() {
 	clip(&e.RequestID, maxIDBytes)
-	for _, s := range [...]*string{&e.Method, &e.Route, &e.ErrorCode, &e.Model, &e.StreamOutcome,
+	for _, s := range [...]*string{&e.Method, &e.Route, &e.Dialect, &e.ErrorCode, &e.Model, &e.StreamOutcome,
 		&e.FinishReason, &e.Fixture, &e.Fault, &e.Shape.ToolChoice, &e.Shape.ResponseFormat,
 		&e.Shape.MaxTokensParam} {
 		clip(s, maxValueBytes)

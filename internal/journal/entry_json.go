@@ -22,6 +22,7 @@ func (e *Entry) AppendJSON(buf []byte) []byte {
 	buf = jsonenc.AppendString(buf, e.Method)
 	buf = append(buf, `,"route":`...)
 	buf = jsonenc.AppendString(buf, e.Route)
+	buf = appendOptString(buf, `,"dialect":`, e.Dialect)
 	buf = append(buf, `,"status":`...)
 	buf = strconv.AppendInt(buf, int64(e.Status), 10)
 	buf = appendOptString(buf, `,"error_code":`, e.ErrorCode)

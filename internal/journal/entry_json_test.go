@@ -25,15 +25,15 @@ func reflected(e Entry) any {
 // SetEscapeHTML(false)), and json.Marshal of an Entry to its reflected form, escaping included.
 func FuzzAppendJSONMatchesEncodingJSON(f *testing.F) {
 	f.Add("req_1", int64(1764300000123456789), "scope-1", "POST", "/v1/chat/completions", 200, "", "mock-chat", true, 18, "completed", 0.25, 1.5,
-		"stop", 20, 9, 0, "generated", "", 1, "python", "OpenAI/Python 1.109.1", uint64(0), 1, 2, 40, false, "auto", 0.0)
-	f.Add("", int64(0), "", "", "", 0, "rate_limited", "", false, 0, "", 0.0, 0.0, "", 0, 0, 0, "", "error", 0, "", "", uint64(math.MaxUint64), 0, 0, 0, true, "", 1e-7)
-	f.Add("<id>&", int64(-1), "s\u2028", "\xff", "a\"b\\", -5, "x\ny", "m\tq", false, -1, "\x00", math.NaN(), math.Inf(1), "é", -3, 7, 2, "f<>", "\u2029", -2, "\x7f", "ua & <b>", uint64(5), -1, 3, 1<<40, false, "<none>", 1e21)
+		"stop", 20, 9, 0, "generated", "", 1, "python", "OpenAI/Python 1.109.1", uint64(0), 1, 2, 40, false, "auto", 0.0, "OpenAI Chat Completions")
+	f.Add("", int64(0), "", "", "", 0, "rate_limited", "", false, 0, "", 0.0, 0.0, "", 0, 0, 0, "", "error", 0, "", "", uint64(math.MaxUint64), 0, 0, 0, true, "", 1e-7, "")
+	f.Add("<id>&", int64(-1), "s\u2028", "\xff", "a\"b\\", -5, "x\ny", "m\tq", false, -1, "\x00", math.NaN(), math.Inf(1), "é", -3, 7, 2, "f<>", "\u2029", -2, "\x7f", "ua & <b>", uint64(5), -1, 3, 1<<40, false, "<none>", 1e21, "Google <Gemini> & \u2028")
 	// Fields from real requests: a FieldSet holds only the bits of names the decoder knows.
 	fieldSets := []protocol.FieldSet{0, decode(f, oneMessageBody).Fields, decode(f, toolRoundTripBody).Fields}
 	f.Fuzz(func(t *testing.T, id string, nanos int64, scope, method, route string, status int, code, model string, stream bool, chunks int, outcome string,
 		ttfc, dur float64, finish string, prompt, completion, reasoning int, fixture, fault string, attempt int, lang, ua string,
-		fieldBits uint64, users, tools, maxTokens int, names bool, toolChoice string, other float64) {
-		e := Entry{RequestID: id, Time: time.Unix(0, nanos), Scope: scope, Method: method, Route: route, Status: status, ErrorCode: code,
+		fieldBits uint64, users, tools, maxTokens int, names bool, toolChoice string, other float64, dialectName string) {
+		e := Entry{RequestID: id, Time: time.Unix(0, nanos), Scope: scope, Method: method, Route: route, Dialect: dialectName, Status: status, ErrorCode: code,
 			Model: model, Stream: stream, Chunks: chunks, StreamOutcome: outcome, TimeToFirstChunkMS: ttfc, DurationMS: dur,
 			FinishReason: finish, PromptTokens: prompt, CompletionTokens: completion, ReasoningTokens: reasoning, Fixture: fixture,
 			Fault: fault, Attempt: attempt, SDK: SDK{Lang: lang, UserAgent: ua, RetryCount: toolChoice},

@@ -163,7 +163,7 @@ func TestScopesAreIsolated(t *testing.T) {
 func TestAppendJSON(t *testing.T) {
 	j := New(Config{})
 	start := time.Date(2026, 11, 22, 17, 53, 21, 995240549, time.UTC)
-	e := Entry{RequestID: "demo-1", Time: start, Method: "POST", Route: "/v1/chat/completions", Status: 200,
+	e := Entry{RequestID: "demo-1", Time: start, Method: "POST", Route: "/v1/chat/completions", Dialect: "OpenAI Chat Completions", Status: 200,
 		Model: "mock-tools", Stream: true, Chunks: 7, StreamOutcome: "completed",
 		TimeToFirstChunkMS: Millis(200*time.Millisecond + 1234*time.Nanosecond), DurationMS: Millis(341 * time.Millisecond),
 		FinishReason: "tool_calls", PromptTokens: 41, CompletionTokens: 12, Fixture: "weather-call", Fault: "rate_limit",
@@ -179,7 +179,7 @@ func TestAppendJSON(t *testing.T) {
 		`{"request_id":"demo-2","time":"2026-11-22T17:53:22.995Z","scope":"checkout-flow","method":"GET","route":"/v1/models",` +
 		`"status":401,"error_code":"invalid_api_key","duration_ms":0.05},` +
 		`{"request_id":"demo-1","time":"2026-11-22T17:53:21.995Z","scope":"checkout-flow","method":"POST",` +
-		`"route":"/v1/chat/completions","status":200,"model":"mock-tools","stream":true,"chunks":7,` +
+		`"route":"/v1/chat/completions","dialect":"OpenAI Chat Completions","status":200,"model":"mock-tools","stream":true,"chunks":7,` +
 		`"stream_outcome":"completed","time_to_first_chunk_ms":200.001,"duration_ms":341,"finish_reason":"tool_calls",` +
 		`"prompt_tokens":41,"completion_tokens":12,"fixture":"weather-call","fault":"rate_limit","attempt":3,` +
 		`"sdk":{"lang":"js","retry_count":"2","user_agent":"OpenAI/JS 5.20.0"},` +

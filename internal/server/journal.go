@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"mockgateway/internal/apierr"
+	"mockgateway/internal/dialect"
 	"mockgateway/internal/journal"
 	"mockgateway/internal/protocol"
 	"mockgateway/internal/state"
@@ -79,6 +80,7 @@ func journalCall(j state.Store, r *http.Request, rec *observability.Record, note
 		Time:               rec.Start,
 		Method:             rec.Method,
 		Route:              rec.Route,
+		Dialect:            dialectName(rec.Dialect),
 		Status:             rec.Status,
 		ErrorCode:          rec.ErrorCode,
 		Model:              chatOnly(rec.Chat, rec.Model),
@@ -97,6 +99,15 @@ func journalCall(j state.Store, r *http.Request, rec *observability.Record, note
 		SDK:                journal.SDKOf(r.Header),
 		Shape:              note.shape,
 	})
+}
+
+// dialectName is the name of the dialect that answered the call (the route's, or on a route the
+// dialects share, the one the request's headers chose): a constant, never the client's text.
+func dialectName(d any) string {
+	if dl, ok := d.(dialect.Dialect); ok {
+		return dl.Name()
+	}
+	return ""
 }
 
 func chatOnly(chat bool, s string) string {

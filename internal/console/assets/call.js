@@ -5,7 +5,6 @@
 import { $, el, row, fill, setText, ms, parseTime } from './dom.js';
 import { getJSON, ApiError } from './api.js';
 import { journalPath } from './calls.js';
-import { dialectOf } from './dialects.js';
 
 const ROLES = ['system', 'developer', 'user', 'assistant', 'tool'];
 
@@ -45,7 +44,7 @@ function shapeView(e) {
   const s = e.shape || {};
   const box = document.createDocumentFragment();
   box.append(facts([
-    ['dialect', dialectOf(e)],
+    ['dialect', e.dialect],
     ['fields set', (s.fields || []).join(', ')],
     ['longest message', s.longest_content_chars !== undefined ? `${s.longest_content_chars} chars` : ''],
     ['messages carry a name', s.message_names],

@@ -4,7 +4,6 @@
 
 import { $, el, ms, clock, setText } from './dom.js';
 import { getText, ApiError } from './api.js';
-import { dialectOf } from './dialects.js';
 
 // callHref is the deep link of one call; the scope rides along when the call is scoped.
 export function callHref(entry) {
@@ -52,7 +51,7 @@ function fullRow(e) {
     td(clock(e.time), 'mono'),
     idCell(e),
     td(e.scope || ''),
-    td(dialectOf(e)),
+    td(e.dialect || ''),
     td(e.model || e.route),
     td(e.status, statusClass(e.status)),
     td(e.error_code || ''),
@@ -65,7 +64,7 @@ function fullRow(e) {
     td(sdkLabel(e.sdk)),
   );
   if (e.sdk?.user_agent) tr.lastChild.title = e.sdk.user_agent;
-  tr.children[3].title = e.route; // the route the dialect was read from
+  tr.children[3].title = e.route; // the route the call came by
   return tr;
 }
 
@@ -106,7 +105,7 @@ export function journalPath(scope, limit) {
 }
 
 function matches(e, f) {
-  if (f.dialect && dialectOf(e) !== f.dialect) return false;
+  if (f.dialect && (e.dialect || '') !== f.dialect) return false;
   if (f.model && (e.model || e.route) !== f.model) return false;
   if (f.status === 'err' && !(e.status >= 400)) return false;
   if (f.status && f.status !== 'err' && String(e.status)[0] !== f.status) return false;
@@ -180,7 +179,7 @@ export class CallsView {
     const t0 = performance.now();
     const dialects = new Set(), models = new Set(), errors = new Set();
     for (const e of this.entries) {
-      if (dialectOf(e)) dialects.add(dialectOf(e));
+      if (e.dialect) dialects.add(e.dialect); // the names the service sent: no list of its own
       models.add(e.model || e.route);
       if (e.error_code) errors.add(e.error_code);
     }

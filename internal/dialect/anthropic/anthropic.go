@@ -35,6 +35,9 @@ func New(sealer *seal.Sealer) *Dialect { return &Dialect{sealer: sealer} }
 // 2023-06-01). It is required on the Messages routes, and marks the dialect elsewhere.
 const versionHeader = "Anthropic-Version"
 
+// Name is the console's name for the dialect.
+func (*Dialect) Name() string { return "Anthropic Messages" }
+
 // Marker is anthropic-version, which every Anthropic client sends on every call.
 func (*Dialect) Marker() string { return versionHeader }
 

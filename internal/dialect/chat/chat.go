@@ -28,6 +28,9 @@ type Dialect struct {
 // New is the dialect; sealer opens the reasoning items a client sends back.
 func New(sealer *seal.Sealer) *Dialect { return &Dialect{sealer: sealer} }
 
+// Name is the console's name for the dialect.
+func (*Dialect) Name() string { return "OpenAI Chat Completions" }
+
 // Marker: OpenAI's is the default dialect, chosen by no header.
 func (*Dialect) Marker() string { return "" }
 

@@ -46,6 +46,9 @@ func New(sealer *seal.Sealer, method Method) *Dialect {
 // keyHeader is where every Gemini client sends its key (Gemini CLI, the google-genai SDKs).
 const keyHeader = "X-Goog-Api-Key"
 
+// Name is the console's name for the dialect, a stream's or not.
+func (*Dialect) Name() string { return "Google Gemini" }
+
 // Marker is x-goog-api-key, which every Gemini client sends on every call.
 func (*Dialect) Marker() string { return keyHeader }
 

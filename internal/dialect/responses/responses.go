@@ -26,6 +26,9 @@ type Dialect struct {
 // back.
 func New(sealer *seal.Sealer) *Dialect { return &Dialect{Dialect: chat.New(sealer), sealer: sealer} }
 
+// Name is the console's name for the dialect (chat's is OpenAI Chat Completions).
+func (*Dialect) Name() string { return "OpenAI Responses" }
+
 // Decode decodes a Responses API request; what its answer repeats of it is its Echo.
 func (*Dialect) Decode(_ *http.Request, body []byte, lim protocol.Limits) (*protocol.Request, *apierr.Error) {
 	req, echo, aerr := protocol.DecodeResponsesRequest(body, lim)
