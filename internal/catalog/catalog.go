@@ -17,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"mockgateway/internal/generate"
+	"mockgateway/internal/quota"
 	"mockgateway/internal/simulation"
 )
 
@@ -51,6 +52,10 @@ type Model struct {
 	// the requested budget, that does not fit is rejected; an answer stops where the window
 	// ends) and defaults to DefaultContextWindow; for an external model it is metadata.
 	ContextWindow int `yaml:"context_window,omitempty"`
+	// Limits are the provider's rate limits this model stands for (internal/quota): requests
+	// and tokens per window and requests per day, per client key and scope. nil: no limits,
+	// and nothing is counted.
+	Limits *quota.Limits `yaml:"limits,omitempty"`
 }
 
 // DefaultContextWindow is the context window of the built-in mocks, and of a catalog file's
@@ -240,6 +245,11 @@ func validate(m *Model) error {
 				return err
 			}
 		}
+		if m.Limits != nil {
+			if err := m.Limits.Validate(); err != nil {
+				return fmt.Errorf("limits: %v", err)
+			}
+		}
 		if m.Provider != "" {
 			return errors.New("provider describes external models; a mock has none")
 		}
@@ -253,8 +263,8 @@ func validate(m *Model) error {
 		if m.Provider == "" {
 			return errors.New("provider is missing; an external model needs one")
 		}
-		if m.Behavior != "" || m.DefaultTokens != 0 || !m.Latency.IsZero() || m.Fault != "" || m.Gateway != nil {
-			return errors.New("behavior, default_tokens, latency, fault and gateway apply to mocks; an external model is metadata only")
+		if m.Behavior != "" || m.DefaultTokens != 0 || !m.Latency.IsZero() || m.Fault != "" || m.Gateway != nil || m.Limits != nil {
+			return errors.New("behavior, default_tokens, latency, fault, gateway and limits apply to mocks; an external model is metadata only")
 		}
 		if m.ContextWindow < 0 {
 			return errors.New("context_window must not be negative")
