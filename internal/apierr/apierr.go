@@ -53,10 +53,13 @@ const (
 	// Simulation: a malformed x-mock-* header, and the faults the mock simulates on request.
 	InvalidSimulationHeader Code = "invalid_simulation_header"
 	SimulatedRateLimit      Code = "simulated_rate_limit"
-	SimulatedServerError    Code = "simulated_server_error"
-	SimulatedUnavailable    Code = "simulated_unavailable"
-	SimulatedTimeout        Code = "simulated_timeout"
-	SimulatedStreamError    Code = "simulated_stream_error"
+	// RateLimitExceeded is a simulated quota's refusal (internal/quota): OpenAI's code, in
+	// every dialect's own words.
+	RateLimitExceeded    Code = "rate_limit_exceeded"
+	SimulatedServerError Code = "simulated_server_error"
+	SimulatedUnavailable Code = "simulated_unavailable"
+	SimulatedTimeout     Code = "simulated_timeout"
+	SimulatedStreamError Code = "simulated_stream_error"
 
 	// Browsers (docs/console.md): a request from a web page on an origin the mock does not
 	// answer, and one whose Host is not a name a loopback listener answers (DNS rebinding).
@@ -105,6 +108,7 @@ var table = map[Code]row{
 	FixtureMismatch:          {http.StatusBadRequest, TypeInvalidRequest},
 	InvalidSimulationHeader:  {http.StatusBadRequest, TypeInvalidRequest},
 	SimulatedRateLimit:       {http.StatusTooManyRequests, TypeRateLimit},
+	RateLimitExceeded:        {http.StatusTooManyRequests, TypeRateLimit},
 	SimulatedServerError:     {http.StatusInternalServerError, TypeServer},
 	SimulatedUnavailable:     {http.StatusServiceUnavailable, TypeServer},
 	SimulatedTimeout:         {http.StatusGatewayTimeout, TypeServer},

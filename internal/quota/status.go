@@ -127,3 +127,13 @@ func until(amount, size float64, period time.Duration) time.Duration {
 	d := time.Duration(math.Ceil(amount / size * float64(period)))
 	return (d + time.Millisecond - 1).Truncate(time.Millisecond)
 }
+
+// Org is the organization a client key stands for, as the providers name the owner of a
+// limit: derived from the key's hash, so that each distinct key is its own organization and
+// the key itself is never shown.
+type Org [16]byte
+
+// Seconds is d in whole seconds, rounded up: what retry-after says.
+func Seconds(d time.Duration) int {
+	return int((d + time.Second - 1) / time.Second)
+}

@@ -75,7 +75,7 @@ func newChatHandler(d Deps, dl dialect.Dialect) http.Handler {
 
 // ServeHTTP takes a chat request through its steps: decode it, resolve its model, find the
 // fixture that scripts it if any, simulate what was asked (a gateway policy, latency, a fault),
-// generate the answer (or take the fixture's), respond — JSON or a stream, in the dialect. A
+// draw from the model's quota if it has one (internal/quota), generate the answer (or take the fixture's), respond — JSON or a stream, in the dialect. A
 // step that refuses the request returns an *apierr.Error for the one writeError, which writes
 // it in the dialect too.
 //
@@ -110,6 +110,12 @@ func (h *chatHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rec.Attempt = sim.attempt
+	if h.limited(r, model) { // a model without limits counts nothing (sim.quota stays nil)
+		if err := h.takeQuota(w, r, model, req, facts.promptTokens, sim); err != nil {
+			writeError(w, r, err)
+			return
+		}
+	}
 
 	ctx, span := h.tracer.Start(r.Context(), h.spanNames[model.ID])
 	describeChatRequest(span, model, req, hit)
@@ -117,15 +123,18 @@ func (h *chatHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.dialect.AnswerHeaders(w.Header())
 	reportPlan(ctx, w, span, h.metrics, model.ID, sim)
 	if sim.plan.Sleep && !h.wait(ctx, sim.plan.Wait) {
+		h.settleQuota(ctx, sim.quota, rec)
 		return // the client left
 	}
 	if f := sim.plan.Fault; f != nil && f.BeforeOutput() {
 		recordFault(ctx, span, h.metrics, model.ID, f.Kind)
 		if f.Kind == simulation.Timeout && !h.wait(ctx, f.For) {
+			h.settleQuota(ctx, sim.quota, rec)
 			return // the client gave up first, as clients do
 		}
 		writeError(w, r, faultError(f))
 		setErrorType(span, rec)
+		h.settleQuota(ctx, sim.quota, rec)
 		return
 	}
 
@@ -136,6 +145,7 @@ func (h *chatHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.respond(ctx, w, r, c)
 	}
 	setChatResponseAttributes(span, c, rec)
+	h.settleQuota(ctx, sim.quota, rec) // to what the answer used, once it is written
 }
 
 // chatCall is one executed chat call: what the dialect's answer is made of (dialect.Call), the

@@ -134,6 +134,17 @@ func TestOpenAPIResponsesConform(t *testing.T) {
 	do(keyed, "GET", "/health", "")
 	do(keyed, "GET", "/metrics", "")
 
+	// rate_limit_exceeded: a quota of one request, in both OpenAI routes (internal/quota).
+	limited := newHarness(t)
+	for _, path := range []string{chatPath, chatPath, "/v1/responses", "/v1/responses"} {
+		body := chatBody("mock-echo", "")
+		if path != chatPath {
+			body = `{"model":"mock-echo","input":"hi"}`
+		}
+		do(limited, "POST", path, body, "X-Mock-Quota", "rpm=1;tpm=1000", "Authorization", "Bearer "+path)
+	}
+	do(limited, "POST", chatPath, chatBody("mock-echo", `"max_tokens":2000`), "X-Mock-Quota", "tpm=1000")
+
 	draining := newHarness(t)
 	draining.drain.Begin()
 	do(draining, "GET", "/health", "")

@@ -22,8 +22,9 @@ import (
 type simulated struct {
 	plan    simulation.Plan
 	latency simulation.Latency
-	served  *catalog.Model // the model that answers: the requested one or a fallback
-	attempt int            // this request's number in its attempts (1: a first try)
+	served  *catalog.Model  // the model that answers: the requested one or a fallback
+	attempt int             // this request's number in its attempts (1: a first try)
+	quota   *quotaAdmission // what the request drew from its model's quota; nil: no limits
 }
 
 // simulator decides what the simulation does to a chat request.

@@ -1,0 +1,174 @@
+package server
+
+import (
+	"encoding/json"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"mockgateway/internal/catalog"
+	"mockgateway/internal/quota"
+)
+
+// quotaClock is the buckets' clock in these tests: it moves only when told.
+type quotaClock struct{ t time.Time }
+
+func (c *quotaClock) now() time.Time { return c.t }
+
+// newQuotaHarness is a harness whose quota buckets run on clock.
+func newQuotaHarness(t *testing.T, opts ...func(*Deps)) (*harness, *quotaClock) {
+	clock := &quotaClock{t: time.Date(2026, 12, 6, 3, 0, 0, 0, time.UTC)}
+	return newHarness(t, append(opts, func(d *Deps) {
+		m := memoryState(d.Config, false)
+		m.Quotas = quota.NewBuckets(100, clock.now)
+		d.State = m
+	})...), clock
+}
+
+var openAIOrg = regexp.MustCompile(`^Rate limit reached for mock-chat in organization org-[0-9a-f]{24} on requests per min \(RPM\): Limit 2, Used 2, Requested 1\. Please try again in 5s\. Visit https://platform\.openai\.com/account/rate-limits to learn more\.$`)
+
+// TestQuotaOpenAI: with a quota, every answer carries OpenAI's x-ratelimit-* headers counting
+// down; past the limit a 429 rate_limit_exceeded of type "requests" in OpenAI's words, with
+// retry-after; once the bucket has refilled, an answer again. The Responses API shows the same.
+func TestQuotaOpenAI(t *testing.T) {
+	h, clock := newQuotaHarness(t)
+	q := []string{"X-Mock-Quota", "rpm=2;tpm=10000;window=10s", "Authorization", "Bearer sk-one"}
+	for want := 1; want >= 0; want-- {
+		rr := h.do("POST", chatPath, chatBody("mock-chat", ""), q...)
+		hd := rr.Header()
+		if rr.Code != 200 || hd.Get("X-Ratelimit-Limit-Requests") != "2" || hd.Get("X-Ratelimit-Remaining-Requests") != strconv.Itoa(want) ||
+			hd.Get("X-Ratelimit-Reset-Requests") != strconv.Itoa(5*(2-want))+"s" || hd.Get("X-Ratelimit-Limit-Tokens") != "10000" {
+			t.Fatalf("answer with %d left: %d %v", want, rr.Code, hd)
+		}
+	}
+	rr := h.do("POST", chatPath, chatBody("mock-chat", ""), q...)
+	e := decodeError(t, rr.Body.Bytes())
+	if rr.Code != 429 || e.Code != "rate_limit_exceeded" || e.Type != "requests" || e.Param != nil || !openAIOrg.MatchString(e.Message) {
+		t.Errorf("refusal: %+v", e)
+	}
+	if rr.Header().Get("Retry-After") != "5" || rr.Header().Get("Retry-After-Ms") != "5000" || rr.Header().Get("X-Ratelimit-Remaining-Requests") != "0" {
+		t.Errorf("refusal's headers: %v", rr.Header())
+	}
+	if rec := lastAccess(t, h); rec["fault"] != "quota_requests" || rec["error_code"] != "rate_limit_exceeded" {
+		t.Errorf("access line: %v", rec)
+	}
+	if v := metricValue(t, h.metrics, "mockgateway_quota_refusals_total", map[string]string{"model": "mock-chat", "limit": "requests"}); v != 1 {
+		t.Errorf("refusals counted: %v", v)
+	}
+	// Another key is another organization, another scope other buckets.
+	for _, other := range [][]string{{"Authorization", "Bearer sk-two"}, {"X-Mock-Scope", "other"}} {
+		if rr := h.do("POST", chatPath, chatBody("mock-chat", ""), append(append([]string{}, q...), other...)...); rr.Code != 200 {
+			t.Errorf("%v: %d", other, rr.Code)
+		}
+	}
+	clock.t = clock.t.Add(5 * time.Second)
+	rr = h.do("POST", "/v1/responses", `{"model":"mock-chat","input":"hello there"}`, q...)
+	if rr.Code != 200 || rr.Header().Get("X-Ratelimit-Remaining-Requests") != "0" || rr.Header().Get("X-Ratelimit-Reset-Requests") != "10s" {
+		t.Errorf("the Responses API, once one request refilled: %d %v", rr.Code, rr.Header())
+	}
+}
+
+// TestQuotaTokensSettle: a request is charged its prompt and its whole output budget, then
+// given back what it did not produce; one larger than the whole bucket is refused at once.
+func TestQuotaTokensSettle(t *testing.T) {
+	h, _ := newQuotaHarness(t)
+	q := []string{"X-Mock-Quota", "tpm=1000"}
+	body := chatBody("mock-chat", `"max_tokens":400`)
+	rr := h.do("POST", chatPath, body, q...)
+	var ans struct {
+		Usage struct {
+			PromptTokens     int `json:"prompt_tokens"`
+			CompletionTokens int `json:"completion_tokens"`
+		} `json:"usage"`
+	}
+	if err := json.Unmarshal(rr.Body.Bytes(), &ans); err != nil || rr.Code != 200 {
+		t.Fatalf("%d %s", rr.Code, rr.Body)
+	}
+	p, c := ans.Usage.PromptTokens, ans.Usage.CompletionTokens
+	if c == 0 || c >= 400 {
+		t.Fatalf("usage %+v", ans.Usage)
+	}
+	if got := rr.Header().Get("X-Ratelimit-Remaining-Tokens"); got != strconv.Itoa(1000-p-400) {
+		t.Errorf("charged at admission: %s, want %d", got, 1000-p-400)
+	}
+	rr = h.do("POST", chatPath, body, q...)
+	if got := rr.Header().Get("X-Ratelimit-Remaining-Tokens"); got != strconv.Itoa(1000-(p+c)-(p+400)) {
+		t.Errorf("after the first settled: %s, want %d", got, 1000-(p+c)-(p+400))
+	}
+	rr = h.do("POST", chatPath, chatBody("mock-chat", `"max_tokens":1000`), q...)
+	if e := decodeError(t, rr.Body.Bytes()); rr.Code != 429 || e.Code != "rate_limit_exceeded" || e.Type != "tokens" || !strings.HasPrefix(e.Message, "Request too large for mock-chat in organization org-") ||
+		!strings.Contains(e.Message, "on tokens per min (TPM): Limit 1000, Requested "+strconv.Itoa(p+1000)+". The input or output tokens must be reduced") {
+		t.Errorf("too large: %+v", e)
+	}
+}
+
+// TestQuotaAnthropic: Anthropic's anthropic-ratelimit-* headers, resets in RFC 3339, and its
+// 429 rate_limit_error in its words, with retry-after and x-should-retry.
+func TestQuotaAnthropic(t *testing.T) {
+	h, _ := newQuotaHarness(t)
+	q := []string{"X-Mock-Quota", "rpm=1;tpm=5000;window=4s", "X-Api-Key", "sk-ant-one"}
+	body := `{"model":"mock-chat","max_tokens":64,"messages":[{"role":"user","content":"hello there"}]}`
+	rr := h.anthropic(messagesPath, body, q...)
+	hd := rr.Header()
+	if rr.Code != 200 || hd.Get("Anthropic-Ratelimit-Requests-Limit") != "1" || hd.Get("Anthropic-Ratelimit-Requests-Remaining") != "0" {
+		t.Fatalf("%d %v", rr.Code, hd)
+	}
+	for _, name := range []string{"Requests", "Tokens", "Input-Tokens", "Output-Tokens"} {
+		if _, err := time.Parse(time.RFC3339, hd.Get("Anthropic-Ratelimit-"+name+"-Reset")); err != nil {
+			t.Errorf("%s reset: %v", name, err)
+		}
+	}
+	if hd.Get("X-Ratelimit-Limit-Requests") != "" {
+		t.Errorf("OpenAI's headers on Anthropic's answer: %v", hd)
+	}
+	rr = h.anthropic(messagesPath, body, q...)
+	if rr.Code != 429 || rr.Header().Get("Retry-After") != "4" || rr.Header().Get("X-Should-Retry") != "true" {
+		t.Fatalf("%d %v", rr.Code, rr.Header())
+	}
+	var e struct {
+		Type  string `json:"type"`
+		Error struct{ Type, Message string }
+	}
+	if err := json.Unmarshal(rr.Body.Bytes(), &e); err != nil || e.Error.Type != "rate_limit_error" ||
+		!regexp.MustCompile(`^This request would exceed the rate limit for your organization \([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\) of 1 requests per minute \(model: mock-chat\)\. For details, refer to: https://docs\.claude\.com/en/api/rate-limits\. `).MatchString(e.Error.Message) {
+		t.Errorf("refusal: %s", rr.Body)
+	}
+	// Too large: no wait helps, and x-should-retry says so.
+	rr = h.anthropic(messagesPath, `{"model":"mock-chat","max_tokens":3000,"messages":[{"role":"user","content":"hi"}]}`, "X-Mock-Quota", "tpm=2000", "X-Api-Key", "sk-ant-two")
+	if rr.Code != 429 || rr.Header().Get("X-Should-Retry") != "false" || !strings.Contains(rr.Body.String(), "of 2,000 tokens per minute") {
+		t.Errorf("too large: %d %v %s", rr.Code, rr.Header(), rr.Body)
+	}
+}
+
+// TestQuotaHeaderAndCatalog: the catalog's limits apply without a header; a malformed header
+// is 400 invalid_simulation_header; with simulation headers off the header means nothing; a
+// model without limits answers without any rate-limit header.
+func TestQuotaHeaderAndCatalog(t *testing.T) {
+	cat, err := catalog.Parse([]byte("models:\n  - {id: limited, kind: mock, behavior: chat, limits: {rpm: 1, window: 2s}}\n  - {id: plain, kind: mock, behavior: chat}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := newQuotaHarness(t, func(d *Deps) { d.Catalog = cat })
+	if rr := h.do("POST", chatPath, chatBody("limited", "")); rr.Code != 200 || rr.Header().Get("X-Ratelimit-Remaining-Requests") != "0" {
+		t.Errorf("the catalog's limits: %d %v", rr.Code, rr.Header())
+	}
+	if rr := h.do("POST", chatPath, chatBody("limited", "")); rr.Code != 429 {
+		t.Errorf("the catalog's limits, past them: %d", rr.Code)
+	}
+	rr := h.do("POST", chatPath, chatBody("plain", ""))
+	for name := range rr.Header() {
+		if strings.Contains(strings.ToLower(name), "ratelimit") || name == "Retry-After" {
+			t.Errorf("a model without limits answers with %s", name)
+		}
+	}
+	checkError(t, h.do("POST", chatPath, chatBody("plain", ""), "X-Mock-Quota", "rpm=lots"), 400, "invalid_simulation_header", "X-Mock-Quota")
+
+	off, _ := newQuotaHarness(t, func(d *Deps) { d.Config.AllowSimulationHeaders = false })
+	for range 3 {
+		if rr := off.do("POST", chatPath, chatBody("mock-chat", ""), "X-Mock-Quota", "rpm=1"); rr.Code != 200 || rr.Header().Get("X-Ratelimit-Limit-Requests") != "" {
+			t.Fatalf("simulation headers off: %d %v", rr.Code, rr.Header())
+		}
+	}
+}
