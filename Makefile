@@ -2,8 +2,8 @@
 # below). go test ./... alone needs only Go: it leaves out the end-to-end tests.
 GO ?= go
 # The folders of Node packages the end-to-end tests run, each installed from its lock file: the
-# OpenAI clients' suites, the Codex CLI, and Claude Code with the Anthropic clients.
-NODE_DIRS := internal/clientcompat/node internal/clientcompat/codex internal/clientcompat/anthropic
+# OpenAI clients' suites, the Codex CLI, Claude Code with the Anthropic clients, and opencode.
+NODE_DIRS := internal/clientcompat/node internal/clientcompat/codex internal/clientcompat/anthropic internal/clientcompat/opencode
 
 # Fuzz targets (package:function). make test runs each briefly, by a fixed count of inputs
 # rather than a duration, so a slow machine does the same work instead of timing out.
@@ -131,8 +131,10 @@ bench: redis
 
 # hostile: the hostile requests of the limits issue against the built binary, each on a fresh
 # server; prints CPU, peak RSS and the answer per case. A benchmark: it reports, it does not time out.
+# HOSTILE_FLAGS='-run nested' runs only the cases whose name matches.
+HOSTILE_FLAGS ?=
 hostile:
-	$(GO) run ./cmd/loadtest hostile
+	$(GO) run ./cmd/loadtest hostile $(HOSTILE_FLAGS)
 
 # soak: mixed traffic for a set duration, sampled every 10s; not part of make test.
 SOAK_DURATION ?= 10m

@@ -8,8 +8,8 @@ import (
 )
 
 // statusWriter notes the status in the Record, starts the write deadline and adds the Date
-// header and the drain's Connection: close as the response begins, and notes a response the
-// client did not take. It keeps Flush and Unwrap so that streams and http.ResponseController
+// header, X-Content-Type-Options: nosniff and the drain's Connection: close as the response
+// begins, and notes a response the client did not take. It keeps Flush and Unwrap so that streams and http.ResponseController
 // work through it.
 type statusWriter struct {
 	http.ResponseWriter
@@ -31,6 +31,11 @@ func (w *statusWriter) begin(code int) {
 	if _, ok := h["Date"]; !ok {
 		h["Date"] = w.o.dates.at(now)
 	}
+	// Every answer: a browser then takes no body for another type than its Content-Type says (a
+	// JSON answer loaded as a script by another site's page). Set here, as the headers go, rather
+	// than as the request comes in: one more header during the handler made a Messages stream's
+	// deepest moment deeper (TestParkedStreamStack).
+	h["X-Content-Type-Options"] = w.o.nosniff
 	if c.Draining != nil && c.Draining() {
 		h.Set("Connection", "close")
 	}

@@ -229,3 +229,14 @@ func dialectKindsHelp() string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// messagesDialect is the table's row of Anthropic's Messages API, whose headers the hostile
+// cases of that API send too.
+func messagesDialect() loadDialect {
+	for _, d := range loadDialects() {
+		if d.kind == "messages" {
+			return d
+		}
+	}
+	panic("loadtest: no messages row in loadDialects")
+}

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -43,8 +45,18 @@ var bigBodies = []string{"--max-body-bytes", "16777216"}
 // case's own peak. It reports figures and never fails on them: it fails only when the server
 // dies or a request gets no HTTP answer at all.
 func runHostile(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) > 0 {
-		return fmt.Errorf("hostile takes no arguments (got %v)", args)
+	fs := flag.NewFlagSet("hostile", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	run := fs.String("run", "", "run only the cases whose name matches this regular expression (numbered as in the full run)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("hostile takes no arguments besides -run (got %v)", fs.Args())
+	}
+	only, err := regexp.Compile(*run)
+	if err != nil {
+		return fmt.Errorf("hostile -run: %v", err)
 	}
 	ws, err := newWorkspace(ctx, "", false, stderr)
 	if err != nil {
@@ -61,6 +73,9 @@ func runHostile(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	for i, c := range hostileCases() {
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if !only.MatchString(c.name) {
+			continue
 		}
 		row, err := measureCase(ctx, ws, i+1, c)
 		fmt.Fprintln(stdout, row)

@@ -81,7 +81,7 @@ func hostileCases() []hostileCase {
 		{name: "200 open streams, n=128, every choice to 4096 pieces (json_schema)", drive: openStreams(200), body: maximalStream},
 		{name: "6 JSON + 2 stream clients that never read", flags: []string{"--write-timeout", "2s", "--max-concurrent", "8"}, drive: nonReaders},
 		{name: "8 clients trickling a body, 1 B per 200 ms", flags: []string{"--max-concurrent", "4", "--read-header-timeout", "2s", "--read-timeout", "3s"}, drive: tricklers},
-	}, regexCases()...)
+	}, append(regexCases(), nestingCases()...)...)
 }
 
 // chatAnswer sends one chat request and describes the answer: status and error code, or the

@@ -296,11 +296,13 @@ func TestConsoleBrowser(t *testing.T) {
 	})
 
 	t.Run("foreign page", func(t *testing.T) {
-		// A page on another origin the developer merely visits tries what a browser lets it do
-		// without a preflight — a no-cors POST of a fixture (no Content-Type) — and what needs
-		// one: a DELETE of a scope, reading the models and the journal. Nothing is added, deleted
-		// or read. (Its own tab, unwatched: the blocked calls are errors in its console, as they
-		// should be.)
+		// A page on another site the developer merely visits (localhost, while the mock is
+		// 127.0.0.1) tries what a browser lets it do without a preflight — a no-cors POST of a
+		// fixture (no Content-Type), a no-cors GET of the journal, which carries no Origin — and
+		// what needs one: a DELETE of a scope, reading the models and the journal. Nothing is
+		// added, deleted or read, and the no-cors GET is refused too (Sec-Fetch-Site:
+		// cross-site). (Its own tab, unwatched: the blocked calls are errors in its console, as
+		// they should be.)
 		fixture := `{"fixtures":[{"name":"pwn","priority":9223372036854775807,"match":{},"reply":{"content":"pwned"}}]}`
 		page := http.NewServeMux()
 		page.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
@@ -317,6 +319,7 @@ func TestConsoleBrowser(t *testing.T) {
 					settle('delete', fetch(mock + '/_mock/scopes/console-a', { method: 'DELETE' })),
 					settle('models', fetch(mock + '/v1/models')),
 					settle('journal', fetch(mock + '/_mock/journal')),
+					settle('nocors', fetch(mock + '/_mock/journal', { mode: 'no-cors' }).then(() => ({}))),
 				]).then(() => { window.done = JSON.stringify(result); });`, in.URL, fixture)
 		})
 		foreign := httptest.NewServer(page)
@@ -327,11 +330,17 @@ func TestConsoleBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 		tb := &tab{t: t, ctx: ctx, watch: &pageWatch{urls: map[network.RequestID]string{}}}
-		tb.do(chromedp.Navigate(foreign.URL + "/"))
+		refusedBefore := refusedJournalReads(t, in.URL)
+		tb.do(chromedp.Navigate(strings.Replace(foreign.URL, "127.0.0.1", "localhost", 1) + "/"))
 		tb.waitFor(`window.done`)
 		var did map[string]string
-		if err := json.Unmarshal([]byte(eval[string](tb, `window.done`)), &did); err != nil || !maps.Equal(did, map[string]string{"post": "sent", "delete": "blocked", "models": "blocked", "journal": "blocked"}) {
+		if err := json.Unmarshal([]byte(eval[string](tb, `window.done`)), &did); err != nil || !maps.Equal(did, map[string]string{"post": "sent", "delete": "blocked", "models": "blocked", "journal": "blocked", "nocors": "sent"}) {
 			t.Errorf("what the page could do: %v %v", did, err)
+		}
+		// Both journal reads were refused: the CORS one for its Origin, the no-cors one, which
+		// has none, for its Sec-Fetch-Site.
+		if n := refusedJournalReads(t, in.URL) - refusedBefore; n != 2 {
+			t.Errorf("%v journal reads of the page refused, want 2", n)
 		}
 		resp, err := http.Get(in.URL + "/_mock/fixtures")
 		if err != nil {
@@ -414,4 +423,27 @@ func runGoSnippet(t *testing.T, snippet string) {
 	if err != nil || len(strings.TrimSpace(string(out))) == 0 {
 		t.Errorf("the Go snippet does not run: %v\n%s\n%s", err, out, snippet)
 	}
+}
+
+// refusedJournalReads is how many reads of /_mock/journal the service refused as a page's
+// (403 origin_not_allowed), from its metrics.
+func refusedJournalReads(t *testing.T, base string) float64 {
+	t.Helper()
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var n float64
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "mockgateway_http_requests_total{") && strings.Contains(line, `route="/_mock/journal"`) &&
+			strings.Contains(line, `status_code="403"`) && strings.Contains(line, `error_code="origin_not_allowed"`) {
+			var v float64
+			if _, err := fmt.Sscan(line[strings.LastIndexByte(line, '}')+1:], &v); err == nil {
+				n += v
+			}
+		}
+	}
+	return n
 }

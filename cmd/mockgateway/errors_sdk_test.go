@@ -74,7 +74,7 @@ func TestSDKErrors(t *testing.T) {
 			status: 400, typ: badReq, code: "unsupported_parameter", param: "logprobs"},
 		{name: "temperature out of range", call: chat(client, with(func(p *openai.ChatCompletionNewParams) { p.Temperature = openai.Float(3) })),
 			status: 400, typ: badReq, code: "invalid_value", param: "temperature"},
-		{name: "budget above the ceiling", call: chat(client, with(func(p *openai.ChatCompletionNewParams) { p.MaxTokens = openai.Int(5000) })),
+		{name: "budget above the model's output limit", call: chat(client, with(func(p *openai.ChatCompletionNewParams) { p.MaxTokens = openai.Int(40000) })),
 			status: 400, typ: badReq, code: "invalid_value", param: "max_tokens"},
 		{name: "messages missing", call: chat(client, echo, option.WithJSONDel("messages")),
 			status: 400, typ: badReq, code: "missing_required_parameter", param: "messages"},

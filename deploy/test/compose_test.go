@@ -134,6 +134,11 @@ func TestComposeStack(t *testing.T) {
 	if mg.Environment["OTEL_EXPORTER_OTLP_ENDPOINT"] != "http://jaeger:4318" {
 		t.Errorf("mockgateway OTEL_EXPORTER_OTLP_ENDPOINT = %q", mg.Environment["OTEL_EXPORTER_OTLP_ENDPOINT"])
 	}
+	// The Host check holds on the container's 0.0.0.0 listener: the name the other services call
+	// it by must be allowed (internal/server's TestHostAsTheContainerRuns runs it so).
+	if !slices.Contains(strings.Split(mg.Environment["MOCKGATEWAY_ALLOWED_HOSTS"], ","), "mockgateway") {
+		t.Errorf("mockgateway MOCKGATEWAY_ALLOWED_HOSTS = %q, want its service name among them", mg.Environment["MOCKGATEWAY_ALLOWED_HOSTS"])
+	}
 	logFile := mg.Environment["MOCKGATEWAY_LOG_FILE"]
 	if !strings.HasPrefix(logFile, "/logs/") || !slices.Contains(mg.Volumes, "mockgateway-logs:/logs:rw") {
 		t.Errorf("mockgateway log file %q must be on the shared volume mockgateway-logs:/logs (volumes %v)", logFile, mg.Volumes)

@@ -61,8 +61,8 @@ const (
 	SimulatedTimeout     Code = "simulated_timeout"
 	SimulatedStreamError Code = "simulated_stream_error"
 
-	// Browsers (docs/console.md): a request from a web page on an origin the mock does not
-	// answer, and one whose Host is not a name a loopback listener answers (DNS rebinding).
+	// Browsers (docs/console.md): a request from a web page on an origin or a site the mock does
+	// not answer, and one whose Host is a name the mock does not answer (DNS rebinding).
 	OriginNotAllowed Code = "origin_not_allowed"
 	HostNotAllowed   Code = "host_not_allowed"
 )

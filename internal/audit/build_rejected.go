@@ -190,11 +190,22 @@ func (t *traffic) buildRejected(echo string) {
 		b.headers(headerOpts{reqID: "invalid-space"}).expect("404 not_found")
 	}
 	{
-		// A loopback target refuses a name that is not a loopback one (403 host_not_allowed: DNS
-		// rebinding), one in compose or Kubernetes answers it: no expectation either way.
+		// A DNS name neither loopback nor allowed is refused on any listener (DNS rebinding).
 		b := t.newProbe("Host header with a canary", http.MethodPost, chatPath)
 		b.jsonBody(b.chatBody(echo, false, false)).headers(headerOpts{})
 		b.p.Host = b.c("Host header") + ".invalid"
+		b.expect("403 host_not_allowed")
+	}
+	{
+		// Sec-Fetch-Site is a browser's: cross-site is refused, any other value served.
+		b := t.newProbe("Sec-Fetch-Site with a canary", http.MethodGet, "/v1/models")
+		b.headers(headerOpts{})
+		b.p.Header.Set("Sec-Fetch-Site", b.c("Sec-Fetch-Site header"))
+		b.expect("200")
+		b = t.newProbe("Sec-Fetch-Site cross-site", http.MethodGet, "/v1/models")
+		b.headers(headerOpts{})
+		b.p.Header.Set("Sec-Fetch-Site", "cross-site")
+		b.expect("403 origin_not_allowed")
 	}
 	{
 		// What a web page on another origin sends: refused, reads included.

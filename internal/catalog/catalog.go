@@ -52,6 +52,11 @@ type Model struct {
 	// the requested budget, that does not fit is rejected; an answer stops where the window
 	// ends) and defaults to DefaultContextWindow; for an external model it is metadata.
 	ContextWindow int `yaml:"context_window,omitempty"`
+	// MaxOutputTokens is the most a request may ask the model for in one answer (max_tokens,
+	// max_completion_tokens, max_output_tokens): above it, 400 in the dialect's words, as a
+	// provider's model refuses it. A mock defaults to DefaultMaxOutputTokens, or its window when
+	// that is smaller; it is at most the window. For an external model it is metadata.
+	MaxOutputTokens int `yaml:"max_output_tokens,omitempty"`
 	// Limits are the provider's rate limits this model stands for (internal/quota): requests
 	// and tokens per window and requests per day, per client key and scope. nil: no limits,
 	// and nothing is counted.
@@ -61,6 +66,11 @@ type Model struct {
 // DefaultContextWindow is the context window of the built-in mocks, and of a catalog file's
 // mocks that do not set one.
 const DefaultContextWindow = 128000
+
+// DefaultMaxOutputTokens is the output limit of the built-in mocks, and of a catalog file's
+// mocks that do not set one: a current model's documented limit (docs/protocol.md, Output
+// budgets), above what coding agents ask for on every call.
+const DefaultMaxOutputTokens = 32768
 
 // Capabilities are what a model accepts.
 type Capabilities struct {
@@ -259,6 +269,15 @@ func validate(m *Model) error {
 		case m.ContextWindow == 0:
 			m.ContextWindow = DefaultContextWindow
 		}
+		switch {
+		case m.MaxOutputTokens < 0:
+			return errors.New("max_output_tokens must not be negative")
+		case m.MaxOutputTokens == 0:
+			m.MaxOutputTokens = min(DefaultMaxOutputTokens, m.ContextWindow)
+		case m.MaxOutputTokens > m.ContextWindow:
+			// No answer could be that long: the window holds the prompt and the answer.
+			return errors.New("max_output_tokens must not exceed context_window")
+		}
 	case KindExternal:
 		if m.Provider == "" {
 			return errors.New("provider is missing; an external model needs one")
@@ -268,6 +287,9 @@ func validate(m *Model) error {
 		}
 		if m.ContextWindow < 0 {
 			return errors.New("context_window must not be negative")
+		}
+		if m.MaxOutputTokens < 0 {
+			return errors.New("max_output_tokens must not be negative")
 		}
 	case "":
 		return errors.New("kind is missing; it must be mock or external")

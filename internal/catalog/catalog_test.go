@@ -33,8 +33,27 @@ func TestBuiltin(t *testing.T) {
 		t.Errorf("mock-chat = %+v", m)
 	}
 	for _, m := range c.Executable() {
-		if m.ContextWindow != 128000 {
-			t.Errorf("%s: context_window = %d, want 128000", m.ID, m.ContextWindow)
+		if m.ContextWindow != 128000 || m.MaxOutputTokens != 32768 {
+			t.Errorf("%s: context_window = %d, max_output_tokens = %d, want 128000 and 32768", m.ID, m.ContextWindow, m.MaxOutputTokens)
+		}
+	}
+}
+
+// TestMockOutputLimit: a mock's output limit is its own, or the default, or its window when that
+// is smaller; it never exceeds the window.
+func TestMockOutputLimit(t *testing.T) {
+	c, err := Parse([]byte(`models:
+  - {id: own, kind: mock, behavior: chat, max_output_tokens: 100000}
+  - {id: plain, kind: mock, behavior: echo}
+  - {id: small, kind: mock, behavior: echo, context_window: 8192}
+  - {id: meta, kind: external, provider: openai, max_output_tokens: 16384}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]int{"own": 100000, "plain": DefaultMaxOutputTokens, "small": 8192, "meta": 16384} {
+		if m, _ := c.Lookup(id); m.MaxOutputTokens != want {
+			t.Errorf("%s: max_output_tokens = %d, want %d", id, m.MaxOutputTokens, want)
 		}
 	}
 }
@@ -100,6 +119,8 @@ func TestLoad(t *testing.T) {
 		{"only external", "models:\n  - {id: b, kind: external, provider: x}\n", "nothing could execute"},
 		{"mock with provider", "models:\n  - {id: a, kind: mock, behavior: echo, provider: x}\n", "provider describes external models"},
 		{"negative context window", "models:\n  - {id: a, kind: mock, behavior: echo, context_window: -1}\n", "context_window must not be negative"},
+		{"negative output limit", "models:\n  - {id: a, kind: mock, behavior: echo, max_output_tokens: -1}\n", "max_output_tokens must not be negative"},
+		{"output limit past the window", "models:\n  - {id: a, kind: mock, behavior: echo, context_window: 1000, max_output_tokens: 1001}\n", "max_output_tokens must not exceed context_window"},
 		{"negative latency", "models:\n  - {id: a, kind: mock, behavior: echo, latency: {first_chunk: -1s}}\n", "negative"},
 	}
 	for _, b := range bad {

@@ -112,8 +112,8 @@ type Config struct {
 	// TraceBuffer is how many spans /debug/traces keeps.
 	TraceBuffer int
 	// CORSOrigins are the web origins (scheme://host[:port]) besides the mock's own that may call
-	// it from a browser, with CORS answers; AllowedHosts the Host names answered besides the
-	// loopback ones — on a loopback listener, and on any listener once set (docs/console.md).
+	// it from a browser, with CORS answers; AllowedHosts the Host names answered besides
+	// localhost, *.localhost and IP addresses, whatever the listener (docs/console.md).
 	CORSOrigins  []string
 	AllowedHosts []string
 	// GCFloorMB is the floor under the garbage collector's heap target, in MiB (see
@@ -158,7 +158,7 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 		{flagenv.Setting{Name: "quota-keys", Env: "MOCKGATEWAY_QUOTA_KEYS", Default: "10000", Usage: "simulated quota buckets kept in this process, one per model, client key, scope and limits (the key used longest ago goes first)"}, intOf(&c.QuotaKeys)},
 		{flagenv.Setting{Name: "attempt-ttl", Env: "MOCKGATEWAY_ATTEMPT_TTL", Default: "60s", Usage: "how long such a request is remembered after its last attempt"}, durationOf(&c.AttemptTTL)},
 		{flagenv.Setting{Name: "max-body-bytes", Env: "MOCKGATEWAY_MAX_BODY_BYTES", Default: "1048576", Usage: "largest request body accepted"}, int64Of(&c.MaxBodyBytes)},
-		{flagenv.Setting{Name: "max-tokens", Env: "MOCKGATEWAY_MAX_TOKENS", Default: "4096", Usage: "ceiling for max_tokens, max_completion_tokens and max_output_tokens"}, intOf(&c.MaxTokens)},
+		{flagenv.Setting{Name: "max-tokens", Env: "MOCKGATEWAY_MAX_TOKENS", Default: "4096", Usage: "the most tokens any answer holds; a budget above it, up to the model's output limit, is accepted and the answer stops here"}, intOf(&c.MaxTokens)},
 		{flagenv.Setting{Name: "max-choices", Env: "MOCKGATEWAY_MAX_CHOICES", Default: "128", Usage: "largest n"}, intOf(&c.MaxChoices)},
 		{flagenv.Setting{Name: "max-response-bytes", Env: "MOCKGATEWAY_MAX_RESPONSE_BYTES", Default: "4194304", Usage: "bytes of content and tool arguments in one answer, shared by its n choices; beyond, a choice is cut with finish_reason length"}, intOf(&c.MaxResponseBytes)},
 		{flagenv.Setting{Name: "max-concurrent", Env: "MOCKGATEWAY_MAX_CONCURRENT", Default: "1024", Usage: "concurrent /v1 requests before 429 server_busy"}, intOf(&c.MaxConcurrent)},
@@ -186,7 +186,7 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 		{flagenv.Setting{Name: "trace-probes", Env: "MOCKGATEWAY_TRACE_PROBES", Default: "false", Usage: "trace /health and /metrics requests too (they are always measured and logged)", Switch: true}, boolOf(&c.TraceProbes)},
 		{flagenv.Setting{Name: "trace-buffer", Env: "MOCKGATEWAY_TRACE_BUFFER", Default: "4096", Usage: "spans kept in memory for /debug/traces"}, intOf(&c.TraceBuffer)},
 		{flagenv.Setting{Name: "cors-origins", Env: "MOCKGATEWAY_CORS_ORIGINS", Usage: "comma-separated web origins (scheme://host[:port]) that may call the mock from a browser, with CORS answers; any other origin but its own is 403"}, listOf(&c.CORSOrigins, origin)},
-		{flagenv.Setting{Name: "allowed-hosts", Env: "MOCKGATEWAY_ALLOWED_HOSTS", Usage: "comma-separated Host names answered besides localhost, *.localhost, 127.0.0.1 and [::1] (.example.com: its subdomains); on a non-loopback listener, set, it restricts Host too"}, listOf(&c.AllowedHosts, hostName)},
+		{flagenv.Setting{Name: "allowed-hosts", Env: "MOCKGATEWAY_ALLOWED_HOSTS", Usage: "comma-separated Host names answered besides localhost, *.localhost and IP addresses (.example.com: it and its subdomains); any other name is refused, whatever --addr is"}, listOf(&c.AllowedHosts, hostName)},
 		{flagenv.Setting{Name: "gc-floor-mb", Env: "MOCKGATEWAY_GC_FLOOR_MB", Default: "32", Usage: "floor under the garbage collector's heap target, MiB (0: Go's default; GOGC, when set, wins)"}, intOf(&c.GCFloorMB)},
 	}
 	specs := make([]flagenv.Setting, 0, len(settings)+1)

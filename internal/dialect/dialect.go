@@ -57,9 +57,13 @@ type Dialect interface {
 	// OffersToolsOnly reports whether the request's tools are only offered, which a model
 	// without tools may take and never call; false where such a request is refused.
 	OffersToolsOnly(req *protocol.Request) bool
-	// CheckReasoning refuses what the API refuses of a reasoning model's request, in its words:
-	// parameters, and reasoning sent back that this mock did not seal for this model.
-	CheckReasoning(model *catalog.Model, req *protocol.Request) *apierr.Error
+	// Check refuses what the API refuses of the request on the model that is to answer it, in
+	// its words: a budget over the model's output limit (a budget within it is accepted however
+	// far above --max-tokens, the ceiling: the answer stops there as the budget would stop it),
+	// a prompt that with its budget overflows the model's context window (promptTokens, as the
+	// usage counts them), and for a reasoning model its rules — parameters, and reasoning sent
+	// back that this mock did not seal for this model.
+	Check(model *catalog.Model, req *protocol.Request, promptTokens, ceiling int) *apierr.Error
 	// ReasoningTokens is what a reasoning model spends reasoning per choice of the request.
 	ReasoningTokens(req *protocol.Request, hit *fixtures.Hit) int
 	// Reply is the call's answer in the dialect, made from what generate made of the request

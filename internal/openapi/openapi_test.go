@@ -277,9 +277,9 @@ func TestOpenAPIConstantsAreTheServices(t *testing.T) {
 		{"/components/schemas/ChatCompletionChunk/properties/service_tier/const", protocol.ServiceTier},
 		{"/components/schemas/ChatCompletionRequest/properties/n/maximum", json.Number(strconv.Itoa(protocol.DefaultMaxChoices))},
 		{"/components/schemas/ChatCompletionRequest/properties/stop/anyOf/1/maxItems", json.Number("4")},
-		{"/components/schemas/ChatCompletionRequest/properties/max_tokens/maximum", json.Number(strconv.Itoa(protocol.DefaultMaxTokensCeiling))},
-		{"/components/schemas/ChatCompletionRequest/properties/max_completion_tokens/maximum", json.Number(strconv.Itoa(protocol.DefaultMaxTokensCeiling))},
-		{"/components/schemas/ResponsesRequest/properties/max_output_tokens/maximum", json.Number(strconv.Itoa(protocol.DefaultMaxTokensCeiling))},
+		{"/components/schemas/ChatCompletionRequest/properties/max_tokens/maximum", json.Number(strconv.Itoa(protocol.MaxBudget))},
+		{"/components/schemas/ChatCompletionRequest/properties/max_completion_tokens/maximum", json.Number(strconv.Itoa(protocol.MaxBudget))},
+		{"/components/schemas/ResponsesRequest/properties/max_output_tokens/maximum", json.Number(strconv.Itoa(protocol.MaxBudget))},
 		{"/components/schemas/Response/properties/service_tier/const", protocol.ServiceTier},
 	} {
 		if got := docAt(t, c.ptr); got != c.want {

@@ -49,25 +49,31 @@ import (
 //   - Values are substrings of doc, never of body, which the server reuses once decoding returns.
 //   - No table allocates for a member it only checks: room for an object's members and an
 //     array's elements is a caller's stack array (stackMembers, stackElements).
+//   - Decoding costs the body's bytes, whatever its nesting: each split reads a whole value, so
+//     a table descends only into its protocol's fixed shapes, and refuses a type that cannot
+//     nest where it is read (a tool_result's blocks); the one walk as deep as a client nests,
+//     a schema's patterns, reads its text once (TestDecodeCostIsLinearInDepth).
 
 // Limits are the configurable bounds the decoder enforces. A zero field means the contract's
-// default (DefaultMaxTokensCeiling, DefaultMaxChoices, regexcost.DefaultMaxProgram).
+// default (DefaultMaxChoices, regexcost.DefaultMaxProgram). A budget is not one of them: the
+// model's output limit decides it, once the model is known (generate.CheckBudget), and
+// --max-tokens only bounds the answer (generate.Input.TokenCeiling).
 type Limits struct {
-	MaxTokensCeiling int // budget above this: invalid_value whose message names the ceiling
-	MaxChoices       int // n above this: invalid_value
-	MaxRegexProgram  int // a schema pattern compiling to more: invalid_value (CheckSchemaPatterns)
+	MaxChoices      int // n above this: invalid_value
+	MaxRegexProgram int // a schema pattern compiling to more: invalid_value (CheckSchemaPatterns)
 }
 
 // The contract's default limits.
 const (
-	DefaultMaxTokensCeiling = 4096
+	DefaultMaxTokensCeiling = 4096 // --max-tokens: the most tokens of any answer
 	DefaultMaxChoices       = 128
 )
 
+// MaxBudget is the largest budget (max_tokens, max_completion_tokens, max_output_tokens) the
+// decoders read as a number; every model's output limit is below it.
+const MaxBudget = 1<<31 - 1
+
 func (l Limits) withDefaults() Limits {
-	if l.MaxTokensCeiling <= 0 {
-		l.MaxTokensCeiling = DefaultMaxTokensCeiling
-	}
 	if l.MaxChoices <= 0 {
 		l.MaxChoices = DefaultMaxChoices
 	}

@@ -55,7 +55,8 @@ func TestDecodeChatRequestAccepts(t *testing.T) {
 		{name: "budget at ceiling", body: reqWith(`"max_completion_tokens":4096`), check: wantBudget(4096, "max_completion_tokens")},
 		{name: "budget integral float", body: reqWith(`"max_tokens":1e2`), check: wantBudget(100, "max_tokens")},
 		{name: "budget 2.0", body: reqWith(`"max_tokens":2.0`), check: wantBudget(2, "max_tokens")},
-		{name: "custom ceiling", body: reqWith(`"max_tokens":8000`), lim: Limits{MaxTokensCeiling: 8192}, check: wantBudget(8000, "max_tokens")},
+		{name: "above the ceiling", body: reqWith(`"max_tokens":32000`), check: wantBudget(32000, "max_tokens")},
+		{name: "the largest budget", body: reqWith(`"max_completion_tokens":2147483647`), check: wantBudget(MaxBudget, "max_completion_tokens")},
 		{name: "n 2.0", body: reqWith(`"n":2.0`), check: func(t *testing.T, r *Request) {
 			if r.N != 2 {
 				t.Errorf("n = %d", r.N)

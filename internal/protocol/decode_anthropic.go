@@ -42,9 +42,8 @@ type anthropicState struct {
 	count       bool
 	serverTools []string
 	system      []Message
-	// maxTokens is max_tokens as sent, and lastAssistant the last assistant turn when it
-	// calls tools: a reasoning model's thinking rules read them (finish).
-	maxTokensSent int
+	// lastAssistant is the last assistant turn when it calls tools: a reasoning model's
+	// thinking rules read it (finish).
 	lastAssistant *AssistantTurn
 }
 
@@ -185,7 +184,7 @@ func (c *anthropicState) finish(top members[string]) *apierr.Error {
 		r.Messages = append(c.system, r.Messages...)
 	}
 	if th := r.Reasoning; th != nil && th.Thinking != "" {
-		th.ThinkingMaxTokens, th.FinalAssistant = c.maxTokensSent, c.lastAssistant
+		th.ThinkingMaxTokens, th.FinalAssistant = r.MaxTokens, c.lastAssistant
 	}
 	if hasMember(top, "tool_choice") {
 		if e := c.checkToolChoice(); e != nil {
@@ -198,16 +197,15 @@ func (c *anthropicState) finish(top members[string]) *apierr.Error {
 	return nil
 }
 
-// maxTokens is the budget of the answer, required by Anthropic. A budget above the mock's
-// ceiling (--max-tokens) is accepted and cut to it: Claude Code asks for 32,000 tokens on every
-// call, far above the ceiling, and an answer stops at the ceiling anyway (docs/protocol.md).
+// maxTokens is the budget of the answer, required by Anthropic, kept as sent as chat's is:
+// Claude Code asks for 32,000 tokens on every call, the model's output limit decides whether that
+// is accepted, and an answer stops at --max-tokens below it (docs/protocol.md).
 func (c *anthropicState) maxTokens(path, v string) *apierr.Error {
-	n, e := asBoundedInt(path, v, 1, 1<<31-1)
+	n, e := asBoundedInt(path, v, 1, MaxBudget)
 	if e != nil {
 		return e
 	}
-	c.maxTokensSent = int(n)
-	c.req.MaxTokens, c.req.MaxTokensParam = min(int(n), c.lim.MaxTokensCeiling), "max_tokens"
+	c.req.MaxTokens, c.req.MaxTokensParam = int(n), "max_tokens"
 	return nil
 }
 

@@ -81,6 +81,10 @@ type anthropicTurn struct {
 	first    string
 	toolUse  bool
 	thinking []SentThinking
+	// inResult marks the blocks of a tool_result's content, which may not hold another
+	// tool_result: refused as its type is read, so that the blocks nest at most one level, and
+	// decoding them costs their bytes whatever a client sends (TestDecodeCostIsLinearInDepth).
+	inResult bool
 }
 
 var anthropicTurnObject = objectSpec[*anthropicTurn]{fields: decodeAnthropicTurn, required: []string{"content"}}
@@ -192,6 +196,9 @@ func (t *anthropicTurn) block(index int, path, v string) *apierr.Error {
 	switch {
 	case typ == "text":
 		required = textBlockRequired
+	case t.inResult && typ != "image" && typ != "document" && typ != "search_result":
+		// A tool result's content blocks, as Anthropic's ToolResultBlockParam lists them.
+		return errValue(typePath, "must be one of text, image, search_result, document")
 	case (typ == "image" || typ == "document") && user:
 		required = sourceBlockRequired
 	case typ == "search_result" && user:
@@ -234,11 +241,8 @@ func (t *anthropicTurn) block(index int, path, v string) *apierr.Error {
 // resultContent is a tool result's content: a string, or blocks whose text is the result
 // (images and documents are the request's attachments, as in a turn).
 func (t *anthropicTurn) resultContent(m *Message, path, v string) *apierr.Error {
-	r := anthropicTurn{role: roleUser, req: t.req}
+	r := anthropicTurn{role: roleUser, req: t.req, inResult: true}
 	e := r.content(path, v)
-	if e == nil && len(r.results) > 0 {
-		e = errValue(path, "must not hold a tool_result")
-	}
 	m.Content = r.text.String()
 	return e
 }

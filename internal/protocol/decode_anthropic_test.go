@@ -105,11 +105,12 @@ func must(b []byte, err error) []byte {
 	return b
 }
 
-// TestDecodeMessagesBudget: max_tokens is required, and a budget above the ceiling is the
-// ceiling (Claude Code asks for 32,000 on every call).
+// TestDecodeMessagesBudget: max_tokens is required, and a budget above the ceiling is kept as
+// sent (Claude Code asks for 32,000 on every call): the model's limit decides it, and the answer
+// stops at the ceiling.
 func TestDecodeMessagesBudget(t *testing.T) {
-	req, e := DecodeAnthropicRequest([]byte(`{"model":"m","max_tokens":32000,"messages":[{"role":"user","content":"x"}]}`), Limits{MaxTokensCeiling: 4096})
-	if e != nil || req.MaxTokens != 4096 || req.MaxTokensParam != "max_tokens" {
+	req, e := DecodeAnthropicRequest([]byte(`{"model":"m","max_tokens":32000,"messages":[{"role":"user","content":"x"}]}`), Limits{})
+	if e != nil || req.MaxTokens != 32000 || req.MaxTokensParam != "max_tokens" {
 		t.Fatalf("max_tokens 32000: %+v %v", req, e)
 	}
 	req, e = DecodeAnthropicRequest([]byte(`{"model":"m","max_tokens":7,"messages":[{"role":"user","content":"x"}]}`), Limits{})
@@ -145,6 +146,12 @@ func TestDecodeMessagesErrors(t *testing.T) {
 		{"tool_use in a user turn", msgsWithTurns(`{"role":"user","content":[{"type":"tool_use","id":"a","name":"f","input":{}}]}`), apierr.InvalidValue, "messages[0].content[0].type"},
 		{"a result answering no call", msgsWithTurns(toolUseTurn, `{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_9","content":"x"}]}`),
 			apierr.InvalidValue, "messages[1].content[0].tool_use_id"},
+		{"a tool_result in a tool_result", msgsWithTurns(toolUseTurn, `{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[`+
+			`{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"x"}]}]}]}`),
+			apierr.InvalidValue, "messages[1].content[0].content[0].type"},
+		{"a tool_use in a tool_result", msgsWithTurns(toolUseTurn, `{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[`+
+			`{"type":"tool_use","id":"a","name":"f","input":{}}]}]}`),
+			apierr.InvalidValue, "messages[1].content[0].content[0].type"},
 		{"unknown block member", msgsWithTurns(`{"role":"user","content":[{"type":"text","text":"a","colour":"red"}]}`), apierr.UnknownParameter, "messages[0].content[0].colour"},
 		{"tool without a schema", msgsWith(`"tools":[{"name":"f"}]`), apierr.MissingRequiredParameter, "tools[0].input_schema"},
 		{"a bad tool type", msgsWith(`"tools":[{"type":"function","name":"f","input_schema":{}}]`), apierr.InvalidValue, "tools[0].type"},
@@ -191,7 +198,7 @@ func TestDecodeClaudeCode(t *testing.T) {
 		if e != nil {
 			t.Fatalf("%s refused: %v", name, e)
 		}
-		if req.Messages[0].Role != "system" || req.MaxTokens != DefaultMaxTokensCeiling || !req.Stream {
+		if req.Messages[0].Role != "system" || req.MaxTokens != 32000 || !req.Stream {
 			t.Fatalf("%s: %+v", name, req)
 		}
 		if last := req.Messages[len(req.Messages)-1]; strings.Contains(name, "tool-result") && (last.Role != "tool" || last.ToolCallID == "") {
@@ -237,6 +244,8 @@ func FuzzDecodeMessagesRequest(f *testing.F) {
 	f.Add([]byte(msgsWithTurns(`{"role":"user","content":"read it"}`, toolUseTurn,
 		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"r"}]},{"type":"text","text":"t"}]}`)))
 	f.Add([]byte(msgsWith(`"tools":[{"name":"f","input_schema":{"type":"object"}},{"type":"web_search_20250305","name":"w"}],"tool_choice":{"type":"any"}`)))
+	f.Add(deepNestingSeed("messages")) // the worst nesting (TestDecodeCostIsLinearInDepth), and count_tokens'
+	f.Add(deepNestingSeed("messages_input_schema"))
 	for _, name := range []string{"claude-code-2.1.332-first.json", "claude-code-2.1.332-tool-result.json"} {
 		if body, err := os.ReadFile(filepath.Join("testdata", "anthropic", name)); err == nil {
 			f.Add(body)
@@ -267,7 +276,7 @@ func FuzzDecodeMessagesRequest(f *testing.F) {
 				}
 				continue
 			}
-			if r == nil || r.Model == "" || len(r.Messages) == 0 || !r.Fields.anthropic() || r.MaxTokens > DefaultMaxTokensCeiling {
+			if r == nil || r.Model == "" || len(r.Messages) == 0 || !r.Fields.anthropic() || r.MaxTokens > MaxBudget {
 				t.Fatalf("accepted as %+v", r)
 			}
 		}

@@ -76,9 +76,11 @@ func (c chatState) streamOptions(path, v string) *apierr.Error {
 	return streamOptionsObject.decode(c, path, v)
 }
 
-// maxCompletionTokens wins over max_tokens when both are sent, whichever comes first.
+// maxCompletionTokens wins over max_tokens when both are sent, whichever comes first. A budget
+// is kept as sent: the model's output limit decides whether it is accepted, and --max-tokens
+// stops the answer below it (docs/protocol.md, Output budgets).
 func (c chatState) maxCompletionTokens(path, v string) *apierr.Error {
-	n, e := asBoundedInt(path, v, 1, int64(c.lim.MaxTokensCeiling))
+	n, e := asBoundedInt(path, v, 1, MaxBudget)
 	if e != nil {
 		return e
 	}
@@ -87,7 +89,7 @@ func (c chatState) maxCompletionTokens(path, v string) *apierr.Error {
 }
 
 func (c chatState) maxTokens(path, v string) *apierr.Error {
-	n, e := asBoundedInt(path, v, 1, int64(c.lim.MaxTokensCeiling))
+	n, e := asBoundedInt(path, v, 1, MaxBudget)
 	if e != nil {
 		return e
 	}

@@ -104,13 +104,13 @@ func TestDecodeChatRequestErrors(t *testing.T) {
 
 		// Budgets.
 		{"max_tokens zero", reqWith(`"max_tokens":0`), apierr.InvalidValue, "max_tokens"},
-		{"max_tokens above ceiling", reqWith(`"max_tokens":4097`), apierr.InvalidValue, "max_tokens"},
+		{"max_tokens past any model's", reqWith(`"max_tokens":2147483648`), apierr.InvalidValue, "max_tokens"},
 		{"max_tokens fractional", reqWith(`"max_tokens":1.5`), apierr.InvalidValue, "max_tokens"},
 		{"max_tokens string", reqWith(`"max_tokens":"10"`), apierr.InvalidValue, "max_tokens"},
 		{"max_tokens huge", reqWith(`"max_tokens":1e30`), apierr.InvalidValue, "max_tokens"},
-		{"max_completion_tokens above ceiling", reqWith(`"max_completion_tokens":5000`), apierr.InvalidValue, "max_completion_tokens"},
+		{"max_completion_tokens past any model's", reqWith(`"max_completion_tokens":5e9`), apierr.InvalidValue, "max_completion_tokens"},
 		{"max_completion_tokens negative", reqWith(`"max_completion_tokens":-1`), apierr.InvalidValue, "max_completion_tokens"},
-		{"both budgets, bad max_tokens", reqWith(`"max_completion_tokens":10,"max_tokens":9999`), apierr.InvalidValue, "max_tokens"},
+		{"both budgets, bad max_tokens", reqWith(`"max_completion_tokens":10,"max_tokens":0`), apierr.InvalidValue, "max_tokens"},
 
 		// n.
 		{"n zero", reqWith(`"n":0`), apierr.InvalidValue, "n"},
@@ -285,16 +285,18 @@ func metadataPairs(n int) string {
 	return strings.Join(pairs, ",")
 }
 
+// TestDecodeChatRequestBudgetMessageNamesCeiling: a budget is refused by the decoder only past
+// what any model could take (MaxBudget); below it the model's output limit decides, once the
+// model is known (generate.CheckBudget), and --max-tokens only cuts the answer.
 func TestDecodeChatRequestBudgetMessageNamesCeiling(t *testing.T) {
 	for _, tc := range []struct {
 		body string
 		lim  Limits
 		want string
 	}{
-		{reqWith(`"max_tokens":4097`), Limits{}, "max_tokens must be at most 4096"},
-		{reqWith(`"max_completion_tokens":100000`), Limits{}, "max_completion_tokens must be at most 4096"},
-		{reqWith(`"max_tokens":300`), Limits{MaxTokensCeiling: 256}, "max_tokens must be at most 256"},
-		{reqWith(`"max_tokens":1e300`), Limits{MaxTokensCeiling: 256}, "max_tokens must be at most 256"},
+		{reqWith(`"max_tokens":2147483648`), Limits{}, "max_tokens must be at most 2147483647"},
+		{reqWith(`"max_completion_tokens":1e300`), Limits{}, "max_completion_tokens must be at most 2147483647"},
+		{reqWith(`"max_tokens":0`), Limits{}, "max_tokens must be at least 1"},
 		{reqWith(`"n":5`), Limits{MaxChoices: 4}, "n must be at most 4"},
 	} {
 		_, err := DecodeChatRequest([]byte(tc.body), tc.lim)
@@ -328,8 +330,8 @@ func TestDecodeChatRequestNeverEchoesValues(t *testing.T) {
 		reqWith(`"metadata":{"` + c + `":"` + c + strings.Repeat("v", 600) + `"}`),
 		reqWith(`"logit_bias":{"` + c + `":987654}`),
 		reqWith(`"modalities":["` + c + `"]`),
-		reqWith(`"max_tokens":987654`),
-		reqWith(`"max_completion_tokens":987654`),
+		reqWith(`"max_tokens":9876540000000`),
+		reqWith(`"max_completion_tokens":9876540000000`),
 		reqWith(`"n":31415926`),
 		reqWith(`"temperature":77.123`),
 		reqWith(`"seed":271828.5`),

@@ -2,8 +2,8 @@ package protocol
 
 import (
 	"strconv"
-	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"mockgateway/internal/apierr"
 )
@@ -75,7 +75,21 @@ func joinPath(path, key string) string {
 		}
 		return path + "." + key
 	}
-	var b strings.Builder
+	return string(appendKeyToPath([]byte(path), key))
+}
+
+// appendKeyToPath is joinPath for a path being built in place, which names a place many levels
+// deep in one allocation where joining level by level costs the square of the depth.
+func appendKeyToPath(path []byte, key string) []byte {
+	if len(path) > 0 {
+		path = append(path, '.')
+	}
+	if plainKey(key) {
+		return append(path, key...)
+	}
+	if key == "" {
+		return append(path, `""`...)
+	}
 	n := 0
 	for _, r := range key {
 		if n == maxKeyCharsInPath {
@@ -84,15 +98,15 @@ func joinPath(path, key string) string {
 		if !unicode.IsPrint(r) {
 			r = '?'
 		}
-		b.WriteRune(r)
+		path = utf8.AppendRune(path, r)
 		n++
 	}
-	k := b.String()
-	if k == "" {
-		k = `""`
-	}
-	if path == "" {
-		return k
-	}
-	return path + "." + k
+	return path
+}
+
+// appendIndexToPath is indexPath for a path being built in place.
+func appendIndexToPath(path []byte, i int) []byte {
+	path = append(path, '[')
+	path = strconv.AppendInt(path, int64(i), 10)
+	return append(path, ']')
 }

@@ -47,12 +47,12 @@ func TestDecodeThinking(t *testing.T) {
 		{"role":"assistant","content":[{"type":"thinking","thinking":"first","signature":"sig-1"},{"type":"text","text":"b"}]},
 		{"role":"user","content":"c"},
 		{"role":"assistant","content":[{"type":"text","text":"d"},{"type":"redacted_thinking","data":"data-2"},{"type":"tool_use","id":"t1","name":"f","input":{}}]},
-		{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"e"}]}]}`), Limits{MaxTokensCeiling: 4096})
+		{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"e"}]}]}`), Limits{})
 	if e != nil {
 		t.Fatal(e)
 	}
 	r := req.Reasoning
-	if r == nil || r.Thinking != "enabled" || r.ThinkingBudget != 2048 || !r.ThinkingOmitted || r.ThinkingMaxTokens != 32000 || req.MaxTokens != 4096 || r.Effort != "low" {
+	if r == nil || r.Thinking != "enabled" || r.ThinkingBudget != 2048 || !r.ThinkingOmitted || r.ThinkingMaxTokens != 32000 || req.MaxTokens != 32000 || r.Effort != "low" {
 		t.Fatalf("thinking: %+v (max_tokens %d)", r, req.MaxTokens)
 	}
 	want := []SentThinking{

@@ -248,9 +248,9 @@ func (c *responsesState) readInstructions(path, v string) *apierr.Error {
 	return e
 }
 
-// maxOutputTokens is the budget of the answer. OpenAI's floor is 16.
+// maxOutputTokens is the budget of the answer, kept as sent as chat's is. OpenAI's floor is 16.
 func (c *responsesState) maxOutputTokens(path, v string) *apierr.Error {
-	n, e := asBoundedInt(path, v, 16, int64(c.lim.MaxTokensCeiling))
+	n, e := asBoundedInt(path, v, 16, MaxBudget)
 	if e != nil {
 		return e
 	}

@@ -158,7 +158,7 @@ func TestDecodeResponsesErrors(t *testing.T) {
 		{"nested function", respWith(`"tools":[{"type":"function","function":{"name":"f"}}]`), "unknown_parameter", "tools[0].function"},
 		{"tool without name", respWith(`"tools":[{"type":"function"}]`), "missing_required_parameter", "tools[0].name"},
 		{"budget below 16", respWith(`"max_output_tokens":15`), "invalid_value", "max_output_tokens"},
-		{"budget above the ceiling", respWith(`"max_output_tokens":100000`), "invalid_value", "max_output_tokens"},
+		{"budget past any model's", respWith(`"max_output_tokens":2147483648`), "invalid_value", "max_output_tokens"},
 		{"stream_options without stream", respWith(`"stream_options":{"include_obfuscation":false}`), "invalid_value", "stream_options"},
 		{"include_usage is chat's", respWith(`"stream":true,"stream_options":{"include_usage":true}`), "unknown_parameter", "stream_options.include_usage"},
 		{"tool_choice names no tool", respWith(`"tools":[{"type":"function","name":"f"}],"tool_choice":{"type":"function","name":"g"}`), "invalid_value", "tool_choice.name"},
@@ -313,6 +313,7 @@ func FuzzDecodeResponsesRequest(f *testing.F) {
 		`{"type":"function_call_output","call_id":"c1","output":"one"}`)))
 	f.Add([]byte(respWith(`"tools":[{"type":"function","name":"f","parameters":{"type":"object"},"strict":true}],` +
 		`"tool_choice":{"type":"function","name":"f"},"text":{"format":{"type":"json_schema","name":"s","schema":{"type":"object"}}}`)))
+	f.Add(deepNestingSeed("responses")) // the worst nesting (TestDecodeCostIsLinearInDepth)
 	f.Fuzz(func(t *testing.T, body []byte) {
 		checkRunsAgree(t, body)
 		r, echo, err := DecodeResponsesRequest(body, Limits{})

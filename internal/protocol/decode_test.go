@@ -83,9 +83,10 @@ func FuzzDecodeChatRequest(f *testing.F) {
 	f.Add([]byte(reqWithMessages(`{"role":"user","content":"hi"}`)))
 	f.Add([]byte(reqWith(`"stream":true,"stream_options":{"include_usage":true},"n":2,"stop":["a"],"max_tokens":5`)))
 	f.Add([]byte(reqWith(`"tools":[` + weatherToolJSON + `],"tool_choice":{"type":"function","function":{"name":"get_weather"}}`)))
+	f.Add(deepNestingSeed("chat")) // the worst nesting (TestDecodeCostIsLinearInDepth)
 	f.Fuzz(func(t *testing.T, body []byte) {
 		checkRunsAgree(t, body)
-		lim := Limits{MaxTokensCeiling: 4096, MaxChoices: 128}
+		lim := Limits{MaxChoices: 128}
 		r, err := DecodeChatRequest(body, lim)
 		if err != nil {
 			if r != nil {
@@ -114,7 +115,7 @@ func FuzzDecodeChatRequest(f *testing.F) {
 			t.Fatalf("neither request nor error")
 		}
 		if r.Model == "" || len(r.Messages) == 0 || r.N < 1 || r.N > lim.MaxChoices ||
-			r.MaxTokens < 0 || r.MaxTokens > lim.MaxTokensCeiling || len(r.Stop) > 4 {
+			r.MaxTokens < 0 || r.MaxTokens > MaxBudget || len(r.Stop) > 4 {
 			t.Fatalf("invalid request accepted: %+v", r)
 		}
 		for _, m := range r.Messages {

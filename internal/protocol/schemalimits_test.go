@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"mockgateway/internal/apierr"
+	"mockgateway/internal/jsonscan"
+	"mockgateway/internal/regexcost"
 )
 
 // nested returns a schema whose deepest subschema is at level depth (the root is level 0),
@@ -167,5 +171,98 @@ func TestSchemaPatternsOverTheBound(t *testing.T) {
 	}
 	if _, _, e := DecodeResponsesRequest([]byte(responsesWith(prop(ok))), Limits{}); e != nil {
 		t.Errorf("responses: %+v", e)
+	}
+}
+
+// recursivePatternWalk is the pattern walk as it was written first, descending a level per call
+// and naming each level's path on the way down: the reference the one-pass walk is held to.
+type recursivePatternWalk struct {
+	max int
+	err *apierr.Error
+}
+
+func (w *recursivePatternWalk) value(v []byte, path string) {
+	switch firstByte(v) {
+	case '{':
+		eachMember(v, func(name, val []byte) {
+			if w.err != nil {
+				return
+			}
+			p := joinPath(path, string(keyword(name)))
+			switch string(keyword(name)) {
+			case "pattern":
+				if firstByte(val) == '"' {
+					w.check(val, p)
+					return
+				}
+			case "patternProperties":
+				eachMember(val, func(re, sub []byte) {
+					if w.err == nil {
+						s, _ := jsonscan.Unquote(re)
+						rp := joinPath(p, s)
+						w.check(re, rp)
+						w.value(sub, rp)
+					}
+				})
+				return
+			}
+			w.value(val, p)
+		})
+	case '[':
+		i := 0
+		eachElement(v, func(e []byte) {
+			if w.err == nil {
+				w.value(e, indexPath(path, i))
+			}
+			i++
+		})
+	}
+}
+
+func (w *recursivePatternWalk) check(quoted []byte, path string) {
+	src, _ := jsonscan.Unquote(quoted)
+	if cost, err := regexcost.Parse(src); err == nil && cost.Size() > w.max {
+		w.err = apierr.New(apierr.InvalidValue, path, "")
+	}
+}
+
+// TestSchemaPatternWalkMatchesRecursive: the one-pass walk finds the first pattern over the
+// bound where the recursive walk finds it, at the same path, in every place a schema may hide
+// one — arrays, patternProperties that are not objects, a pattern that is not a string, keys
+// with escapes or beyond the path's 64 characters, repeated members, whitespace.
+func TestSchemaPatternWalkMatchesRecursive(t *testing.T) {
+	big := `"` + strings.Repeat(`[^b]{1000}`, 6) + `"`
+	long := strings.Repeat("k", 70)
+	for _, schema := range []string{
+		`{"pattern":` + big + `}`,
+		`{"type":"object","properties":{"a":{"type":"string"},"b":{"pattern":"x"},"c":{"pattern":` + big + `}}}`,
+		`{"anyOf":[{"type":"string"},{"items":[{"a":1},{"pattern":` + big + `}]}]}`,
+		`{"patternProperties":{"x":{"type":"string"},` + big + `:{"type":"string"}}}`,
+		`{"patternProperties":{"x":{"pattern":` + big + `}}}`,
+		`{"patternProperties":[{"pattern":` + big + `}],"b":{"pattern":` + big + `}}`,
+		`{"pattern":{"pattern":` + big + `}}`,
+		`{"pattern":[1,{"pattern":` + big + `}]}`,
+		`{"properties":{"a\u0000b":{"pattern":` + big + `}}}`,
+		`{"properties":{"":{"pattern":` + big + `}}}`,
+		`{"properties":{"` + long + `":{"pattern":` + big + `}}}`,
+		`{"properties":{"a":{"pattern":"x"},"a":{"pattern":` + big + `}}}`,
+		`{ "properties" : { "a" : [ 1 , [ ] , { } , { "pattern" : ` + big + ` } ] } }`,
+		`{"enum":["` + strings.Repeat("[a]{1000}", 8) + `"],"const":{"pattern":"x"}}`,
+		`{"type":"object","properties":{"a":{"type":"string","pattern":"^[a-z]+$"}}}`,
+		`[]`, `{}`, `"x"`,
+	} {
+		var want recursivePatternWalk
+		want.max = 2000
+		want.value([]byte(schema), "s")
+		got := CheckSchemaPatterns("s", json.RawMessage(schema), 2000)
+		switch {
+		case (got == nil) != (want.err == nil):
+			t.Errorf("%.60s…: %v, the recursive walk %v", schema, got, want.err)
+		case got != nil && got.Param != want.err.Param:
+			t.Errorf("%.60s…: at %q, the recursive walk at %q", schema, got.Param, want.err.Param)
+		}
+		if unnamed := CheckSchemaPatterns(unnamedRoot, json.RawMessage(schema), 2000); (unnamed == nil) != (got == nil) || unnamed != nil && unnamed.Param != unnamedRoot {
+			t.Errorf("%.60s…: unnamed %v, named %v", schema, unnamed, got)
+		}
 	}
 }

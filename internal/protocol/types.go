@@ -27,8 +27,10 @@ type Request struct {
 	// ParallelToolCalls is false only when the client sent parallel_tool_calls: false. (Beside
 	// the other booleans: packed, a Request stays in its size class.)
 	ParallelToolCalls bool
-	// MaxTokens is the effective token budget per choice: max_completion_tokens when set, else
-	// max_tokens; 0 means no budget was sent (the model's default length applies).
+	// MaxTokens is the effective token budget per choice, as sent: max_completion_tokens when
+	// set, else max_tokens (max_output_tokens, Anthropic's max_tokens); 0 means no budget was
+	// sent (the model's default length applies). The model's output limit bounds it; the answer
+	// stops at --max-tokens below it (generate.Input.TokenCeiling).
 	MaxTokens int
 	// MaxTokensParam names the field MaxTokens came from, for error messages and telemetry.
 	MaxTokensParam string
@@ -97,7 +99,7 @@ type Reasoning struct {
 	// which sets Effort): Thinking is enabled or adaptive when it is on, "" otherwise.
 	Thinking string `json:",omitempty"`
 	// ThinkingBudget is thinking.budget_tokens (enabled only); ThinkingOmitted is display:
-	// omitted; ThinkingMaxTokens is max_tokens as sent, before the mock's ceiling cut it.
+	// omitted; ThinkingMaxTokens is max_tokens as sent.
 	ThinkingBudget    int  `json:",omitempty"`
 	ThinkingMaxTokens int  `json:",omitempty"`
 	ThinkingOmitted   bool `json:",omitempty"`

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"net"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -27,23 +26,30 @@ import (
 // browser can and cannot do"). SDKs and CLIs send no Origin; a browser always sends one on a cross-origin
 // request and on any same-origin request but a GET or HEAD. So:
 //
+//   - a Host that is a DNS name but neither a loopback name nor one of --allowed-hosts is 403
+//     host_not_allowed, whatever address the mock listens on: a page whose name was rebound to
+//     the mock's address is same-origin with itself, so only its Host gives it away (DNS
+//     rebinding) — on a loopback listener, and as much on 0.0.0.0 in a container whose port is
+//     published on the laptop's 127.0.0.1. IP literals pass: a page cannot be served from an
+//     address that reaches the mock, and they are what probes, Prometheus and pod IPs send.
+//     403 rather than 421 Misdirected Request: the request reached the right server, which
+//     refuses it, and a 421 invites a client to retry it on another connection.
 //   - a request whose Origin is neither the mock's own (scheme://Host of the request itself) nor
 //     one of --cors-origins is 403 origin_not_allowed, reads included: a page on another origin
 //     may neither add a fixture with a no-cors POST nor read anything through a CORS mistake.
 //     An origin of --cors-origins gets CORS answers, its preflight included.
-//   - on a loopback listener (or with --allowed-hosts), a Host that is not a loopback name or an
-//     allowed one is 403 host_not_allowed: a page whose name was rebound to 127.0.0.1 is
-//     same-origin with itself, so only its Host gives it away (DNS rebinding). 403 rather than
-//     421 Misdirected Request: the request reached the right server, which refuses it, and a
-//     421 invites a client to retry it on another connection.
+//   - Sec-Fetch-Site: cross-site without an origin of --cors-origins is 403 origin_not_allowed
+//     too: a no-cors GET, an <img> or a <script src> from another site carries no Origin, and
+//     must not load the journal or the traces where the page can reach them.
 //
-// /health answers everyone: it tells nothing and probes must reach it. The guard runs inside
-// the middleware chain, so a refusal is traced, counted, logged and carries x-request-id like
-// any answer; the Origin and Host values themselves reach no output.
+// Every answer carries X-Content-Type-Options: nosniff (the chain's statusWriter sets it), so
+// that a browser takes no JSON body for a script or a style sheet. /health answers everyone: it
+// tells nothing and probes must reach it. The guard runs inside the middleware chain, so a
+// refusal is traced, counted, logged and carries x-request-id like any answer; the Origin, Host
+// and Sec-Fetch-Site values themselves reach no output.
 type frontGuard struct {
-	origins  map[string]bool // --cors-origins, as a browser serializes them (lower case)
-	restrict bool            // the Host must be a loopback name or in hosts
-	hosts    []string        // --allowed-hosts, lower case; ".example.com" takes it and its subdomains
+	origins map[string]bool // --cors-origins, as a browser serializes them (lower case)
+	hosts   []string        // --allowed-hosts, lower case; ".example.com" takes it and its subdomains
 	// claim gives r's Record the route that would serve it with method, and that route's dialect
 	// (dispatch.claim).
 	claim func(r *http.Request, method string)
@@ -60,15 +66,18 @@ func newFrontGuard(cfg config.Config, d *dispatch) *frontGuard {
 			g.hosts = append(g.hosts, h)
 		}
 	}
-	g.restrict = loopbackAddr(cfg.Addr) || len(g.hosts) > 0
 	return g
 }
 
 var (
 	errOriginNotAllowed = apierr.New(apierr.OriginNotAllowed, "", "This mock answers web pages only on its own origin and on the origins given with --cors-origins: "+
 		"another page may neither read nor steer it. SDKs and command-line clients send no Origin header and are not affected (docs/console.md).")
-	errHostNotAllowed = apierr.New(apierr.HostNotAllowed, "", "This mock answers only the host names localhost, *.localhost, 127.0.0.1 and [::1], "+
-		"and those given with --allowed-hosts: any other name may be a web page rebound to this machine (DNS rebinding; docs/console.md).")
+	errCrossSite = apierr.New(apierr.OriginNotAllowed, "", "This mock answers no request a browser marks Sec-Fetch-Site: cross-site (a page on another site "+
+		"loading it with a no-cors fetch, an image or a script), but those of the origins given with --cors-origins. "+
+		"SDKs and command-line clients do not send the header and are not affected (docs/console.md).")
+	errHostNotAllowed = apierr.New(apierr.HostNotAllowed, "", "This mock answers IP addresses and only the host names localhost and *.localhost "+
+		"and those given with --allowed-hosts, whatever address it listens on: any other name may be a web page rebound to this machine "+
+		"(DNS rebinding; docs/console.md).")
 )
 
 func (g *frontGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -79,17 +88,22 @@ func (g *frontGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.next.ServeHTTP(w, r)
 		return
 	}
-	if g.restrict && !g.hostAllowed(r.Host) {
+	if !g.hostAllowed(r.Host) {
 		g.refuse(w, r, errHostNotAllowed)
 		return
 	}
+	cross := crossSite(r.Header)
 	origin, ok := r.Header["Origin"] // Header.Get, for a canonical key
 	if !ok {
+		if cross {
+			g.refuse(w, r, errCrossSite)
+			return
+		}
 		g.next.ServeHTTP(w, r) // every SDK and CLI
 		return
 	}
 	switch {
-	case len(origin) == 1 && sameOrigin(origin[0], r):
+	case len(origin) == 1 && !cross && sameOrigin(origin[0], r):
 	case len(origin) == 1 && g.origins[origin[0]]:
 		corsHeaders(w.Header(), origin[0])
 		if m := r.Header.Get("Access-Control-Request-Method"); r.Method == http.MethodOptions && m != "" {
@@ -184,7 +198,15 @@ func sameOrigin(origin string, r *http.Request) bool {
 	return strings.EqualFold(strings.TrimSuffix(rest, port), strings.TrimSuffix(r.Host, port))
 }
 
-// hostAllowed reports whether a Host header names this machine's loopback interface or one of
+// crossSite reports whether a browser marked the request as coming from a page on another
+// site. Only browsers send Sec-Fetch-Site; same-origin, same-site and none (a URL typed in the
+// address bar) are not cross-site.
+func crossSite(h http.Header) bool {
+	v := h["Sec-Fetch-Site"] // Header.Get, for a canonical key
+	return len(v) > 0 && strings.EqualFold(v[0], "cross-site")
+}
+
+// hostAllowed reports whether a Host header is an IP literal, a loopback name or one of
 // --allowed-hosts, with any port. No Host at all (HTTP/1.0) is no browser's: a browser always
 // sends one.
 func (g *frontGuard) hostAllowed(host string) bool {
@@ -192,7 +214,7 @@ func (g *frontGuard) hostAllowed(host string) bool {
 		return true
 	}
 	name := hostName(host)
-	if loopbackName(name) {
+	if localhostName(name) || ipLiteral(name) {
 		return true
 	}
 	for _, a := range g.hosts {
@@ -220,24 +242,23 @@ func hostName(host string) string {
 	return host
 }
 
-// loopbackName reports whether a host name can only mean this machine: localhost and its
-// subdomains (RFC 6761 keeps them off DNS), a 127.0.0.0/8 address or ::1.
-func loopbackName(name string) bool {
+// localhostName reports whether a host name is localhost or one of its subdomains, which
+// RFC 6761 keeps off DNS: they can only mean this machine.
+func localhostName(name string) bool {
 	name = strings.TrimSuffix(name, ".")
-	if strings.EqualFold(name, "localhost") || len(name) > len(".localhost") && strings.EqualFold(name[len(name)-len(".localhost"):], ".localhost") {
-		return true
-	}
-	// Only a name that can be a loopback address is parsed: a failed parse allocates its error,
-	// and every request under another name (a service name, --allowed-hosts) would pay for it.
-	if name == "" || (name[0] < '0' || name[0] > '9') && name[0] != ':' {
-		return false
-	}
-	ip, err := netip.ParseAddr(name)
-	return err == nil && ip.Unmap().IsLoopback()
+	return strings.EqualFold(name, "localhost") || len(name) > len(".localhost") && strings.EqualFold(name[len(name)-len(".localhost"):], ".localhost")
 }
 
-// loopbackAddr reports whether --addr binds a loopback address only.
-func loopbackAddr(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	return err == nil && host != "" && loopbackName(host)
+// ipLiteral reports whether a host name is an IPv4 or IPv6 address. A DNS name a page could
+// rebind is never one.
+func ipLiteral(name string) bool {
+	// Only what can be an address is parsed: a failed parse allocates its error, and every
+	// request under a DNS name (a service name, --allowed-hosts) would pay for it.
+	v4 := name != "" && strings.Trim(name, "0123456789.") == ""
+	v6 := strings.IndexByte(name, ':') >= 0 && strings.Trim(name, "0123456789abcdefABCDEF:.") == ""
+	if !v4 && !v6 {
+		return false
+	}
+	_, err := netip.ParseAddr(name)
+	return err == nil
 }

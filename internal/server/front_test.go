@@ -145,11 +145,11 @@ func TestOwnOriginIsServed(t *testing.T) {
 }
 
 // TestRebindingHostIsRefused: a page whose name was rebound to 127.0.0.1 is same-origin with
-// itself; on the loopback listener its Host gives it away, and it reads nothing — the journal,
-// the traces, the models — and adds no fixture. Loopback names keep working, with any port.
+// itself; its Host gives it away, and it reads nothing — the journal, the traces, the models —
+// and adds no fixture. Loopback names and IP literals keep working, with any port.
 func TestRebindingHostIsRefused(t *testing.T) {
 	_, srv := browserServer(t)
-	for _, host := range []string{"rebind.evil.example:8080", "rebind.evil.example", "127.0.0.1.evil.example", "localhost.evil.example", "0.0.0.0:8080", "[::2]:8080"} {
+	for _, host := range []string{"rebind.evil.example:8080", "rebind.evil.example", "127.0.0.1.evil.example", "localhost.evil.example", "0x7f000001:8080"} {
 		for _, path := range []string{"/_mock/journal", "/debug/traces", "/v1/models", "/_mock/fixtures", "/"} {
 			resp, body := send(t, srv, "GET", path, host, "")
 			refused(t, "GET "+path+" as "+host, resp, body, "host_not_allowed")
@@ -163,9 +163,9 @@ func TestRebindingHostIsRefused(t *testing.T) {
 	if resp, _ := send(t, srv, "GET", "/health", "rebind.evil.example", ""); resp.StatusCode != 200 {
 		t.Errorf("/health as a rebound name: %d", resp.StatusCode)
 	}
-	for _, host := range []string{"localhost", "localhost:8080", "LocalHost:1", "app.localhost:3000", "localhost.", "127.0.0.1", "127.1.2.3:80", "[::1]", "[::1]:8080"} {
+	for _, host := range []string{"localhost", "localhost:8080", "LocalHost:1", "app.localhost:3000", "localhost.", "127.0.0.1", "127.1.2.3:80", "[::1]", "[::1]:8080", "0.0.0.0:8080", "[::2]:8080"} {
 		if resp, body := send(t, srv, "GET", "/v1/models", host, ""); resp.StatusCode != 200 {
-			t.Errorf("loopback name %s: %d %s", host, resp.StatusCode, body)
+			t.Errorf("loopback name or IP literal %s: %d %s", host, resp.StatusCode, body)
 		}
 	}
 	// HTTP/1.0 without a Host is no browser's.
@@ -187,25 +187,47 @@ func TestRebindingHostIsRefused(t *testing.T) {
 	}
 }
 
-// TestNonLoopbackListenerKeepsServiceNames: in compose or Kubernetes the mock listens on every
-// interface and is called by its service name; any Host works there unless --allowed-hosts is
-// set, and then only the loopback names and those.
-func TestNonLoopbackListenerKeepsServiceNames(t *testing.T) {
-	for _, addr := range []string{"0.0.0.0:8080", ":8080", "[::]:8080", "10.1.2.3:8080"} {
-		_, srv := browserServer(t, func(d *Deps) { d.Config.Addr = addr })
-		for _, host := range []string{"mockgateway:8080", "mockgateway.default.svc.cluster.local", "10.1.2.3:8080"} {
-			if resp, body := send(t, srv, "GET", "/v1/models", host, ""); resp.StatusCode != 200 {
-				t.Errorf("--addr %s, Host %s: %d %s", addr, host, resp.StatusCode, body)
+// TestHostOnEveryListener: whatever address the mock listens on — every interface, as in a
+// container or a pod, or one address — a page whose name was rebound to it is refused: it adds
+// no fixture and reads nothing. IP literals (probes, Prometheus, pod IPs) pass, as do the
+// loopback names and the names of --allowed-hosts (a compose service, a Kubernetes Service).
+func TestHostOnEveryListener(t *testing.T) {
+	for _, addr := range []string{"0.0.0.0:8080", ":8080", "[::]:8080", "10.1.2.3:8080", "127.0.0.1:8080"} {
+		for _, allowed := range [][]string{nil, {"mockgateway"}} {
+			what := "--addr " + addr + " --allowed-hosts " + strings.Join(allowed, ",")
+			_, srv := browserServer(t, func(d *Deps) { d.Config.Addr = addr; d.Config.AllowedHosts = allowed })
+			for _, host := range []string{"attacker.example:8080", "attacker.example", "mockgateway.attacker.example", "10.1.2.3.nip.io:8080", "1.evil.example"} {
+				resp, body := send(t, srv, "POST", "/_mock/fixtures", host, pwn, "Origin", "http://"+host, "Content-Type", "application/json")
+				refused(t, what+": POST fixture as "+host, resp, body, "host_not_allowed")
+				for _, path := range []string{"/_mock/journal", "/debug/traces", "/v1/models"} {
+					resp, body := send(t, srv, "GET", path, host, "", "Origin", "http://"+host)
+					refused(t, what+": GET "+path+" as "+host, resp, body, "host_not_allowed")
+				}
 			}
-		}
-		// Origin is checked on any listener.
-		resp, body := send(t, srv, "POST", "/_mock/fixtures", "mockgateway:8080", pwn, "Origin", "https://evil.example")
-		refused(t, "--addr "+addr+" foreign origin", resp, body, "origin_not_allowed")
-	}
-	_, srv := browserServer(t, func(d *Deps) { d.Config.Addr = "0.0.0.0:8080"; d.Config.AllowedHosts = []string{"mockgateway"} })
-	for host, want := range map[string]int{"mockgateway:8080": 200, "localhost:8080": 200, "other:8080": 403} {
-		if resp, body := send(t, srv, "GET", "/v1/models", host, ""); resp.StatusCode != want {
-			t.Errorf("--allowed-hosts mockgateway, Host %s: %d %s, want %d", host, resp.StatusCode, body, want)
+			if !echoed(t, srv) {
+				t.Errorf("%s: a rebinding page's fixture answers the developer's calls", what)
+			}
+			for _, host := range []string{"10.1.2.3:8080", "10.1.2.3", "192.168.1.20:80", "0.0.0.0:8080", "[fd00::1]:8080", "[fd00::1]", "[::]:8080", "127.0.0.1:8080", "[::1]:8080", "localhost:8080", "app.localhost"} {
+				if resp, body := send(t, srv, "GET", "/_mock/journal", host, ""); resp.StatusCode != 200 {
+					t.Errorf("%s: Host %s: %d %s", what, host, resp.StatusCode, body)
+				}
+			}
+			// The console opened at a pod's IP is its own origin there.
+			if resp, body := send(t, srv, "DELETE", "/_mock/scopes/console", "10.1.2.3:8080", "", "Origin", "http://10.1.2.3:8080"); resp.StatusCode != 200 {
+				t.Errorf("%s: own origin on an IP literal: %d %s", what, resp.StatusCode, body)
+			}
+			want := 403
+			if allowed != nil {
+				want = 200
+			}
+			for _, host := range []string{"mockgateway:8080", "MockGateway"} {
+				if resp, body := send(t, srv, "GET", "/v1/models", host, ""); resp.StatusCode != want {
+					t.Errorf("%s: Host %s: %d %s, want %d", what, host, resp.StatusCode, body, want)
+				}
+			}
+			// Origin is checked on any listener.
+			resp, body := send(t, srv, "POST", "/_mock/fixtures", "10.1.2.3:8080", pwn, "Origin", "https://evil.example")
+			refused(t, what+": foreign origin", resp, body, "origin_not_allowed")
 		}
 	}
 }

@@ -39,12 +39,13 @@ type v1Guard struct {
 
 func (g *v1Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := observability.RecordFrom(r.Context())
+	var note *callNote
 	if g.journal != nil {
 		// Every /v1 call is journaled once answered, refusals included; the handlers add the
 		// request's shape to its note.
-		note := &callNote{}
+		note = &callNote{j: g.journal, r: r, rec: rec}
 		rec.Note = note
-		defer journalCall(g.journal, r, rec, note)
+		defer note.file()
 	}
 	if g.key != "" {
 		if err := checkKey(g.key, r); err != nil {
@@ -76,6 +77,10 @@ func (g *v1Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer g.limit.release()
+	if note != nil && rec.Scope != "" {
+		note.serveEntryFirst(next, w)
+		return
+	}
 	next.ServeHTTP(w, r)
 }
 

@@ -49,7 +49,7 @@ func newChatHandler(d Deps, dl dialect.Dialect) http.Handler {
 	h := &chatHandler{
 		dialect:          dl,
 		catalog:          d.Catalog,
-		limits:           protocol.Limits{MaxTokensCeiling: d.Config.MaxTokens, MaxChoices: d.Config.MaxChoices, MaxRegexProgram: d.Config.MaxRegexProgram},
+		limits:           protocol.Limits{MaxChoices: d.Config.MaxChoices, MaxRegexProgram: d.Config.MaxRegexProgram},
 		tokenCeiling:     d.Config.MaxTokens,
 		maxResponseBytes: d.Config.MaxResponseBytes,
 		sim:              simulator{headers: d.Config.AllowSimulationHeaders, catalog: d.Catalog, attempts: d.State},
@@ -188,7 +188,8 @@ func (h *chatHandler) decode(r *http.Request, rec *observability.Record) (*proto
 }
 
 // resolve finds the request's model and checks that it can serve it: executable, with the
-// capabilities asked for, and a context window that holds the prompt with its budget (refused
+// capabilities asked for, a budget within its output limit (in the dialect's words), and a
+// context window that holds the prompt with its budget (refused
 // as OpenAI refuses it; a fallback model's window cuts its answer in Generate). The record gets
 // the model's id whenever it is in the catalog: a bounded label even when the request fails.
 //
@@ -208,13 +209,8 @@ func (h *chatHandler) resolve(req *protocol.Request, facts requestFacts, rec *ob
 	case req.Stream && !model.Capabilities.Streaming:
 		return nil, apierr.New(apierr.InvalidValue, "stream", "The model "+model.ID+" does not support streaming.")
 	}
-	if aerr := generate.CheckContext(facts.promptTokens, req.MaxTokens, model.ContextWindow); aerr != nil {
+	if aerr := h.dialect.Check(model, req, facts.promptTokens, h.tokenCeiling); aerr != nil {
 		return nil, aerr
-	}
-	if model.Capabilities.Reasoning {
-		if aerr := h.dialect.CheckReasoning(model, req); aerr != nil {
-			return nil, aerr
-		}
 	}
 	return model, nil
 }

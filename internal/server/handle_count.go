@@ -14,7 +14,7 @@ import (
 // (dialect.Counter), with the estimator that gives an answer's prompt tokens, so the two agree.
 // The model must be one the mock executes, as for an answer.
 func handleCountTokens(d Deps, dl dialect.Counter) http.Handler {
-	limits := protocol.Limits{MaxTokensCeiling: d.Config.MaxTokens, MaxChoices: d.Config.MaxChoices}
+	limits := protocol.Limits{MaxChoices: d.Config.MaxChoices}
 	return &takesBody{maxBody: d.Config.MaxBodyBytes, next: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		dl.Headers(w.Header())
 		buf := takeBody(r)

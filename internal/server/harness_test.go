@@ -68,8 +68,8 @@ func testConfig() config.Config {
 	if err != nil {
 		panic(err)
 	}
-	// httptest.NewRequest's Host: the default loopback listener answers it only when allowed
-	// (browser_test.go holds the refusal).
+	// httptest.NewRequest's Host: a DNS name, answered only when allowed (front_test.go holds
+	// the refusal).
 	cfg.AllowedHosts = []string{"example.com"}
 	return cfg
 }

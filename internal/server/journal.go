@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"strings"
 	"time"
 
 	"mockgateway/internal/apierr"
@@ -33,6 +34,13 @@ func readScope(r *http.Request, rec *observability.Record) *apierr.Error {
 // request's shape, once its body decoded.
 type callNote struct {
 	shape journal.Shape
+	filed bool // the entry is filed already (entryFirst)
+
+	// The call, for file: held here rather than as the deferred call's arguments, which would
+	// be slots of v1Guard's frame, below every parked stream (TestParkedStreamStack).
+	j   state.Store
+	r   *http.Request
+	rec *observability.Record
 }
 
 // noteShape notes the request's shape, for the journal: what the client sent, not a word of it.
@@ -45,8 +53,17 @@ func (n *callNote) noteShape(req *protocol.Request) {
 	n.shape = journal.ShapeOf(req)
 }
 
-// journalCall files one /v1 call in the journal from its Record and note, once it has been
-// answered.
+// file files the call in the journal once (journalCall): as v1Guard's deferred call, before
+// net/http writes what it holds of the answer — a stream's end, a short answer whole
+// (TestStreamEndsInOneWrite) —, or from entryFirst before the body.
+func (n *callNote) file() {
+	if !n.filed {
+		n.filed = true
+		journalCall(n.j, n.r, n.rec, n)
+	}
+}
+
+// journalCall files one /v1 call in the journal from its Record and note.
 //
 //go:noinline
 func journalCall(j state.Store, r *http.Request, rec *observability.Record, note *callNote) {
@@ -57,7 +74,7 @@ func journalCall(j state.Store, r *http.Request, rec *observability.Record, note
 			fixture = rec.Fixture
 		}
 	}
-	j.RecordCall(rec.Scope, journal.Entry{
+	j.RecordCall(r.Context(), rec.Scope, journal.Entry{
 		RequestID:          rec.RequestID,
 		Time:               rec.Start,
 		Method:             rec.Method,
@@ -88,3 +105,45 @@ func chatOnly(chat bool, s string) string {
 	}
 	return s
 }
+
+// entryFirst files a scoped call's entry before its answer's body is written, unless the answer
+// is an event stream (whose end net/http writes after the handler, and so after the deferred
+// file). A JSON answer is written in one Write, which net/http passes straight to the
+// connection when it is longer than its buffers: a client could hold it whole, and read the
+// journal, before the handler had returned. Only scoped calls take this writer: they are the
+// calls whose entries the shared store writes at once; a read of the unscoped journal asks for
+// the writers' queues instead (docs/fixtures.md, "Shared state").
+type entryFirst struct {
+	http.ResponseWriter
+	note *callNote
+}
+
+// serveEntryFirst serves a scoped call through an entryFirst: a call of its own, so that
+// v1Guard's frame, below every parked stream, stays as it was (TestParkedStreamStack).
+//
+//go:noinline
+func (n *callNote) serveEntryFirst(next http.Handler, w http.ResponseWriter) {
+	next.ServeHTTP(&entryFirst{ResponseWriter: w, note: n}, n.r)
+}
+
+func (w *entryFirst) Write(p []byte) (int, error) {
+	if !w.note.filed && !strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream") {
+		if w.note.rec.Status == 0 {
+			w.ResponseWriter.WriteHeader(http.StatusOK) // what Write would do: the entry's status
+		}
+		w.note.file()
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *entryFirst) Flush() { _ = w.FlushError() }
+
+// FlushError is what http.ResponseController calls: a stream must learn that its flush failed.
+func (w *entryFirst) FlushError() error {
+	if f, ok := w.ResponseWriter.(interface{ FlushError() error }); ok {
+		return f.FlushError()
+	}
+	return http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+func (w *entryFirst) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -158,8 +158,9 @@ func (d *apiDoc) responseFor(what, method, path string, status int) string {
 }
 
 // notDescribed are headers an OpenAPI document does not list: Content-Type is the content's key,
-// the others are the transport's.
-var notDescribed = map[string]bool{"content-type": true, "content-length": true, "connection": true, "date": true}
+// X-Content-Type-Options a browser's, on every answer (docs/console.md), the others are the
+// transport's.
+var notDescribed = map[string]bool{"content-type": true, "content-length": true, "connection": true, "date": true, "x-content-type-options": true}
 
 // conform holds one response to the document: its status is listed, its headers are declared
 // (and required ones present, each value valid), its media type is a content key, and its body

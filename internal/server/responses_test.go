@@ -261,9 +261,9 @@ func TestResponsesLimits(t *testing.T) {
 		decodeError(t, rr.Body.Bytes()).Code != "request_too_large" {
 		t.Errorf("a body over --max-body-bytes: %d %s", rr.Code, rr.Body)
 	}
-	if rr := h.do(http.MethodPost, "/v1/responses", `{"model":"mock-chat","input":"hi","max_output_tokens":5000}`); rr.Code != http.StatusBadRequest ||
-		!strings.Contains(decodeError(t, rr.Body.Bytes()).Message, "4096") {
-		t.Errorf("a budget over --max-tokens: %d %s", rr.Code, rr.Body)
+	if rr := h.do(http.MethodPost, "/v1/responses", `{"model":"mock-chat","input":"hi","max_output_tokens":40000}`); rr.Code != http.StatusBadRequest ||
+		!strings.Contains(decodeError(t, rr.Body.Bytes()).Message, "at most 32768 output tokens") {
+		t.Errorf("a budget over the model's output limit: %d %s", rr.Code, rr.Body)
 	}
 	schema := `{"type":"object","properties":{"s":{"type":"string","minLength":4000}},"required":["s"],"additionalProperties":false}`
 	rr := h.do(http.MethodPost, "/v1/responses", `{"model":"mock-chat","input":"hi","text":{"format":{"type":"json_schema","name":"big","schema":`+schema+`}}}`)

@@ -1,7 +1,7 @@
-// Package server owns the HTTP surface of mockgateway: the one routes file, the handler makers,
-// the one error writer, the SSE stream writer, and the limits and drain state that guard them.
-// It builds an http.Handler from dependencies that cmd/mockgateway's run constructs and passes
-// in; it holds no global state.
+// Package server owns the HTTP surface of mockgateway: the one routes file (which also chooses
+// each request's dialect, internal/dialect), the handler makers, the one error writer, the one
+// stream loop, and the limits and drain state that guard them. It builds an http.Handler from
+// dependencies that cmd/mockgateway's run constructs and passes in; it holds no global state.
 package server
 
 import (

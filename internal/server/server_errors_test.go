@@ -50,7 +50,7 @@ func TestErrorTable(t *testing.T) {
 		{"missing messages", "POST", chatPath, `{"model":"mock-echo"}`, nil, 400, "missing_required_parameter", "messages"},
 		{"tool message without id", "POST", chatPath, `{"model":"mock-echo","messages":[{"role":"tool","content":"x"}]}`, nil, 400, "missing_required_parameter", "messages[0].tool_call_id"},
 		{"temperature out of range", "POST", chatPath, chatBody("mock-echo", `"temperature":3`), nil, 400, "invalid_value", "temperature"},
-		{"budget above ceiling", "POST", chatPath, chatBody("mock-echo", `"max_tokens":5000`), nil, 400, "invalid_value", "max_tokens"},
+		{"budget above the model's limit", "POST", chatPath, chatBody("mock-echo", `"max_tokens":40000`), nil, 400, "invalid_value", "max_tokens"},
 		{"n above the limit", "POST", chatPath, chatBody("mock-echo", `"n":129`), nil, 400, "invalid_value", "n"},
 		{"tools to a model without tools", "POST", chatPath, chatBody("mock-echo", `"tools":[{"type":"function","function":{"name":"f"}}]`), nil, 400, "tools_not_supported", "tools"},
 		{"unknown model", "POST", chatPath, chatBody("no-such-model", ""), nil, 404, "model_not_found", "model"},

@@ -14,8 +14,8 @@ import (
 // BenchmarkStateStore compares a JSON chat request with the runtime state in memory and in a
 // Redis the benchmark starts (--state-store), telemetry and the journal on: unscoped, the
 // request needs no shared state (no round trip; its journal entry is queued), and in a scope
-// with a runtime fixture it reads the scope's generation and counts the match (two round
-// trips). docs/performance.md has the ratios.
+// with a runtime fixture it reads the scope's generation, counts the match and writes its
+// journal entry before answering (three round trips). docs/performance.md has the ratios.
 func BenchmarkStateStore(b *testing.B) {
 	rs := testutil.StartRedis(b)
 	ctx, cancel := context.WithCancel(context.Background())

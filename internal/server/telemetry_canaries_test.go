@@ -297,7 +297,8 @@ func TestCanaries(t *testing.T) {
 	for _, a := range append(anthropic, thinkingCanaryCalls(t, h, c, q, scope)...) {
 		calls = append(calls, call{name: a.name, method: a.method, path: a.path, body: a.body, disconnect: a.disconnect, header: a.header})
 	}
-	// Browsers (front.go): a foreign Origin, a rebinding Host, an allowed origin's preflight.
+	// Browsers (front.go): a foreign Origin, a rebinding Host, Sec-Fetch-Site, an allowed origin's
+	// preflight.
 	calls = append(calls, []call{
 		{name: "health", method: "GET", path: "/health" + q},
 		{name: "foreign origin read", method: "GET", path: "/v1/models" + q, header: []string{"Origin", "https://" + c.at("origin header") + ".example"}},
@@ -305,6 +306,11 @@ func TestCanaries(t *testing.T) {
 		{name: "rebinding host", method: "GET", path: "/_mock/journal" + q, host: c.at("host header") + ".example:8080"},
 		{name: "rebinding host with its origin", method: "POST", path: chatPath + q, body: `{"model":"mock-echo","messages":` + messages() + `}`,
 			host: c.at("host header on a write") + ".example", header: []string{"Origin", "http://" + c.at("origin of a rebinding page") + ".example"}},
+		{name: "sec-fetch-site", method: "GET", path: "/v1/models" + q, header: []string{"Sec-Fetch-Site", c.at("sec-fetch-site header")}},
+		{name: "cross-site write", method: "POST", path: "/_mock/fixtures" + q, body: fixtureBody, header: []string{"Sec-Fetch-Site", "cross-site"},
+			host: c.at("host header of a cross-site write") + ".example"},
+		{name: "allowed origin cross-site", method: "POST", path: chatPath + q, body: `{"model":"mock-echo","messages":` + messages() + `}`,
+			header: []string{"Origin", "http://allowed.example", "Sec-Fetch-Site", "cross-site"}},
 		{name: "preflight", method: "OPTIONS", path: chatPath + q, header: []string{"Origin", "http://allowed.example",
 			"Access-Control-Request-Method", "POST", "Access-Control-Request-Headers", "content-type, x-" + c.at("preflight header name")}},
 	}...)

@@ -195,7 +195,7 @@ func TestThinkingRefusals(t *testing.T) {
 	}{
 		{"budget not below max_tokens", `{"model":"mock-reasoning","max_tokens":1024,` + thinkingOn + plan, "invalid_value",
 			"`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size"},
-		{"budget above the ceiling's cut", `{"model":"mock-reasoning","max_tokens":999999,"thinking":{"type":"enabled","budget_tokens":1000000}` + plan, "invalid_value",
+		{"budget above the ceiling's cut", `{"model":"mock-reasoning","max_tokens":32000,"thinking":{"type":"enabled","budget_tokens":32001}` + plan, "invalid_value",
 			"`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size"},
 		{"temperature", `{"model":"mock-reasoning","max_tokens":2048,"temperature":0.7,` + thinkingOn + plan, "unsupported_value",
 			"`temperature` may only be set to 1 when thinking is enabled. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#important-considerations-when-using-extended-thinking"},

@@ -40,7 +40,7 @@ type RedisConfig struct {
 
 // Redis keeps the runtime state in a Redis or Valkey server (standalone or a primary; not
 // Cluster: the scripts touch keys of several scopes). Every key is under the prefix
-// "mockgateway:", a scope's keys under "mockgateway:{scope}:", and every scope's keys expire.
+// "mockgateway:", a scope's keys under "mockgateway:{scope}:", and every key expires.
 // The layout and the scripts are in redis_fixtures.go, redis_attempts.go and redis_journal.go.
 type Redis struct {
 	cfg    RedisConfig
@@ -55,7 +55,8 @@ type Redis struct {
 	compiled map[string]*compiled
 	unscoped atomic.Pointer[compiled] // scope "", refreshed every Refresh (and by this replica's writes)
 
-	calls chan journal.Entry // the journal's queue: bounded, written by one goroutine
+	calls   chan journal.Entry // the journal's queue: bounded, written by one goroutine
+	flushes chan string        // reads of the unscoped journal waiting for the queue's write
 
 	latency *prometheus.HistogramVec
 	errs    *prometheus.CounterVec
@@ -93,15 +94,16 @@ func NewRedis(ctx context.Context, cfg RedisConfig) (*Redis, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	r := &Redis{cfg: cfg, client: redis.NewClient(opt), log: cfg.Logger, compiled: map[string]*compiled{},
-		calls: make(chan journal.Entry, journalQueue), done: make(chan struct{})}
+		calls: make(chan journal.Entry, journalQueue), flushes: make(chan string, 16), done: make(chan struct{})}
 	r.unscoped.Store(&compiled{gen: "0"})
 	r.metrics(cfg.Registerer)
 	r.up.Store(true) // until the first ping says otherwise
 	r.refresh(ctx)
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
 	go func() { defer wg.Done(); r.loop(ctx) }()
 	go func() { defer wg.Done(); r.writeCalls(ctx) }()
+	go func() { defer wg.Done(); r.listenFlushes(ctx) }()
 	go func() { wg.Wait(); _ = r.client.Close(); close(r.done) }()
 	return r, nil
 }

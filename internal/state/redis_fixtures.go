@@ -17,10 +17,14 @@ import (
 // Across scopes: mockgateway:fx (a sorted set: the fixture scopes, by when they expire),
 // mockgateway:ct (a sorted set: the counting scopes, by last use), mockgateway:bytes (a hash:
 // the bytes of each scope's bodies) and mockgateway:gen (the generation counter, started at
-// the store's clock so that a generation is never given twice, even after every key expired).
+// the store's clock in microseconds, so that a generation is never given twice, even after
+// every key expired: a script takes more than a microsecond).
 //
 // A fixture scope's keys expire TTL after its last add or counted match; a counting scope's
-// ScopeTTL after its last count; so an abandoned scope never stays. The scripts run atomically:
+// ScopeTTL after its last count; so an abandoned scope never stays. The keys across scopes
+// expire too, each with the scopes it indexes: fx, bytes and gen TTL after the last add or
+// counted match of any fixture scope (no scope of theirs outlives that), ct ScopeTTL after the
+// last count of any counting scope. The scripts run atomically:
 // an add is all or nothing with every bound checked, and a count is one INCR — three replicas
 // stepping a sequence at once each get their own step.
 const prefix = "mockgateway:"
@@ -70,11 +74,12 @@ redis.call('ZREM', P .. 'ct', id)
 redis.call('RPUSH', KEYS[2], body)
 for i = 10, #ARGV do redis.call('SADD', KEYS[3], ARGV[i]) end
 redis.call('HINCRBY', P .. 'bytes', id, held)
-if redis.call('EXISTS', P .. 'gen') == 0 then redis.call('SET', P .. 'gen', now) end
+if redis.call('EXISTS', P .. 'gen') == 0 then redis.call('SET', P .. 'gen', string.format('%d', tonumber(t[1]) * 1000000 + tonumber(t[2]))) end
 local gen = redis.call('INCR', P .. 'gen')
 redis.call('HSET', KEYS[1], 'gen', gen)
 if id ~= '' then redis.call('ZADD', P .. 'fx', now + ttl, id) end
 for i = 1, 4 do redis.call('PEXPIRE', KEYS[i], ttl) end
+for _, k in ipairs({'fx', 'bytes', 'gen'}) do redis.call('PEXPIRE', P .. k, ttl) end
 return {'ok', gen}
 `)
 
@@ -99,6 +104,7 @@ if id == '' or (exp and tonumber(exp) > now) then
   local v = redis.call('HINCRBY', KEYS[1], field, 1)
   if id ~= '' then redis.call('ZADD', P .. 'fx', now + ttl, id) end
   for _, k in ipairs({'meta', 'fx', 'names', 'n'}) do redis.call('PEXPIRE', base .. k, ttl) end
+  for _, k in ipairs({'fx', 'bytes', 'gen'}) do redis.call('PEXPIRE', P .. k, ttl) end
   return v
 end
 local last = redis.call('ZSCORE', P .. 'ct', id)
@@ -111,6 +117,7 @@ end
 redis.call('ZADD', P .. 'ct', now, id)
 local v = redis.call('HINCRBY', KEYS[1], field, 1)
 redis.call('PEXPIRE', KEYS[1], sttl)
+redis.call('PEXPIRE', P .. 'ct', sttl)
 return v
 `)
 
@@ -118,6 +125,7 @@ return v
 var dropScript = newScript(`
 local P, id = ARGV[1], ARGV[2]
 local had = redis.call('EXISTS', KEYS[1], KEYS[4], KEYS[5])
+for _, f in ipairs(redis.call('HKEYS', KEYS[5])) do redis.call('ZREM', P .. 'att', id .. '/' .. f) end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
 redis.call('ZREM', P .. 'fx', id)
 redis.call('ZREM', P .. 'ct', id)

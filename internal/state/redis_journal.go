@@ -13,9 +13,15 @@ import (
 // The journal's keys: mockgateway:{scope}:j, a list of entries (their JSON, newest first, at
 // most JournalEntries), expiring TTL after the scope's last call; and mockgateway:js, the named
 // scopes by last call, at most JournalScopes (beyond, the least recently used goes, as in
-// memory). A request only queues its entry (RecordCall never waits on the network); one
-// goroutine writes what is queued in one script per batch. The queue holds journalQueue
-// entries: when it is full, or the store does not answer, entries are dropped and counted
+// memory).
+//
+// The journal reads its writes: once a client holds a whole answer, a read on any replica holds
+// its entry. A scoped call's entry is written before RecordCall returns, which the server calls
+// before the answer's last byte (one round trip, on a request that makes round trips already).
+// An unscoped call only queues its entry, and one goroutine writes what is queued in one script
+// per batch; a read of the unscoped journal first asks every replica's writer to write its
+// queue and waits for their answers (flushJournals). The queue holds journalQueue entries: when
+// it is full, or the store does not answer, entries are dropped and counted
 // (mockgateway_journal_dropped_total).
 //
 // ARGV: the prefix and the three bounds, then per scope its id, its count n and its n entries,
@@ -52,13 +58,18 @@ const journalLinger = 5 * time.Millisecond
 // maxBatch bounds one journal write: the script runs atomically, and other commands wait for it.
 const maxBatch = 512
 
-// RecordCall queues the entry; a full queue drops it.
-func (r *Redis) RecordCall(scope string, e journal.Entry) {
+// RecordCall writes a scoped entry at once and queues an unscoped one; a full queue, or a
+// write the store did not take, drops it.
+func (r *Redis) RecordCall(ctx context.Context, scope string, e journal.Entry) {
 	if r.cfg.JournalEntries <= 0 || !journal.ValidScope(scope) {
 		return
 	}
 	e.Scope = scope
 	e.Bound()
+	if scope != "" {
+		r.writeNow(ctx, e)
+		return
+	}
 	select {
 	case r.calls <- e:
 	default:
@@ -66,7 +77,27 @@ func (r *Redis) RecordCall(scope string, e journal.Entry) {
 	}
 }
 
-// writeCalls writes the queued entries until ctx ends.
+// writeNow writes one entry in the batch's script, even for a client that has gone: its call
+// is journaled as in memory.
+func (r *Redis) writeNow(ctx context.Context, e journal.Entry) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	var buf []byte
+	var ends []int
+	args := journalArgs(make([]any, 0, 7), []journal.Entry{e}, &buf, &ends, r.cfg)
+	if r.writeArgs(ctx, args) != nil {
+		r.dropped.Inc()
+	}
+}
+
+func (r *Redis) writeArgs(ctx context.Context, args []any) error {
+	return r.call(ctx, "journal_write", func(ctx context.Context) error {
+		return journalScript.Run(ctx, r.client, []string{prefix + "js"}, args...).Err()
+	})
+}
+
+// writeCalls writes the queued entries until ctx ends, and the whole queue when a read asks
+// (r.flushes: the reader's nonce, acknowledged once written).
 func (r *Redis) writeCalls(ctx context.Context) {
 	batch := make([]journal.Entry, 0, maxBatch)
 	args := make([]any, 0, 4+3*maxBatch)
@@ -74,46 +105,64 @@ func (r *Redis) writeCalls(ctx context.Context) {
 	// ends[i] is where entry i's JSON ends.
 	var buf []byte
 	ends := make([]int, 0, maxBatch)
+	var asked []string // the nonces of the reads waiting for this write
 	linger := time.NewTimer(journalLinger)
 	linger.Stop()
 	for {
+		batch, asked = batch[:0], asked[:0]
 		select {
 		case <-ctx.Done():
 			return
+		case n := <-r.flushes:
+			asked = append(asked, n)
 		case e := <-r.calls:
-			batch = append(batch[:0], e)
-		}
-		// Entries that come within journalLinger join the batch: under load one round trip
-		// carries many, and an entry waits that long at most before it is written. The writer
-		// sleeps through the linger and then takes what was queued (the journal writer's sleep,
-		// docs/performance.md): waiting on the queue instead would wake it for every entry, a
-		// wake-up per request. A queue that already holds a batch is written at once.
-		if len(r.calls) < maxBatch-1 {
-			linger.Reset(journalLinger)
-			select {
-			case <-linger.C:
-			case <-ctx.Done():
+			batch = append(batch, e)
+			// Entries that come within journalLinger join the batch: under load one round
+			// trip carries many, and an entry waits that long at most before it is written.
+			// The writer sleeps through the linger and then takes what was queued (the journal
+			// writer's sleep, docs/performance.md): waiting on the queue instead would wake it
+			// for every entry, a wake-up per request. A queue that already holds a batch is
+			// written at once, and so is one a read is waiting for.
+			if len(r.calls) < maxBatch-1 {
+				linger.Reset(journalLinger)
+				select {
+				case <-linger.C:
+				case n := <-r.flushes:
+					linger.Stop()
+					asked = append(asked, n)
+				case <-ctx.Done():
+				}
 			}
 		}
-	fill:
-		for len(batch) < maxBatch {
-			select {
-			case e := <-r.calls:
-				batch = append(batch, e)
-			default:
-				break fill
+		// A read waits for every entry queued before it asked: the queue is written to its
+		// end, in as many batches as it takes.
+		for {
+		fill:
+			for len(batch) < maxBatch {
+				select {
+				case e := <-r.calls:
+					batch = append(batch, e)
+				default:
+					break fill
+				}
+			}
+			if len(batch) > 0 {
+				args = journalArgs(args[:0], batch, &buf, &ends, r.cfg)
+				wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+				if r.writeArgs(wctx, args) != nil {
+					r.dropped.Add(float64(len(batch)))
+				}
+				cancel()
+				clear(batch) // no entry outlives its write
+				batch = batch[:0]
+			}
+			if len(asked) == 0 || len(r.calls) == 0 {
+				break
 			}
 		}
-		args = journalArgs(args[:0], batch, &buf, &ends, r.cfg)
-		wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		err := r.call(wctx, "journal_write", func(ctx context.Context) error {
-			return journalScript.Run(ctx, r.client, []string{prefix + "js"}, args...).Err()
-		})
-		cancel()
-		if err != nil {
-			r.dropped.Add(float64(len(batch)))
+		if len(asked) > 0 {
+			r.acknowledge(ctx, asked)
 		}
-		clear(batch) // no entry outlives its write
 	}
 }
 
@@ -150,6 +199,11 @@ func journalArgs(args []any, batch []journal.Entry, buf *[]byte, ends *[]int, cf
 func (r *Redis) AppendJournal(ctx context.Context, buf []byte, scope string, limit int) ([]byte, error) {
 	if !journal.ValidScope(scope) {
 		return journal.AppendList(buf, "", nil), nil // its id is not echoed
+	}
+	if scope == "" {
+		if err := r.flushJournals(ctx); err != nil {
+			return nil, err
+		}
 	}
 	end := int64(limit) - 1
 	if limit <= 0 {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -112,8 +113,9 @@ func TestRedisAddBounds(t *testing.T) {
 	}
 }
 
-// TestRedisKeysExpire: every key a scope leaves in the store expires, so an abandoned scope
-// never stays.
+// TestRedisKeysExpire: every key the store writes expires — a scope's, and those across
+// scopes that index them (fx, ct, bytes, gen, att, js) —, so an abandoned scope never stays,
+// and neither does anything else.
 func TestRedisKeysExpire(t *testing.T) {
 	ctx := context.Background()
 	r, rs := newTestRedis(t, RedisConfig{ScopeTTL: 200 * time.Millisecond, JournalEntries: 10})
@@ -126,20 +128,77 @@ func TestRedisKeysExpire(t *testing.T) {
 	if _, err := r.count(ctx, "kept", fixtures.Counted{Name: "one", Origin: fixtures.OriginRuntime, Replies: 1}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := r.count(ctx, "counting", fixtures.Counted{Name: "file", Origin: fixtures.OriginFile, Replies: 2}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := r.NextAttempt(ctx, 42, "kept"); err != nil {
 		t.Fatal(err)
 	}
-	r.RecordCall("kept", journal.Entry{RequestID: "req_1", Time: time.Now()})
+	if _, err := r.NextAttempt(ctx, 43, ""); err != nil {
+		t.Fatal(err)
+	}
+	r.RecordCall(ctx, "kept", journal.Entry{RequestID: "req_1", Time: time.Now()})
+	r.RecordCall(ctx, "", journal.Entry{RequestID: "req_2", Time: time.Now()})
+	if b, err := r.AppendJournal(ctx, nil, "", 0); err != nil || !strings.Contains(string(b), "req_2") {
+		t.Fatalf("the unscoped journal: %s %v", b, err)
+	}
 	c := rs.Client()
 	defer c.Close()
-	waitFor(t, "the journal entry written", func() bool { return c.Exists(ctx, key("kept", "j")).Val() == 1 })
-	keys := c.Keys(ctx, prefix+"{*").Val()
-	if len(keys) < 6 {
-		t.Fatalf("fewer scope keys than written: %v", keys)
+	keys := c.Keys(ctx, prefix+"*").Val()
+	for _, k := range []string{"fx", "ct", "bytes", "gen", "att", "js", "{kept}:j", "{}:j", "{kept}:att", "{counting}:n"} {
+		if !slices.Contains(keys, prefix+k) {
+			t.Errorf("%s was not written: %v", prefix+k, keys)
+		}
 	}
 	for _, k := range keys {
 		if ttl := c.PTTL(ctx, k).Val(); ttl <= 0 {
 			t.Errorf("%s does not expire (PTTL %v)", k, ttl)
+		}
+	}
+}
+
+// TestRedisAttemptKeysBound: at most AttemptKeys attempt keys are kept across all scopes, as
+// in memory, the least recently seen going first — not a hash of them in every scope.
+func TestRedisAttemptKeysBound(t *testing.T) {
+	ctx := context.Background()
+	const max = 10
+	r, rs := newTestRedis(t, RedisConfig{AttemptKeys: max})
+	if n, _ := r.NextAttempt(ctx, 1, "first"); n != 1 {
+		t.Fatalf("a first attempt: %d", n)
+	}
+	for i := range 5 * max {
+		if _, err := r.NextAttempt(ctx, uint64(100+i), fmt.Sprintf("scope-%d", i)); err != nil {
+			t.Fatal(err)
+		}
+		if i == 4*max {
+			if n, _ := r.NextAttempt(ctx, 2, "recent"); n != 1 {
+				t.Fatalf("a first attempt: %d", n)
+			}
+		}
+	}
+	c := rs.Client()
+	defer c.Close()
+	fields := 0
+	hashes := c.Keys(ctx, prefix+"{*}:att").Val()
+	for _, k := range hashes {
+		fields += int(c.HLen(ctx, k).Val())
+	}
+	if len(hashes) > max || fields > 2*max || c.ZCard(ctx, prefix+"att").Val() > max {
+		t.Fatalf("past %d attempt keys: %d hashes, %d fields, %d indexed", max, len(hashes), fields, c.ZCard(ctx, prefix+"att").Val())
+	}
+	if n, _ := r.NextAttempt(ctx, 2, "recent"); n != 2 {
+		t.Errorf("a key seen recently is forgotten: attempt %d", n)
+	}
+	if n, _ := r.NextAttempt(ctx, 1, "first"); n != 1 {
+		t.Errorf("the key seen longest ago is kept: attempt %d", n)
+	}
+	r.AttemptDone(ctx, 2, "recent")
+	if _, err := r.DropScope(ctx, "first", false); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range c.ZRange(ctx, prefix+"att", 0, -1).Val() {
+		if strings.HasPrefix(m, "first/") || strings.HasPrefix(m, "recent/") {
+			t.Errorf("a key done or dropped stays indexed: %s", m)
 		}
 	}
 }
@@ -160,7 +219,7 @@ func TestRedisJournalBounds(t *testing.T) {
 	r, _ := newTestRedis(t, RedisConfig{JournalEntries: 3, JournalScopes: 2})
 	start := time.Now()
 	for i := range 5 {
-		r.RecordCall("x", journal.Entry{RequestID: fmt.Sprintf("req_x%d", i), Time: start.Add(time.Duration(i) * time.Millisecond)})
+		r.RecordCall(ctx, "x", journal.Entry{RequestID: fmt.Sprintf("req_x%d", i), Time: start.Add(time.Duration(i) * time.Millisecond)})
 	}
 	list := func(scope string) string {
 		b, err := r.AppendJournal(ctx, nil, scope, 0)
@@ -173,8 +232,8 @@ func TestRedisJournalBounds(t *testing.T) {
 	if got := list("x"); strings.Count(got, "request_id") != 3 || strings.Index(got, "req_x4") > strings.Index(got, "req_x2") || strings.Contains(got, "req_x1") {
 		t.Fatalf("scope x keeps its 3 newest, newest first: %s", got)
 	}
-	r.RecordCall("y", journal.Entry{RequestID: "req_y"})
-	r.RecordCall("z", journal.Entry{RequestID: "req_z"})
+	r.RecordCall(ctx, "y", journal.Entry{RequestID: "req_y"})
+	r.RecordCall(ctx, "z", journal.Entry{RequestID: "req_z"})
 	waitFor(t, "z written", func() bool { return strings.Contains(list("z"), "req_z") })
 	if got := list("x"); strings.Contains(got, "req_x") {
 		t.Fatalf("the least recently written scope stays past JournalScopes: %s", got)
@@ -194,7 +253,7 @@ func TestRedisJournalBatchKeepsOrder(t *testing.T) {
 	const each = 300 // more than one batch
 	for i := range each {
 		for _, s := range []string{"a", "", "b"} {
-			r.RecordCall(s, journal.Entry{RequestID: fmt.Sprintf("req_%s%d", s, i), Time: at, Method: "POST", Route: "/v1/chat/completions",
+			r.RecordCall(ctx, s, journal.Entry{RequestID: fmt.Sprintf("req_%s%d", s, i), Time: at, Method: "POST", Route: "/v1/chat/completions",
 				Status: 200, DurationMS: float64(i) / 8, SDK: journal.SDK{UserAgent: "ua <&>"}})
 		}
 	}
@@ -217,6 +276,42 @@ func TestRedisJournalBatchKeepsOrder(t *testing.T) {
 			if e.RequestID != fmt.Sprintf("req_%s%d", s, i) || e.Scope != s || e.DurationMS != float64(i)/8 || e.SDK.UserAgent != "ua <&>" {
 				t.Fatalf("scope %q, entry %d of the list: %+v, want req_%s%d", s, k, e, s, i)
 			}
+		}
+	}
+}
+
+// TestRedisJournalReadsItsWrites: two replicas on one store; an entry RecordCall filed on one,
+// scoped or not, is in the journal the other reads right after it, with nothing waited for
+// between them.
+func TestRedisJournalReadsItsWrites(t *testing.T) {
+	ctx := context.Background()
+	a, rs := newTestRedis(t, RedisConfig{JournalEntries: 1000, JournalScopes: 8})
+	cfg := a.cfg
+	cfg.URL = rs.URL()
+	bctx, cancel := context.WithCancel(context.Background())
+	b, err := NewRedis(bctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); b.Wait() })
+	// Both subscribed to the flushes: a replica is counted once its subscription is up.
+	c := rs.Client()
+	defer c.Close()
+	waitFor(t, "both replicas subscribed", func() bool {
+		n := c.PubSubNumSub(ctx, flushChannel).Val()[flushChannel]
+		return n == 2
+	})
+	for i := range 100 {
+		scope := []string{"", "s"}[i%2]
+		from, to := []*Redis{a, b}[i%2], []*Redis{b, a}[i%2]
+		id := fmt.Sprintf("req_%d", i)
+		from.RecordCall(ctx, scope, journal.Entry{RequestID: id, Time: time.Now()})
+		got, err := to.AppendJournal(ctx, nil, scope, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(got), `"`+id+`"`) {
+			t.Fatalf("call %d (scope %q): not in the other replica's read right after it: %s", i, scope, got)
 		}
 	}
 }

@@ -41,8 +41,11 @@ type Store interface {
 	// SettleQuota corrects the token bucket once the answer is made (quota.Buckets.Settle).
 	TakeQuota(ctx context.Context, key string, l quota.Limits, tokens int) (quota.Status, error)
 	SettleQuota(ctx context.Context, key string, l quota.Limits, delta int)
-	// RecordCall files a call in the journal. It never fails and never waits on a network.
-	RecordCall(scope string, e journal.Entry)
+	// RecordCall files a call in the journal; the server calls it before the answer's last
+	// byte, and a read of the journal on any replica holds the entry once it has returned (or
+	// once the read has asked for it, for an unscoped call in the shared store). It never fails;
+	// it waits on the network only for a scoped call in the shared store.
+	RecordCall(ctx context.Context, scope string, e journal.Entry)
 	// AppendJournal appends GET /_mock/journal's answer (journal.AppendList) to buf.
 	AppendJournal(ctx context.Context, buf []byte, scope string, limit int) ([]byte, error)
 	// Health is what /health says of the store.
@@ -121,7 +124,7 @@ func (m *Memory) SettleQuota(_ context.Context, key string, l quota.Limits, delt
 }
 
 // RecordCall is Calls.Add.
-func (m *Memory) RecordCall(scope string, e journal.Entry) {
+func (m *Memory) RecordCall(_ context.Context, scope string, e journal.Entry) {
 	if m.Calls != nil {
 		m.Calls.Add(scope, e)
 	}

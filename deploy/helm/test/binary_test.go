@@ -80,12 +80,7 @@ otel: {endpoint: "http://127.0.0.1:9", resourceAttributes: {deployment.environme
 // as the kubelet does, with the ..data symlink), then asks /health, and stops it with SIGTERM
 // within the grace period. An arg or env the binary does not know fails start-up.
 func TestRenderedConfigStartsTheBinary(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "mockgateway")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/mockgateway")
-	build.Dir = repoRoot
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t)
 	help, _ := exec.Command(bin, "--help").CombinedOutput()
 	known := map[string]bool{}
 	for _, m := range regexp.MustCompile(`(?m)^\s+--([a-z-]+)`).FindAllStringSubmatch(string(help), -1) {
@@ -245,4 +240,16 @@ func sendBackReasoning(t *testing.T, sealer, verifier *pod) (int, string) {
 	}
 	return verifier.do(t, http.MethodPost, "/v1/responses", `{"model":"mock-reasoning","include":["reasoning.encrypted_content"],"store":false,"input":[{"role":"user","content":"Plan a trip"},`+
 		string(resp.Output[0])+`,{"role":"assistant","content":"Done."},{"role":"user","content":"And then?"}]}`)
+}
+
+// buildBinary builds the service's binary from the repository.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "mockgateway")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/mockgateway")
+	build.Dir = repoRoot
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
 }

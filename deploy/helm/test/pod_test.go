@@ -138,6 +138,10 @@ func (p *pod) do(t *testing.T, method, path, body string) (int, string) {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	for k, v := range p.headers {
+		if k == "Host" {
+			req.Host = v // the name the pod is called by: a Service's, a pod IP, a rebound page's
+			continue
+		}
 		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)

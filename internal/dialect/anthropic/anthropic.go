@@ -74,6 +74,21 @@ func (*Dialect) AppendCount(buf []byte, tokens int) []byte {
 	return append(strconv.AppendInt(buf, int64(tokens), 10), "}\n"...)
 }
 
+// Check refuses a max_tokens over the model's output limit in Anthropic's words, a prompt
+// beyond the context window with at most --max-tokens beside it — the context error is not in
+// Anthropic's words, so that Claude Code's 32,000 on a long conversation is not refused in words
+// it cannot read to recover — and, on a reasoning model, what Anthropic refuses of a thinking
+// request (thinking.go).
+func (d *Dialect) Check(model *catalog.Model, req *protocol.Request, promptTokens, ceiling int) *apierr.Error {
+	if aerr := generate.CheckAnthropicBudget(req.MaxTokens, model.MaxOutputTokens, model.ID); aerr != nil {
+		return aerr
+	}
+	if aerr := generate.CheckContext(promptTokens, min(req.MaxTokens, ceiling), model.ContextWindow); aerr != nil || !model.Capabilities.Reasoning {
+		return aerr
+	}
+	return d.checkThinking(model, req)
+}
+
 // OffersToolsOnly reports whether a Messages request's tools are only offered — tool_choice is
 // auto or none — which a model without tools may take and never call: Claude Code offers its
 // tools on every call, whatever the model (docs/protocol.md, "Where the client won").
@@ -86,7 +101,10 @@ func (*Dialect) OffersToolsOnly(req *protocol.Request) bool {
 // model's thinking block.
 func (d *Dialect) Reply(c *dialect.Call, req *protocol.Request, hit *fixtures.Hit, seed uint64) dialect.Reply {
 	c.ID = messageID(seed, c.Model.ID)
-	return reply{c: c, thinking: d.thinkingBlock(seed, c, req, hit)}
+	if th := d.thinkingBlock(seed, c, req, hit); th != nil {
+		return reply{c: c, thinking: th}
+	}
+	return plain{c}
 }
 
 // Models is the model list in Anthropic's shape.
@@ -105,6 +123,14 @@ func (r reply) JSON() dialect.Body {
 }
 
 func (r reply) Events(http.Header) dialect.Events { return newEvents(r) }
+
+// plain is the answer of a model that does not think: one pointer, which an interface holds
+// without an allocation (most answers are these).
+type plain struct{ c *dialect.Call }
+
+func (p plain) JSON() dialect.Body { return reply{c: p.c}.JSON() }
+
+func (p plain) Events(h http.Header) dialect.Events { return reply{c: p.c}.Events(h) }
 
 // messageID is the answer's id, derived from the request and the model that answers it like a
 // Responses answer's (responseID): msg_ and 24 hex digits.

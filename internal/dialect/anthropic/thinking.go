@@ -30,13 +30,13 @@ const defaultThinkingEffort = "high"
 // holds it gets a redacted_thinking block instead of a thinking block.
 const RedactedTrigger = "ANTHROPIC_MAGIC_STRING_TRIGGER_REDACTED_THINKING"
 
-// CheckReasoning refuses what Anthropic refuses of a thinking request — a budget not below
+// checkThinking refuses what Anthropic refuses of a thinking request — a budget not below
 // max_tokens, a temperature other than 1, top_k — and thinking blocks sent back that this mock
 // (any replica with the same key) did not sign for this model, or, thinking on, a final
 // assistant turn that calls tools without the thinking block it was answered with.
 //
 // Only a reasoning model's request is held to them: other models accept thinking and ignore it.
-func (d *Dialect) CheckReasoning(model *catalog.Model, req *protocol.Request) *apierr.Error {
+func (d *Dialect) checkThinking(model *catalog.Model, req *protocol.Request) *apierr.Error {
 	r := req.Reasoning
 	if r == nil {
 		return nil

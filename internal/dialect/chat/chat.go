@@ -14,6 +14,7 @@ import (
 	"mockgateway/internal/catalog"
 	"mockgateway/internal/dialect"
 	"mockgateway/internal/fixtures"
+	"mockgateway/internal/generate"
 	"mockgateway/internal/protocol"
 	"mockgateway/internal/seal"
 )
@@ -21,7 +22,7 @@ import (
 // Dialect is Chat Completions. It is also what a request speaks on the routes the dialects
 // share when it carries no other dialect's marker: OpenAI's shapes.
 type Dialect struct {
-	sealer *seal.Sealer // checks the reasoning items sent back (CheckReasoning)
+	sealer *seal.Sealer // checks the reasoning items sent back (checkReasoning)
 }
 
 // New is the dialect; sealer opens the reasoning items a client sends back.
@@ -51,12 +52,30 @@ func (*Dialect) Decode(_ *http.Request, body []byte, lim protocol.Limits) (*prot
 	return protocol.DecodeChatRequest(body, lim)
 }
 
+// Check holds the request to OpenAI's limits (CheckLimits) and, on a reasoning model, to its
+// rules for one, Chat Completions' (checkReasoning).
+func (d *Dialect) Check(model *catalog.Model, req *protocol.Request, promptTokens, _ int) *apierr.Error {
+	if aerr := CheckLimits(model, req, promptTokens); aerr != nil || !model.Capabilities.Reasoning {
+		return aerr
+	}
+	return d.checkReasoning(model, req)
+}
+
+// CheckLimits refuses, in OpenAI's words, a budget over the model's output limit, and a prompt
+// that with the budget sent overflows its context window, as OpenAI counts it.
+func CheckLimits(model *catalog.Model, req *protocol.Request, promptTokens int) *apierr.Error {
+	if aerr := generate.CheckBudget(req.MaxTokensParam, req.MaxTokens, model.MaxOutputTokens); aerr != nil {
+		return aerr
+	}
+	return generate.CheckContext(promptTokens, req.MaxTokens, model.ContextWindow)
+}
+
 // OffersToolsOnly: OpenAI refuses tools to a model without them (tools_not_supported).
 func (*Dialect) OffersToolsOnly(*protocol.Request) bool { return false }
 
-// CheckReasoning holds the request to OpenAI's rules for a reasoning model (reasoning.go): Chat
+// checkReasoning holds the request to OpenAI's rules for a reasoning model (reasoning.go): Chat
 // Completions refuses max_tokens there, and a sampling value in its own words.
-func (d *Dialect) CheckReasoning(model *catalog.Model, req *protocol.Request) *apierr.Error {
+func (d *Dialect) checkReasoning(model *catalog.Model, req *protocol.Request) *apierr.Error {
 	if req.Fields.Has("max_tokens") {
 		return apierr.New(apierr.UnsupportedParameter, "max_tokens",
 			"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.")

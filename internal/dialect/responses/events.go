@@ -71,17 +71,20 @@ const (
 	evDone             // every item sent
 )
 
-func newEvents(r *reply) *respEvents {
+// initEvents makes ev the stream of r's answer; the response it sends is r's body, so that the
+// reply, its events and its response are one allocation.
+func initEvents(ev *respEvents, r *reply) {
 	c := r.c
 	ch := &c.Result.Choices[0]
-	ev := &respEvents{c: c, ch: ch, resp: &protocol.Response{ID: c.ID, CreatedAt: c.Created, Status: "in_progress", Model: c.Model.ID, Echo: r.echo}}
+	r.body = protocol.Response{ID: c.ID, CreatedAt: c.Created, Status: "in_progress", Model: c.Model.ID, Echo: r.echo}
+	*ev = respEvents{c: c, ch: ch, resp: &r.body}
 	if r.reasoning != nil {
 		ev.rs, ev.base = r.reasoning, 1
 		ev.eaten = dialect.EatenByReasoning(ch)
 	}
 	if len(ch.ToolCalls) > 0 {
 		ev.calls, ev.items = true, make([]protocol.OutputItem, len(ch.ToolCalls))
-		return ev
+		return
 	}
 	msg := protocol.OutputItem{ID: itemID(c.ID, "msg_", 0), Status: "in_progress", NoPart: true, Refusal: !ch.Refusal.IsNil()}
 	ev.deltaType, ev.doneType, ev.key = "response.output_text.delta", "response.output_text.done", "text"
@@ -89,7 +92,6 @@ func newEvents(r *reply) *respEvents {
 		ev.deltaType, ev.doneType, ev.key = "response.refusal.delta", "response.refusal.done", "refusal"
 	}
 	ev.items = []protocol.OutputItem{msg}
-	return ev
 }
 
 // Next sends the next step: token reports a delta sent, more whether a step was left to send.

@@ -36,9 +36,13 @@ func (*Dialect) Decode(_ *http.Request, body []byte, lim protocol.Limits) (*prot
 	return req, nil
 }
 
-// CheckReasoning holds the request to OpenAI's rules for a reasoning model (chat.CheckReasoning),
-// a sampling value refused as the Responses API refuses it: "Unsupported parameter".
-func (d *Dialect) CheckReasoning(model *catalog.Model, req *protocol.Request) *apierr.Error {
+// Check holds the request to OpenAI's limits (chat.CheckLimits) and, on a reasoning model, to
+// OpenAI's rules for one (chat.CheckReasoning), a sampling value refused as the Responses API
+// refuses it: "Unsupported parameter".
+func (d *Dialect) Check(model *catalog.Model, req *protocol.Request, promptTokens, _ int) *apierr.Error {
+	if aerr := chat.CheckLimits(model, req, promptTokens); aerr != nil || !model.Capabilities.Reasoning {
+		return aerr
+	}
 	return chat.CheckReasoning(model, req, d.sealer, func(param string) *apierr.Error {
 		return apierr.New(apierr.UnsupportedParameter, param, "Unsupported parameter: '"+param+"' is not supported with this model.")
 	})
@@ -57,13 +61,20 @@ type reply struct {
 	c         *dialect.Call
 	echo      *protocol.ResponseEcho
 	reasoning *protocol.OutputItem
+	// body is the answer, JSON or the stream's response, and events the stream: made in the
+	// reply's own allocation rather than each in one of theirs.
+	body   protocol.Response
+	events respEvents
 }
 
 func (r *reply) JSON() dialect.Body {
-	body := responseBody(r)
-	return &body
+	r.body = responseBody(r)
+	return &r.body
 }
 
-func (r *reply) Events(http.Header) dialect.Events { return newEvents(r) }
+func (r *reply) Events(http.Header) dialect.Events {
+	initEvents(&r.events, r)
+	return &r.events
+}
 
 var _ dialect.Dialect = (*Dialect)(nil)

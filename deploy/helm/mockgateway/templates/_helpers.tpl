@@ -87,3 +87,13 @@ seccompProfile:
      through the kubelet's atomic ..data symlink swap, but never reaches a subPath mount. */}}
 {{- define "mockgateway.catalogDir" -}}/etc/mockgateway/catalog{{- end }}
 {{- define "mockgateway.fixturesDir" -}}/etc/mockgateway/fixtures{{- end }}
+
+{{/* --allowed-hosts: the names the Service is called by in the cluster (NAME, NAME.NAMESPACE,
+     NAME.NAMESPACE.svc, NAME.NAMESPACE.svc.CLUSTER-DOMAIN), then config.allowedHosts. */}}
+{{- define "mockgateway.allowedHosts" -}}
+{{- $svc := include "mockgateway.fullname" . }}
+{{- $ns := .Release.Namespace }}
+{{- $names := list $svc (printf "%s.%s" $svc $ns) (printf "%s.%s.svc" $svc $ns) (printf "%s.%s.svc.%s" $svc $ns .Values.clusterDomain) }}
+{{- with .Values.config.allowedHosts }}{{ $names = append $names . }}{{ end }}
+{{- join "," $names }}
+{{- end }}

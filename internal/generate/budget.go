@@ -1,0 +1,35 @@
+package generate
+
+import (
+	"strconv"
+
+	"mockgateway/internal/apierr"
+)
+
+// CheckBudget rejects a budget over the model's output limit (limit, the catalog's
+// max_output_tokens) in OpenAI's words: param is the member the budget came from (max_tokens,
+// max_completion_tokens, or the Responses API's max_output_tokens, whose limit OpenAI calls
+// output tokens). A budget of zero (none sent) or a limit of zero (none known) passes. The
+// figures in the message are the parsed budget and the limit, formatted here: never the
+// client's bytes.
+func CheckBudget(param string, budget, limit int) *apierr.Error {
+	if limit <= 0 || budget <= limit {
+		return nil
+	}
+	kind := " completion tokens"
+	if param == "max_output_tokens" {
+		kind = " output tokens"
+	}
+	sent := strconv.Itoa(budget)
+	return apierr.New(apierr.InvalidValue, param, param+" is too large: "+sent+". This model supports at most "+
+		strconv.Itoa(limit)+kind+", whereas you provided "+sent+".")
+}
+
+// CheckAnthropicBudget is CheckBudget in Anthropic's words, which name the model.
+func CheckAnthropicBudget(budget, limit int, model string) *apierr.Error {
+	if limit <= 0 || budget <= limit {
+		return nil
+	}
+	return apierr.New(apierr.InvalidValue, "max_tokens", "max_tokens: "+strconv.Itoa(budget)+" > "+strconv.Itoa(limit)+
+		", which is the maximum allowed number of output tokens for "+model)
+}
