@@ -55,7 +55,10 @@ const (
 	SimulatedRateLimit      Code = "simulated_rate_limit"
 	// RateLimitExceeded is a simulated quota's refusal (internal/quota): OpenAI's code, in
 	// every dialect's own words.
-	RateLimitExceeded    Code = "rate_limit_exceeded"
+	RateLimitExceeded Code = "rate_limit_exceeded"
+	// ServerIsOverloaded is a simulated model past its capacity and its queue: OpenAI's code,
+	// in every dialect's own words (Anthropic's 529 overloaded_error).
+	ServerIsOverloaded   Code = "server_is_overloaded"
 	SimulatedServerError Code = "simulated_server_error"
 	SimulatedUnavailable Code = "simulated_unavailable"
 	SimulatedTimeout     Code = "simulated_timeout"
@@ -109,6 +112,7 @@ var table = map[Code]row{
 	InvalidSimulationHeader:  {http.StatusBadRequest, TypeInvalidRequest},
 	SimulatedRateLimit:       {http.StatusTooManyRequests, TypeRateLimit},
 	RateLimitExceeded:        {http.StatusTooManyRequests, TypeRateLimit},
+	ServerIsOverloaded:       {http.StatusServiceUnavailable, TypeServer},
 	SimulatedServerError:     {http.StatusInternalServerError, TypeServer},
 	SimulatedUnavailable:     {http.StatusServiceUnavailable, TypeServer},
 	SimulatedTimeout:         {http.StatusGatewayTimeout, TypeServer},

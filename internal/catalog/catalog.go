@@ -61,6 +61,13 @@ type Model struct {
 	// and tokens per window and requests per day, per client key and scope. nil: no limits,
 	// and nothing is counted.
 	Limits *quota.Limits `yaml:"limits,omitempty"`
+	// Capacity is how many requests the model serves at once; 0: no bound. Beyond it a
+	// request waits, if Queue has room for it, else it is refused as overloaded, in the
+	// dialect's words. LoadFactor F makes a latency grow with the requests running:
+	// f = 1 + (F−1)·(running−1)/(Capacity−1); 0 or 1: latency does not grow.
+	Capacity   int     `yaml:"capacity,omitempty"`
+	Queue      int     `yaml:"queue,omitempty"`
+	LoadFactor float64 `yaml:"load_factor,omitempty"`
 }
 
 // DefaultContextWindow is the context window of the built-in mocks, and of a catalog file's
@@ -255,6 +262,18 @@ func validate(m *Model) error {
 				return err
 			}
 		}
+		switch {
+		case m.Capacity < 0 || m.Capacity > 1_000_000:
+			return errors.New("capacity must be from 0 (no bound) to 1000000")
+		case m.Queue < 0 || m.Queue > 1_000_000:
+			return errors.New("queue must be from 0 to 1000000")
+		case m.Queue > 0 && m.Capacity == 0:
+			return errors.New("queue needs a capacity: without one nothing waits")
+		case m.LoadFactor != 0 && (m.LoadFactor < 1 || m.LoadFactor > 100):
+			return errors.New("load_factor must be from 1 to 100")
+		case m.LoadFactor > 1 && m.Capacity < 2:
+			return errors.New("load_factor needs a capacity of at least 2: latency grows from one request running to capacity")
+		}
 		if m.Limits != nil {
 			if err := m.Limits.Validate(); err != nil {
 				return fmt.Errorf("limits: %v", err)
@@ -282,8 +301,8 @@ func validate(m *Model) error {
 		if m.Provider == "" {
 			return errors.New("provider is missing; an external model needs one")
 		}
-		if m.Behavior != "" || m.DefaultTokens != 0 || !m.Latency.IsZero() || m.Fault != "" || m.Gateway != nil || m.Limits != nil {
-			return errors.New("behavior, default_tokens, latency, fault, gateway and limits apply to mocks; an external model is metadata only")
+		if m.Behavior != "" || m.DefaultTokens != 0 || !m.Latency.IsZero() || m.Fault != "" || m.Gateway != nil || m.Limits != nil || m.Capacity != 0 || m.Queue != 0 || m.LoadFactor != 0 {
+			return errors.New("behavior, default_tokens, latency, fault, gateway, limits, capacity, queue and load_factor apply to mocks; an external model is metadata only")
 		}
 		if m.ContextWindow < 0 {
 			return errors.New("context_window must not be negative")

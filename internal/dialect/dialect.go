@@ -46,6 +46,9 @@ type Dialect interface {
 	// QuotaError is a refusal by the quota (s.Refused set) in the provider's words: model is
 	// the requested model, org the organization the client key stands for (quota.Org).
 	QuotaError(s *quota.Status, model string, org quota.Org) *apierr.Error
+	// OverloadError is a model past its capacity and its queue (catalog capacity, queue)
+	// refused as the provider refuses an overloaded model, with the headers it sends beside.
+	OverloadError(h http.Header) *apierr.Error
 
 	// Admit refuses a request that lacks what the dialect requires beyond its body (a header).
 	// It is called before Decode, a call of its own: the decoder's deepest moment sizes the

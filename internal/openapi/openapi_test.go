@@ -128,9 +128,10 @@ func TestOpenAPIDocumentIsOpenAPI31(t *testing.T) {
 }
 
 // errorResponseCodes reads the code enum and type const of each ErrorNNN response.
-// quotaTypes are the error types OpenAI gives its quota refusal (rate_limit_exceeded): the
-// limit it hit, which the chat dialect writes in place of apierr's rate_limit_error.
-var quotaTypes = []string{"requests", "tokens"}
+// dialectTypes are the error types OpenAI's dialect writes in place of apierr's, by status: a
+// quota's refusal (rate_limit_exceeded) has the limit it hit, an overloaded model
+// (server_is_overloaded) service_unavailable_error.
+var dialectTypes = map[int][]string{429: {"requests", "tokens"}, 503: {"service_unavailable_error"}}
 
 func errorResponseCodes(t *testing.T) map[int]struct {
 	Type  string
@@ -184,8 +185,8 @@ func errorResponseCodes(t *testing.T) map[int]struct {
 			// apierr's type first, then the types a dialect words the same status with
 			// (OpenAI's quota refusal: quotaTypes).
 			typ = p.Type.Enum[0]
-			if !slices.Equal(p.Type.Enum[1:], quotaTypes) {
-				t.Errorf("components/responses/%s: types %v: only apierr's and OpenAI's quota types %v", name, p.Type.Enum, quotaTypes)
+			if !slices.Equal(p.Type.Enum[1:], dialectTypes[status]) {
+				t.Errorf("components/responses/%s: types %v: only apierr's and OpenAI's own %v", name, p.Type.Enum, dialectTypes[status])
 			}
 		}
 		out[status] = struct {
@@ -228,8 +229,10 @@ func TestOpenAPIErrorCodesAreApierrs(t *testing.T) {
 	for _, ty := range docAt(t, "/components/schemas/ErrorEnvelope/properties/error/properties/type/enum").([]any) {
 		gotTypes = append(gotTypes, ty.(string))
 	}
-	for _, ty := range quotaTypes {
-		types[ty] = true
+	for _, tys := range dialectTypes {
+		for _, ty := range tys {
+			types[ty] = true
+		}
 	}
 	wantTypes := slices.Sorted(func(yield func(string) bool) {
 		for ty := range types {

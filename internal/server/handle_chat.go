@@ -36,6 +36,7 @@ type chatHandler struct {
 	tracer           trace.Tracer
 	metrics          *observability.Metrics
 	drain            *Drain
+	loads            map[string]*loadGate // the models with a capacity (shared by every dialect)
 	streamTimeout    time.Duration
 	writeTimeout     time.Duration
 
@@ -58,6 +59,7 @@ func newChatHandler(d Deps, dl dialect.Dialect) http.Handler {
 		tracer:           d.Tracer,
 		metrics:          d.Metrics,
 		drain:            d.Drain,
+		loads:            d.loads,
 		streamTimeout:    d.Config.StreamTimeout,
 		writeTimeout:     d.Config.WriteTimeout,
 	}
@@ -119,22 +121,32 @@ func (h *chatHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	ctx, span := h.tracer.Start(r.Context(), h.spanNames[model.ID])
 	describeChatRequest(span, model, req, hit)
-	defer span.End() // also on a panic: the span still reaches the buffer
+	defer span.End()             // also on a panic: the span still reaches the buffer
+	if sim.served.Capacity > 0 { // a model without a capacity waits for nothing
+		if ok, err := h.enterLoad(ctx, w, sim, span); !ok {
+			if err != nil {
+				writeError(w, r, err)
+				setErrorType(span, rec)
+			}
+			h.finish(ctx, sim, rec)
+			return
+		}
+	}
 	h.dialect.AnswerHeaders(w.Header())
 	reportPlan(ctx, w, span, h.metrics, model.ID, sim)
 	if sim.plan.Sleep && !h.wait(ctx, sim.plan.Wait) {
-		h.settleQuota(ctx, sim.quota, rec)
+		h.finish(ctx, sim, rec)
 		return // the client left
 	}
 	if f := sim.plan.Fault; f != nil && f.BeforeOutput() {
 		recordFault(ctx, span, h.metrics, model.ID, f.Kind)
 		if f.Kind == simulation.Timeout && !h.wait(ctx, f.For) {
-			h.settleQuota(ctx, sim.quota, rec)
+			h.finish(ctx, sim, rec)
 			return // the client gave up first, as clients do
 		}
 		writeError(w, r, faultError(f))
 		setErrorType(span, rec)
-		h.settleQuota(ctx, sim.quota, rec)
+		h.finish(ctx, sim, rec)
 		return
 	}
 
@@ -145,7 +157,7 @@ func (h *chatHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.respond(ctx, w, r, c)
 	}
 	setChatResponseAttributes(span, c, rec)
-	h.settleQuota(ctx, sim.quota, rec) // to what the answer used, once it is written
+	h.finish(ctx, sim, rec) // to what the answer used, once it is written
 }
 
 // chatCall is one executed chat call: what the dialect's answer is made of (dialect.Call), the

@@ -188,6 +188,23 @@ func TestOpenAPIResponsesConform(t *testing.T) {
 	_ = resp.Body.Close()
 	srv.Close()
 
+	// server_is_overloaded: a slow answer holds the one place of mock-busy, another its queue.
+	full := newHarness(t, func(dd *Deps) { dd.Catalog = loadCatalog(t) })
+	fullSrv := httptest.NewServer(full.handler)
+	fullCtx, fullCancel := context.WithCancel(context.Background())
+	holding := post(fullCtx, fullSrv, chatPath, chatBody("mock-busy", ""), "X-Mock-Latency", "ttfc=10s")
+	waitFor(t, full, "mockgateway_model_running", 1)
+	queuedCtx, leave := context.WithCancel(context.Background())
+	waiting := post(queuedCtx, fullSrv, chatPath, chatBody("mock-busy", ""))
+	waitFor(t, full, "mockgateway_model_queued", 1)
+	do(full, "POST", chatPath, chatBody("mock-busy", ""))
+	do(full, "POST", "/v1/responses", `{"model":"mock-busy","input":"hi"}`)
+	leave()
+	fullCancel()
+	<-holding
+	<-waiting
+	fullSrv.Close()
+
 	// internal_error: a panic anywhere in the chain.
 	chain := observability.Chain(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }),
 		observability.ChainConfig{Logger: h.deps.Logger, Tracer: h.deps.Tracer, Propagator: h.deps.Propagator, Metrics: h.metrics, WriteInternalError: writeInternalError})

@@ -25,6 +25,7 @@ type simulated struct {
 	served  *catalog.Model  // the model that answers: the requested one or a fallback
 	attempt int             // this request's number in its attempts (1: a first try)
 	quota   *quotaAdmission // what the request drew from its model's quota; nil: no limits
+	gate    *loadGate       // the served model's capacity, whose place the request holds; nil: none
 }
 
 // simulator decides what the simulation does to a chat request.

@@ -65,3 +65,10 @@ func thousands(n int) string {
 	}
 	return s
 }
+
+// OverloadError is Anthropic's overload: 529 overloaded_error, "Overloaded", with
+// x-should-retry: true, which the SDKs and Claude Code retry.
+func (*Dialect) OverloadError(h http.Header) *apierr.Error {
+	h.Set("X-Should-Retry", "true")
+	return apierr.New(apierr.ServerIsOverloaded, "", "Overloaded")
+}

@@ -62,3 +62,11 @@ func (*Dialect) QuotaError(s *quota.Status, model string, org quota.Org) *apierr
 	e.Type = typ
 	return e
 }
+
+// OverloadError is OpenAI's answer when its servers are overloaded: 503
+// server_is_overloaded, of type service_unavailable_error, which the SDKs retry.
+func (*Dialect) OverloadError(http.Header) *apierr.Error {
+	e := apierr.New(apierr.ServerIsOverloaded, "", "Our servers are currently overloaded. Please try again later.")
+	e.Type = "service_unavailable_error"
+	return e
+}
