@@ -48,7 +48,10 @@ type rotatingFile struct {
 	// bind-mounted file.
 	rename func(oldpath, newpath string) error
 	remove func(name string) error
-	now    func() time.Time
+	// copy is io.Copy, the copy of a file that cannot be renamed; tests make it fail as a full
+	// disk does.
+	copy func(dst io.Writer, src io.Reader) (int64, error)
+	now  func() time.Time
 	// stuck: the file is full and could not be rotated; the next try is at retry.
 	stuck bool
 	retry time.Time
@@ -78,7 +81,7 @@ var troubleNames = [troubles]struct{ label, warning string }{
 // newRotatingFile opens path for appending (creating it), counting what it already holds
 // against maxBytes.
 func newRotatingFile(path string, maxBytes int64, backups int) (*rotatingFile, error) {
-	f := &rotatingFile{path: path, max: maxBytes, backups: backups, rename: os.Rename, remove: os.Remove, now: time.Now}
+	f := &rotatingFile{path: path, max: maxBytes, backups: backups, rename: os.Rename, remove: os.Remove, copy: io.Copy, now: time.Now}
 	if err := f.open(); err != nil {
 		return nil, err
 	}
@@ -213,32 +216,39 @@ func (f *rotatingFile) rotate() error {
 	return nil
 }
 
-// move moves the backups up by one, dropping the oldest, and makes the file FILE.1 (or removes
-// it when no backup is kept); the next write opens a new one.
+// move makes the file FILE.1, the backups moving up by one and the oldest dropping out (or
+// removes it when no backup is kept); the next write opens a new one. The file is renamed aside
+// first and the backups shifted only once that worked, so a file that cannot be moved costs no
+// backup, however often it is tried.
 func (f *rotatingFile) move() error {
 	if f.file != nil {
 		_ = f.file.Close()
 		f.file = nil
 	}
-	var err error
 	if f.backups == 0 {
-		err = f.remove(f.path)
-	} else {
-		_ = f.remove(f.backup(f.backups))
-		for i := f.backups - 1; i >= 1; i-- {
-			_ = f.rename(f.backup(i), f.backup(i+1)) // a missing backup is no matter
+		if err := f.remove(f.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
 		}
-		err = f.rename(f.path, f.backup(1))
+		return nil
 	}
-	if errors.Is(err, fs.ErrNotExist) {
-		err = nil // removed from under the service: a new file starts all the same
+	aside := f.aside()
+	if err := f.rename(f.path, aside); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // removed from under the service: a new file starts all the same
+		}
+		return err
 	}
-	return err
+	if err := f.shiftIn(aside); err != nil {
+		_ = f.rename(aside, f.path) // back where it was, to be copied
+		return err
+	}
+	return nil
 }
 
 // copyTruncate rotates a file that cannot be moved — one bind-mounted on its own into a
-// container can be neither renamed nor removed — by copying it to FILE.1 (the backups have
-// moved up already) and emptying it in place.
+// container can be neither renamed nor removed — by copying it to FILE.1 and emptying it in
+// place. The copy is made aside, in a file of its own, and shifted in only once whole: a copy
+// that fails (a full disk) leaves the backups as they were.
 func (f *rotatingFile) copyTruncate() error {
 	if f.file == nil {
 		if err := f.open(); err != nil {
@@ -246,27 +256,48 @@ func (f *rotatingFile) copyTruncate() error {
 		}
 	}
 	if f.backups > 0 {
-		backup, _, err := openLogFile(f.backup(1), os.O_CREATE|os.O_WRONLY)
+		aside := f.aside()
+		if err := f.remove(aside); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		// O_EXCL: a file, or a link, planted at the name since is refused, not written through.
+		backup, _, err := openLogFile(aside, os.O_CREATE|os.O_EXCL|os.O_WRONLY)
 		if err != nil {
 			return err
 		}
-		err = backup.Truncate(0)
-		if err == nil {
-			_, err = io.Copy(backup, io.NewSectionReader(f.file, 0, f.size))
-		}
+		_, err = f.copy(backup, io.NewSectionReader(f.file, 0, f.size))
 		if cerr := backup.Close(); err == nil {
 			err = cerr
 		}
+		if err == nil {
+			err = f.shiftIn(aside)
+		}
 		if err != nil {
+			_ = f.remove(aside)
 			return err
 		}
 	}
 	if err := f.file.Truncate(0); err != nil {
-		return err
+		return err // FILE.1 holds the copy: the next try makes another, and loses nothing
 	}
 	f.size = 0
 	return nil
 }
+
+// shiftIn moves the backups up by one, the oldest replaced by the one before it, and renames
+// aside (the file, or its copy) to FILE.1. It stops at the first backup that cannot be moved,
+// before anything replaces it.
+func (f *rotatingFile) shiftIn(aside string) error {
+	for i := f.backups - 1; i >= 1; i-- {
+		if err := f.rename(f.backup(i), f.backup(i+1)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err // a missing backup is no matter
+		}
+	}
+	return f.rename(aside, f.backup(1))
+}
+
+// aside is where the file, or its copy, waits until the backups have moved up.
+func (f *rotatingFile) aside() string { return f.backup(1) + ".tmp" }
 
 // drop counts the lines of p as not written, and warns of the trouble the first time.
 func (f *rotatingFile) drop(why trouble, p []byte, err error) {

@@ -2,6 +2,7 @@ package observability
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -82,24 +83,7 @@ func TestLogFileRotatesByCopyWhenItCannotBeRenamed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			busy := func(name string) error {
-				if name == path {
-					return &os.LinkError{Op: "rename", Old: path, Err: syscall.EBUSY}
-				}
-				return nil
-			}
-			f.rename = func(from, to string) error {
-				if err := busy(from); err != nil {
-					return err
-				}
-				return os.Rename(from, to)
-			}
-			f.remove = func(name string) error {
-				if err := busy(name); err != nil {
-					return err
-				}
-				return os.Remove(name)
-			}
+			bindMounted(f)
 			var warnings []string
 			f.warn = func(msg string, err error) { warnings = append(warnings, msg+": "+err.Error()) }
 			writeLines(t, f, 0, 500)
@@ -111,6 +95,84 @@ func TestLogFileRotatesByCopyWhenItCannotBeRenamed(t *testing.T) {
 				t.Errorf("%d lines dropped", n)
 			}
 		})
+	}
+}
+
+// bindMounted makes f's file one that can be neither renamed nor removed (EBUSY), as a file
+// bind-mounted on its own into a container; other names are renamed and removed as usual.
+func bindMounted(f *rotatingFile) {
+	f.rename = func(from, to string) error {
+		if from == f.path {
+			return &os.LinkError{Op: "rename", Old: from, New: to, Err: syscall.EBUSY}
+		}
+		return os.Rename(from, to)
+	}
+	f.remove = func(name string) error {
+		if name == f.path {
+			return &os.PathError{Op: "remove", Path: name, Err: syscall.EBUSY}
+		}
+		return os.Remove(name)
+	}
+}
+
+// TestLogFileKeepsItsBackupsWhileRotationFails: a file that cannot be renamed, on a disk too full
+// to copy it, stays full and its lines are dropped; try after try, its backups stay as they
+// were — none shifted away, none emptied or cut by a copy that failed half way — and once the
+// disk has room the next try rotates as usual.
+func TestLogFileKeepsItsBackupsWhileRotationFails(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mockgateway.log")
+	f, err := newRotatingFile(path, 1000, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := time.Now()
+	f.now = func() time.Time { return clock }
+	writeLines(t, f, 0, 80) // the file and its three backups, each full
+	read := func(name string) string {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	var before []string
+	for i := 1; i <= 3; i++ {
+		before = append(before, read(f.backup(i)))
+	}
+	live := read(path)
+	bindMounted(f)
+	f.copy = func(dst io.Writer, src io.Reader) (int64, error) {
+		n, _ := io.CopyN(dst, src, 300) // a part, then the disk is full
+		return n, &os.PathError{Op: "write", Path: "backup", Err: syscall.ENOSPC}
+	}
+	for try := range 5 {
+		writeLines(t, f, 1000+try, 1)
+		clock = clock.Add(rotateRetry)
+		for i := 1; i <= 3; i++ {
+			if got := read(f.backup(i)); got != before[i-1] {
+				t.Fatalf("after %d failed tries FILE.%d holds %d bytes, not its %d", try+1, i, len(got), len(before[i-1]))
+			}
+		}
+		if got := read(path); got != live {
+			t.Fatalf("after %d failed tries the log holds %d bytes, not its %d", try+1, len(got), len(live))
+		}
+	}
+	if got := f.dropped[notRotated].Load(); got != 5 {
+		t.Errorf("%d lines dropped, want the 5 written", got)
+	}
+	f.copy = io.Copy
+	writeLines(t, f, 2000, 1)
+	if got := read(f.backup(1)); got != live {
+		t.Errorf("FILE.1 after the disk has room: %d bytes, want the full log's %d", len(got), len(live))
+	}
+	if got := read(f.backup(2)); got != before[0] {
+		t.Error("FILE.2 after the disk has room is not the old FILE.1")
+	}
+	if got := read(path); got != fmt.Sprintf("line %05d %s\n", 2000, strings.Repeat("x", 38)) {
+		t.Errorf("the log after the rotation: %q", got)
+	}
+	if _, err := os.Lstat(f.backup(1) + ".tmp"); err == nil {
+		t.Error("a copy's temporary file is left behind")
 	}
 }
 

@@ -13,8 +13,8 @@ import (
 	"mockgateway/internal/chatclient"
 )
 
-// nestingDepth is the depth of issue 38's nested tool_result body (265 KB at 4,900 levels; a
-// little more here, as the turns before it are longer).
+// nestingDepth is the depth of the nested tool_result body and the nested schemas, the depth
+// BenchmarkDecodeDeepNesting decodes (docs/performance.md gives their sizes).
 const nestingDepth = 4900
 
 // nestingCases are each dialect's worst nesting: a tool_result nested in a tool_result on

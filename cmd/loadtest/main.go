@@ -7,7 +7,7 @@
 //	go run ./cmd/loadtest scaling [flags]   only bench's scaling table: server CPU per request as
 //	                                        the prompt, output tokens, n, tools and fixtures grow
 //	go run ./cmd/loadtest soak [flags]      mixed traffic for a duration, sampled over time
-//	go run ./cmd/loadtest hostile [-run RE] the hostile requests of the limits issue, each on a
+//	go run ./cmd/loadtest hostile [-run RE] the hostile requests docs/performance.md measures, each on a
 //	                                        fresh server: CPU, peak RSS and the answer
 //
 // Both build cmd/mockgateway and cmd/baseline into a temporary directory and start them on free

@@ -25,9 +25,9 @@ import (
 // Dialect is one API's wire form of the chat path. Its methods are called from many requests at
 // once: a Dialect holds only what it was built with.
 type Dialect interface {
-	// Marker is the request header (in its canonical form) that chooses this dialect on the routes the dialects share
-	// (the model list, an unknown path), as every client of the API sends it; "" when the
-	// dialect is chosen by its own routes only.
+	// Marker is the request header (in its canonical form) that chooses this dialect on the
+	// routes the dialects share (the model list, an unknown path), as every client of the API
+	// sends it; "" when the dialect is chosen by its own routes only.
 	Marker() string
 	// KeyHeader is the header that carries the local key in this dialect besides
 	// Authorization: Bearer; "" when there is none.

@@ -7,29 +7,29 @@ import (
 )
 
 // CheckBudget rejects a budget over the model's output limit (limit, the catalog's
-// max_output_tokens) in OpenAI's words: param is the member the budget came from (max_tokens,
-// max_completion_tokens, or the Responses API's max_output_tokens, whose limit OpenAI calls
-// output tokens). A budget of zero (none sent) or a limit of zero (none known) passes. The
-// figures in the message are the parsed budget and the limit, formatted here: never the
-// client's bytes.
+// max_output_tokens) in OpenAI's words less the figure the client sent: param is the member the
+// budget came from (max_tokens, max_completion_tokens, or the Responses API's
+// max_output_tokens, whose limit OpenAI calls output tokens). A budget of zero (none sent) or a
+// limit of zero (none known) passes. The only figure in the message is the model's limit, so
+// nothing the client sent comes back in it.
 func CheckBudget(param string, budget, limit int) *apierr.Error {
 	if limit <= 0 || budget <= limit {
 		return nil
 	}
-	kind := " completion tokens"
+	kind := " completion tokens."
 	if param == "max_output_tokens" {
-		kind = " output tokens"
+		kind = " output tokens."
 	}
-	sent := strconv.Itoa(budget)
-	return apierr.New(apierr.InvalidValue, param, param+" is too large: "+sent+". This model supports at most "+
-		strconv.Itoa(limit)+kind+", whereas you provided "+sent+".")
+	return apierr.New(apierr.InvalidValue, param, param+" is too large. This model supports at most "+
+		strconv.Itoa(limit)+kind)
 }
 
-// CheckAnthropicBudget is CheckBudget in Anthropic's words, which name the model.
+// CheckAnthropicBudget is CheckBudget in Anthropic's words, which name the model and, like
+// CheckBudget, leave out the budget sent.
 func CheckAnthropicBudget(budget, limit int, model string) *apierr.Error {
 	if limit <= 0 || budget <= limit {
 		return nil
 	}
-	return apierr.New(apierr.InvalidValue, "max_tokens", "max_tokens: "+strconv.Itoa(budget)+" > "+strconv.Itoa(limit)+
-		", which is the maximum allowed number of output tokens for "+model)
+	return apierr.New(apierr.InvalidValue, "max_tokens", "max_tokens: the maximum allowed number of output tokens for "+
+		model+" is "+strconv.Itoa(limit))
 }

@@ -2,9 +2,10 @@ package generate
 
 import (
 	"fmt"
-	"runtime"
 	"strings"
 	"testing"
+
+	"mockgateway/internal/testutil"
 )
 
 // deepSchemas are JSON Schemas nested as deep as a client likes (a non-strict schema is held to
@@ -46,11 +47,7 @@ func TestSchemaInstanceCostIsLinearInDepth(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			cost := func(d int) uint64 {
 				schema := c.schema(d)
-				var before, after runtime.MemStats
-				runtime.ReadMemStats(&before)
-				_ = instance(schema, 0)
-				runtime.ReadMemStats(&after)
-				return after.TotalAlloc - before.TotalAlloc
+				return testutil.BytesAllocated(func() { _ = instance(schema, 0) })
 			}
 			cost(depth)
 			single, double := cost(depth), cost(2*depth)
@@ -61,8 +58,8 @@ func TestSchemaInstanceCostIsLinearInDepth(t *testing.T) {
 	}
 }
 
-// BenchmarkSchemaInstanceDeep parses and generates each deep schema at 4,900 levels, the depth
-// of the hostile cases' schemas.
+// BenchmarkSchemaInstanceDeep parses and generates each deep schema at the depth of the hostile
+// load cases' schemas (cmd/loadtest's nestingDepth).
 func BenchmarkSchemaInstanceDeep(b *testing.B) {
 	for _, c := range deepSchemas {
 		b.Run(c.name, func(b *testing.B) {

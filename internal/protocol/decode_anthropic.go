@@ -198,8 +198,8 @@ func (c *anthropicState) finish(top members[string]) *apierr.Error {
 }
 
 // maxTokens is the budget of the answer, required by Anthropic, kept as sent as chat's is:
-// Claude Code asks for 32,000 tokens on every call, the model's output limit decides whether that
-// is accepted, and an answer stops at --max-tokens below it (docs/protocol.md).
+// Claude Code asks for a large budget on every call, the model's output limit decides whether
+// that is accepted, and an answer stops at --max-tokens below it (docs/protocol.md).
 func (c *anthropicState) maxTokens(path, v string) *apierr.Error {
 	n, e := asBoundedInt(path, v, 1, MaxBudget)
 	if e != nil {

@@ -1,11 +1,11 @@
 package protocol
 
 import (
-	"runtime"
 	"strings"
 	"testing"
 
 	"mockgateway/internal/apierr"
+	"mockgateway/internal/testutil"
 )
 
 // The worst nesting a client controls in each dialect, and the rule they are held to: decoding
@@ -59,16 +59,6 @@ var deepNestingCases = []struct {
 	}, func(b []byte) *apierr.Error { _, _, e := DecodeResponsesRequest(b, Limits{}); return e }, apierr.InvalidValue},
 }
 
-// bytesAllocated is what f allocates, in bytes: a count of work as deterministic as the
-// decoder, unlike its time.
-func bytesAllocated(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
-
 // TestDecodeCostIsLinearInDepth: doubling the depth of each dialect's worst nesting at most
 // doubles what decoding it allocates (with room for rounding), where a cost that grew with the
 // depth's square quadrupled it: a nested tool_result built its error path again at every
@@ -80,7 +70,7 @@ func TestDecodeCostIsLinearInDepth(t *testing.T) {
 			cost := func(d int) uint64 {
 				body := []byte(c.body(d))
 				var e *apierr.Error
-				n := bytesAllocated(func() { e = c.decode(body) })
+				n := testutil.BytesAllocated(func() { e = c.decode(body) })
 				if e == nil || e.Code != c.code {
 					t.Fatalf("depth %d: %v, want %s", d, e, c.code)
 				}
@@ -95,8 +85,8 @@ func TestDecodeCostIsLinearInDepth(t *testing.T) {
 	}
 }
 
-// BenchmarkDecodeDeepNesting decodes each dialect's worst nesting at the depth of a 265 KB body
-// (4,900 levels of tool_result).
+// BenchmarkDecodeDeepNesting decodes each dialect's worst nesting at the depth of the hostile
+// load cases (cmd/loadtest's nestingDepth).
 func BenchmarkDecodeDeepNesting(b *testing.B) {
 	for _, c := range deepNestingCases {
 		b.Run(c.name, func(b *testing.B) {

@@ -67,13 +67,13 @@ func TestOutputBudgetsAreTheModels(t *testing.T) {
 	t.Run("above the model's limit", func(t *testing.T) {
 		for _, c := range []struct{ name, path, body, param, message string }{
 			{"chat max_tokens", chatPath, `{"model":"mock-chat","max_tokens":40000,` + user + `}`, "max_tokens",
-				"max_tokens is too large: 40000. This model supports at most 32768 completion tokens, whereas you provided 40000."},
+				"max_tokens is too large. This model supports at most 32768 completion tokens."},
 			{"chat max_completion_tokens", chatPath, `{"model":"mock-chat","max_completion_tokens":32769,` + user + `}`, "max_completion_tokens",
-				"max_completion_tokens is too large: 32769. This model supports at most 32768 completion tokens, whereas you provided 32769."},
+				"max_completion_tokens is too large. This model supports at most 32768 completion tokens."},
 			{"responses", "/v1/responses", `{"model":"mock-chat","max_output_tokens":40000,"input":"hi"}`, "max_output_tokens",
-				"max_output_tokens is too large: 40000. This model supports at most 32768 output tokens, whereas you provided 40000."},
+				"max_output_tokens is too large. This model supports at most 32768 output tokens."},
 			{"catalog limit", chatPath, `{"model":"mock-short","max_tokens":501,` + user + `}`, "max_tokens",
-				"max_tokens is too large: 501. This model supports at most 500 completion tokens, whereas you provided 501."},
+				"max_tokens is too large. This model supports at most 500 completion tokens."},
 		} {
 			t.Run(c.name, func(t *testing.T) {
 				rr := h.do("POST", c.path, c.body)
@@ -93,7 +93,7 @@ func TestOutputBudgetsAreTheModels(t *testing.T) {
 		}
 		if err := json.Unmarshal(rr.Body.Bytes(), &body); err != nil || rr.Code != http.StatusBadRequest || body.Type != "error" ||
 			body.Error.Type != "invalid_request_error" ||
-			body.Error.Message != "max_tokens: 40000 > 32768, which is the maximum allowed number of output tokens for mock-chat" {
+			body.Error.Message != "max_tokens: the maximum allowed number of output tokens for mock-chat is 32768" {
 			t.Errorf("messages: status %d: %s", rr.Code, rr.Body)
 		}
 	})

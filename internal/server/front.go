@@ -208,13 +208,18 @@ func crossSite(h http.Header) bool {
 
 // hostAllowed reports whether a Host header is an IP literal, a loopback name or one of
 // --allowed-hosts, with any port. No Host at all (HTTP/1.0) is no browser's: a browser always
-// sends one.
+// sends one. A name may end in the root's dot (mockgateway. is mockgateway); an address may
+// not, as it is then a name a resolver could rebind.
 func (g *frontGuard) hostAllowed(host string) bool {
 	if host == "" {
 		return true
 	}
 	name := hostName(host)
-	if localhostName(name) || ipLiteral(name) {
+	if ipLiteral(name) {
+		return true
+	}
+	name = strings.TrimSuffix(name, ".")
+	if localhostName(name) {
 		return true
 	}
 	for _, a := range g.hosts {
@@ -242,10 +247,9 @@ func hostName(host string) string {
 	return host
 }
 
-// localhostName reports whether a host name is localhost or one of its subdomains, which
-// RFC 6761 keeps off DNS: they can only mean this machine.
+// localhostName reports whether a host name (without the root's trailing dot) is localhost or
+// one of its subdomains, which RFC 6761 keeps off DNS: they can only mean this machine.
 func localhostName(name string) bool {
-	name = strings.TrimSuffix(name, ".")
 	return strings.EqualFold(name, "localhost") || len(name) > len(".localhost") && strings.EqualFold(name[len(name)-len(".localhost"):], ".localhost")
 }
 
@@ -254,7 +258,7 @@ func localhostName(name string) bool {
 func ipLiteral(name string) bool {
 	// Only what can be an address is parsed: a failed parse allocates its error, and every
 	// request under a DNS name (a service name, --allowed-hosts) would pay for it.
-	v4 := name != "" && strings.Trim(name, "0123456789.") == ""
+	v4 := name != "" && name[len(name)-1] != '.' && strings.Trim(name, "0123456789.") == ""
 	v6 := strings.IndexByte(name, ':') >= 0 && strings.Trim(name, "0123456789abcdefABCDEF:.") == ""
 	if !v4 && !v6 {
 		return false

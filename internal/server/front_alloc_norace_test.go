@@ -19,7 +19,7 @@ func TestFrontGuardAllocatesNothing(t *testing.T) {
 	g.next = http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
 	r := httptest.NewRequest("POST", chatPath, nil)
 	w := httptest.NewRecorder()
-	for _, host := range []string{"127.0.0.1:8080", "10.1.2.3:8080", "localhost:8080", "[::1]:8080", "[fd00::1]:8080", "mockgateway:8080", "a.corp.test", "cafe.corp.test", "rebind.evil.example", "1.evil.example"} {
+	for _, host := range []string{"127.0.0.1:8080", "10.1.2.3:8080", "localhost:8080", "[::1]:8080", "[fd00::1]:8080", "mockgateway:8080", "a.corp.test", "cafe.corp.test", "rebind.evil.example", "1.evil.example", "mockgateway.:8080", "127.0.0.1.", "[fe80::1%25eth0]:8080"} {
 		r.Host = host
 		r.Header.Set("Origin", "http://"+host)
 		r.Header.Set("Sec-Fetch-Site", "same-origin")

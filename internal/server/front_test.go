@@ -66,6 +66,24 @@ func refused(t *testing.T, what string, resp *http.Response, body, code string) 
 	}
 }
 
+// rawStatus is the status of GET /v1/models with host as written: Go's client drops an IPv6
+// zone from the Host it sends, so the request is written by hand.
+func rawStatus(t *testing.T, srv *httptest.Server, host string) int {
+	t.Helper()
+	c, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, _ = io.WriteString(c, "GET /v1/models HTTP/1.1\r\nHost: "+host+"\r\nConnection: close\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode
+}
+
 // echoed reports whether a chat call answers as the mock's own generator does, not as a
 // page's fixture.
 func echoed(t *testing.T, srv *httptest.Server) bool {
@@ -149,7 +167,7 @@ func TestOwnOriginIsServed(t *testing.T) {
 // and adds no fixture. Loopback names and IP literals keep working, with any port.
 func TestRebindingHostIsRefused(t *testing.T) {
 	_, srv := browserServer(t)
-	for _, host := range []string{"rebind.evil.example:8080", "rebind.evil.example", "127.0.0.1.evil.example", "localhost.evil.example", "0x7f000001:8080"} {
+	for _, host := range []string{"rebind.evil.example:8080", "rebind.evil.example", "127.0.0.1.evil.example", "localhost.evil.example", "0x7f000001:8080", "127.0.0.1.nip.io", "127.0.0.1."} {
 		for _, path := range []string{"/_mock/journal", "/debug/traces", "/v1/models", "/_mock/fixtures", "/"} {
 			resp, body := send(t, srv, "GET", path, host, "")
 			refused(t, "GET "+path+" as "+host, resp, body, "host_not_allowed")
@@ -168,6 +186,13 @@ func TestRebindingHostIsRefused(t *testing.T) {
 			t.Errorf("loopback name or IP literal %s: %d %s", host, resp.StatusCode, body)
 		}
 	}
+	// A zoned IPv6 literal names an interface of the machine it is written on, not an address
+	// the mock answers at.
+	for _, host := range []string{"[fe80::1%25eth0]", "[fe80::1%25eth0]:8080", "[fe80::1%eth0]"} {
+		if code := rawStatus(t, srv, host); code != http.StatusForbidden {
+			t.Errorf("zoned IPv6 literal %s: %d, want 403", host, code)
+		}
+	}
 	// HTTP/1.0 without a Host is no browser's.
 	c, err := net.Dial("tcp", srv.Listener.Addr().String())
 	if err != nil {
@@ -180,7 +205,7 @@ func TestRebindingHostIsRefused(t *testing.T) {
 	}
 	// --allowed-hosts adds names, and .domain its subdomains.
 	_, allowed := browserServer(t, func(d *Deps) { d.Config.AllowedHosts = []string{"mock.test", ".corp.test", "[fd00::1]"} })
-	for host, want := range map[string]int{"mock.test:8080": 200, "MOCK.test": 200, "a.corp.test": 200, "corp.test": 200, "xcorp.test": 403, "mock.test.evil": 403, "[fd00::1]:1": 200, "localhost": 200} {
+	for host, want := range map[string]int{"mock.test:8080": 200, "MOCK.test": 200, "a.corp.test": 200, "corp.test": 200, "xcorp.test": 403, "mock.test.evil": 403, "[fd00::1]:1": 200, "localhost": 200, "mock.test.": 200, "a.corp.test.:80": 200, "mock.test..": 403} {
 		if resp, body := send(t, allowed, "GET", "/v1/models", host, ""); resp.StatusCode != want {
 			t.Errorf("--allowed-hosts, Host %s: %d %s, want %d", host, resp.StatusCode, body, want)
 		}
@@ -196,7 +221,7 @@ func TestHostOnEveryListener(t *testing.T) {
 		for _, allowed := range [][]string{nil, {"mockgateway"}} {
 			what := "--addr " + addr + " --allowed-hosts " + strings.Join(allowed, ",")
 			_, srv := browserServer(t, func(d *Deps) { d.Config.Addr = addr; d.Config.AllowedHosts = allowed })
-			for _, host := range []string{"attacker.example:8080", "attacker.example", "mockgateway.attacker.example", "10.1.2.3.nip.io:8080", "1.evil.example"} {
+			for _, host := range []string{"attacker.example:8080", "attacker.example", "mockgateway.attacker.example", "10.1.2.3.nip.io:8080", "1.evil.example", "127.0.0.1.nip.io", "127.0.0.1.", "10.1.2.3.:8080"} {
 				resp, body := send(t, srv, "POST", "/_mock/fixtures", host, pwn, "Origin", "http://"+host, "Content-Type", "application/json")
 				refused(t, what+": POST fixture as "+host, resp, body, "host_not_allowed")
 				for _, path := range []string{"/_mock/journal", "/debug/traces", "/v1/models"} {
@@ -220,7 +245,8 @@ func TestHostOnEveryListener(t *testing.T) {
 			if allowed != nil {
 				want = 200
 			}
-			for _, host := range []string{"mockgateway:8080", "MockGateway"} {
+			// A name written with the root's trailing dot is the same name.
+			for _, host := range []string{"mockgateway:8080", "MockGateway", "mockgateway.", "mockgateway.:8080"} {
 				if resp, body := send(t, srv, "GET", "/v1/models", host, ""); resp.StatusCode != want {
 					t.Errorf("%s: Host %s: %d %s, want %d", what, host, resp.StatusCode, body, want)
 				}

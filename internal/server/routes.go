@@ -130,7 +130,8 @@ func unsupported(r *mux.Router, shared *dialect.Set, dl dialect.Dialect, surface
 // the request twice to put the matched route and its variables in the context; dispatch hands
 // the variables only to a route that has some (mux.SetURLVars, read by mux.Vars), and nothing
 // here asks for the current route (mux.CurrentRoute). Those copies and the router's walk through
-// each route's regexp cost 2–3% of a JSON chat request (BenchmarkDispatch; docs/performance.md).
+// each route's regexp are a measurable part of a JSON chat request's cost (BenchmarkDispatch;
+// the figures are in docs/performance.md).
 //
 // So a request for a route without variables (every busy one) is found by its path and method
 // in exact, a table learned from the router itself (newDispatch); any other goes to the

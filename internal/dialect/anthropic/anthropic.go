@@ -76,9 +76,9 @@ func (*Dialect) AppendCount(buf []byte, tokens int) []byte {
 
 // Check refuses a max_tokens over the model's output limit in Anthropic's words, a prompt
 // beyond the context window with at most --max-tokens beside it — the context error is not in
-// Anthropic's words, so that Claude Code's 32,000 on a long conversation is not refused in words
-// it cannot read to recover — and, on a reasoning model, what Anthropic refuses of a thinking
-// request (thinking.go).
+// Anthropic's words, so that the large budget Claude Code asks for on a long conversation is not
+// refused in words it cannot read to recover — and, on a reasoning model, what Anthropic refuses
+// of a thinking request (thinking.go).
 func (d *Dialect) Check(model *catalog.Model, req *protocol.Request, promptTokens, ceiling int) *apierr.Error {
 	if aerr := generate.CheckAnthropicBudget(req.MaxTokens, model.MaxOutputTokens, model.ID); aerr != nil {
 		return aerr
