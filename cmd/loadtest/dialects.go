@@ -57,7 +57,55 @@ func loadDialects() []loadDialect {
 			stream: loadRequest{"/v1/messages", `{"model":"mock-echo","max_tokens":1024,"stream":true,"messages":[{"role":"user","content":"` + userMessage + `"}]}`},
 			answer: messagesAnswer, event: messagesEvent, final: "message_stop",
 		},
+		{
+			// Google's Gemini API: the model and the method in the path, the key in
+			// x-goog-api-key; a stream of data: lines, the last with its finishReason.
+			name: "Gemini", kind: "gemini", header: map[string]string{"X-Goog-Api-Key": "loadtest"},
+			json:   loadRequest{"/v1beta/models/mock-echo:generateContent", `{"contents":[{"role":"user","parts":[{"text":"` + userMessage + `"}]}]}`},
+			stream: loadRequest{"/v1beta/models/mock-echo:streamGenerateContent?alt=sse", `{"contents":[{"role":"user","parts":[{"text":"` + userMessage + `"}]}]}`},
+			answer: geminiAnswer, event: geminiEvent, final: "the finishReason",
+		},
 	}
+}
+
+// geminiResponse is a GenerateContentResponse as the load test reads it: the first candidate's
+// parts, its finish and the output tokens.
+type geminiResponse struct {
+	Candidates []struct {
+		Content struct {
+			Parts []struct {
+				Text string `json:"text"`
+			} `json:"parts"`
+		} `json:"content"`
+		FinishReason string `json:"finishReason"`
+	} `json:"candidates"`
+	Usage struct {
+		CandidatesTokenCount int `json:"candidatesTokenCount"`
+	} `json:"usageMetadata"`
+	Error json.RawMessage `json:"error"`
+}
+
+func geminiAnswer(body []byte) (string, int, bool) {
+	var r geminiResponse
+	if json.Unmarshal(body, &r) != nil || len(r.Candidates) != 1 || len(r.Candidates[0].Content.Parts) != 1 {
+		return "", 0, false
+	}
+	return r.Candidates[0].Content.Parts[0].Text, r.Usage.CandidatesTokenCount, true
+}
+
+func geminiEvent(data []byte) (delta, final bool, failure string, err error) {
+	var r geminiResponse
+	if err := json.Unmarshal(data, &r); err != nil {
+		return false, false, "", err
+	}
+	if r.Error != nil {
+		return false, false, "an error", nil
+	}
+	if len(r.Candidates) == 0 {
+		return false, false, "", nil
+	}
+	c := r.Candidates[0]
+	return len(c.Content.Parts) > 0 && c.Content.Parts[0].Text != "", c.FinishReason != "", "", nil
 }
 
 func responsesAnswer(body []byte) (string, int, bool) {

@@ -24,6 +24,13 @@ func TestLoadDialects(t *testing.T) {
 				"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
 			failing: "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\"}}\n\n",
 		},
+		"gemini": {
+			ok: "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"\"}],\"role\":\"model\"}}]}\r\n\r\n" +
+				"data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"echo:\"}],\"role\":\"model\"}}]}\r\n\r\n" +
+				"data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\" hi\"}],\"role\":\"model\"}}]}\r\n\r\n" +
+				"data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"\"}],\"role\":\"model\"},\"finishReason\":\"STOP\"}]}\r\n\r\n",
+			failing: "data: {\"error\":{\"code\":500,\"status\":\"INTERNAL\"}}\r\n\r\n",
+		},
 	}
 	kinds := loadKinds()
 	for _, d := range loadDialects() {

@@ -141,6 +141,9 @@ type Error struct {
 	// RetryAfter is the wait a simulated rate limit or unavailability names in its Retry-After
 	// and x-ratelimit-* headers (the error writer sets them, as OpenAI does); 0 for most errors.
 	RetryAfter time.Duration
+	// Detail is what the dialect that made the error adds to it in its own envelope (Google's
+	// QuotaFailure of a quota's refusal): only that dialect's writer reads it; nil for most.
+	Detail any
 }
 
 func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }

@@ -93,6 +93,13 @@ func dialects() []*dialect {
 			fixtureUser: messagesFixtureUser, fixtureTools: messagesFixtureTools, toolCall: "tool_use", stop: "stop_sequences",
 			extra: (*traffic).buildMessages,
 		},
+		{
+			name: "gemini", route: geminiRoute, headers: geminiHeaders, body: builder.geminiBody, readTo: "its usageMetadata",
+			event: geminiEvent, end: "the response with usageMetadata", errorType: geminiErrorType, expect: geminiExpect,
+			faults: geminiFaults(), refused: geminiRefused(), malformed: geminiMalformed,
+			fixtureUser: geminiFixtureUser, fixtureTools: geminiFixtureTools, toolCall: "functionCall",
+			extra: (*traffic).buildGemini,
+		},
 	}
 }
 

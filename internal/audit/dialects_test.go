@@ -18,6 +18,11 @@ func TestDialectStreams(t *testing.T) {
 			failing: "event: message_start\ndata: {\"type\":\"message_start\"}\n\nevent: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\"}}\n\ndata: not json\n\n",
 			code:    "api_error",
 		},
+		"gemini": {
+			ok:      "data: {\"candidates\":[]}\r\n\r\ndata: {\"candidates\":[],\"usageMetadata\":{}}\r\n\r\n",
+			failing: "data: {\"candidates\":[]}\r\n\r\ndata: {\"error\":{\"code\":500,\"status\":\"INTERNAL\"}}\r\n\r\ndata: not json\r\n\r\n",
+			code:    "internal",
+		},
 	}
 	names := map[string]bool{}
 	for _, d := range dialects() {

@@ -113,7 +113,7 @@ func TestAuditRealServiceFixtures(t *testing.T) {
 		t.Fatalf("exit %d verdict %s, %d leaks, problems %v\n%s", code, rep.Verdict, len(rep.Leaks), rep.Problems, stderr)
 	}
 	probes := fixtureProbes(rep)
-	want := map[string]int{"200": 0, "400 no_fixture_match": 0, "400 fixture_mismatch": 0, "400 invalid_value": 0, "400 invalid_simulation_header": 0, "400 invalid_request_error": 0}
+	want := map[string]int{"200": 0, "400 no_fixture_match": 0, "400 fixture_mismatch": 0, "400 invalid_value": 0, "400 invalid_simulation_header": 0, "400 invalid_request_error": 0, "400 invalid_argument": 0}
 	canaries := 0
 	for _, p := range probes {
 		if p.Unexpected || p.Verdict != "clean" {
@@ -124,11 +124,11 @@ func TestAuditRealServiceFixtures(t *testing.T) {
 		}
 		canaries += p.Canaries
 	}
-	// 1 add + 3 matches × 2 = 7 answered 200, and the Responses and Messages dialects' 2 matches
-	// × 2 each; a miss (chat, Responses, and Messages, whose envelope names the type) and a
-	// mismatch each JSON and stream; the refused body, the malformed ?scope=, DELETE and limit;
-	// the malformed x-mock-scope twice.
-	for k, n := range map[string]int{"200": 15, "400 no_fixture_match": 4, "400 fixture_mismatch": 2, "400 invalid_value": 4, "400 invalid_simulation_header": 2, "400 invalid_request_error": 2} {
+	// 1 add + 3 matches × 2 = 7 answered 200, and the Responses, Messages and Gemini dialects' 2
+	// matches × 2 each; a miss (chat, Responses, and Messages and Gemini, whose envelopes name
+	// the type and the status) and a mismatch each JSON and stream; the refused body, the
+	// malformed ?scope=, DELETE and limit; the malformed x-mock-scope twice.
+	for k, n := range map[string]int{"200": 19, "400 no_fixture_match": 4, "400 fixture_mismatch": 2, "400 invalid_value": 4, "400 invalid_simulation_header": 2, "400 invalid_request_error": 2, "400 invalid_argument": 2} {
 		if want[k] != n {
 			t.Errorf("%d fixture probes expected %s, want %d", want[k], k, n)
 		}

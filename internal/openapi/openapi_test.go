@@ -169,8 +169,8 @@ func errorResponseCodes(t *testing.T) map[int]struct {
 		Codes []string
 	}{}
 	for name, r := range parsed.Components.Responses {
-		if name == "AnthropicError" {
-			continue // Anthropic's envelope of the same codes (internal/server's TestMessagesErrors)
+		if name == "AnthropicError" || name == "GeminiError" {
+			continue // Anthropic's and Google's envelopes of the same codes (internal/server's TestMessagesErrors, TestGoogleErrors)
 		}
 		status, err := strconv.Atoi(strings.TrimPrefix(name, "Error"))
 		if err != nil || !strings.HasPrefix(name, "Error") {

@@ -33,6 +33,7 @@ func TestOpenAPIResponsesConform(t *testing.T) {
 	instant := []string{"X-Mock-Latency", "instant"}
 
 	// Every operation, answered.
+	conformGoogle(h, do) // google_test.go
 	do(h, "GET", "/health", "")
 	do(h, "GET", "/v1/models", "")
 	do(h, "GET", "/openapi.json", "")

@@ -3,12 +3,15 @@ package server
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
+	"maps"
 	"mime"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -120,11 +123,25 @@ func matchTemplate(tpl, path string) bool {
 		return false
 	}
 	for i := range ts {
-		if ts[i] != ps[i] && !(strings.HasPrefix(ts[i], "{") && ps[i] != "") {
+		if ts[i] != ps[i] && !matchSegment(ts[i], ps[i]) {
 			return false
 		}
 	}
 	return true
+}
+
+// matchSegment matches a variable segment: {x} any non-empty one, {x}:method (Gemini's) one
+// that ends with :method and holds no other colon.
+func matchSegment(tpl, seg string) bool {
+	if !strings.HasPrefix(tpl, "{") || seg == "" {
+		return false
+	}
+	_, suffix, _ := strings.Cut(tpl, "}")
+	if suffix == "" {
+		return true
+	}
+	head, ok := strings.CutSuffix(seg, suffix)
+	return ok && head != "" && !strings.Contains(head, ":")
 }
 
 // responseFor finds the response object the document gives for method, path and status: the
@@ -133,13 +150,26 @@ func matchTemplate(tpl, path string) bool {
 func (d *apiDoc) responseFor(what, method, path string, status int) string {
 	d.t.Helper()
 	path, _, _ = strings.Cut(path, "?")
-	for tpl := range d.at("/paths").(map[string]any) {
+	// A template with a method after its variable (Gemini's {model}:generateContent) first: a
+	// bare {model} would take its segment too.
+	tpls := slices.SortedFunc(maps.Keys(d.at("/paths").(map[string]any)), func(a, b string) int {
+		return cmp.Compare(strings.Count(b, "}:"), strings.Count(a, "}:"))
+	})
+	for _, tpl := range tpls {
 		if !matchTemplate(tpl, path) {
 			continue
 		}
 		op := "/paths/" + pointerToken(tpl) + "/" + strings.ToLower(method)
 		if d.at(op) == nil {
-			break // a known path, another method: 405 (or 401 first on /v1)
+			// A known path, another method: 405 (or 401 first on /v1), in the envelope of the
+			// path's dialect when it names one (Gemini's methods).
+			for m := range d.at("/paths/" + pointerToken(tpl)).(map[string]any) {
+				r := "/paths/" + pointerToken(tpl) + "/" + m + "/responses/" + strconv.Itoa(status)
+				if ref, ok := d.at(r + "/$ref").(string); ok && strings.HasSuffix(ref, "/GeminiError") {
+					return d.deref(r)
+				}
+			}
+			break
 		}
 		for _, key := range []string{strconv.Itoa(status), "default"} {
 			if r := op + "/responses/" + key; d.at(r) != nil {
@@ -232,7 +262,8 @@ func (d *apiDoc) body(what, ptr, contentType string, body []byte) {
 			d.eventStream(what, content+"/x-sse-data-schema", body) // named events (POST /v1/responses)
 			break
 		}
-		d.stream(what, content+"/x-sse-data-schema", body)
+		done, marked := d.at(content + "/x-sse-done").(bool)
+		d.stream(what, content+"/x-sse-data-schema", body, done || !marked)
 	default:
 		if len(body) == 0 {
 			d.t.Errorf("%s: empty %s body", what, mt)
@@ -242,7 +273,7 @@ func (d *apiDoc) body(what, ptr, contentType string, body []byte) {
 
 // stream checks an SSE transcript: only `data: …` frames, each followed by a blank line, every
 // one before `data: [DONE]` valid against the frame schema, and [DONE] last.
-func (d *apiDoc) stream(what, frameSchema string, b []byte) {
+func (d *apiDoc) stream(what, frameSchema string, b []byte, wantDone bool) {
 	d.t.Helper()
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(nil, 1<<20)
@@ -268,8 +299,8 @@ func (d *apiDoc) stream(what, frameSchema string, b []byte) {
 			d.chunks++
 		}
 	}
-	if !done || !blank {
-		d.t.Errorf("%s: the stream does not end with data: [DONE] and a blank line", what)
+	if done != wantDone || !blank {
+		d.t.Errorf("%s: the stream does not end with data: [DONE] (%v) and a blank line", what, wantDone)
 	}
 }
 

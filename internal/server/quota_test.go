@@ -1,7 +1,9 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
+	"net/http/httptest"
 	"regexp"
 	"strconv"
 	"strings"
@@ -170,5 +172,68 @@ func TestQuotaHeaderAndCatalog(t *testing.T) {
 		if rr := off.do("POST", chatPath, chatBody("mock-chat", ""), "X-Mock-Quota", "rpm=1"); rr.Code != 200 || rr.Header().Get("X-Ratelimit-Limit-Requests") != "" {
 			t.Fatalf("simulation headers off: %d %v", rr.Code, rr.Header())
 		}
+	}
+}
+
+// TestQuotaGoogle: Google's answers carry no rate-limit header; its refusal is 429
+// RESOURCE_EXHAUSTED with a QuotaFailure (metric, a …PerMinute… or …PerDay… id, dimensions,
+// value), a Help link and a RetryInfo in whole seconds, and "Please retry in Ns." in the
+// message, as Gemini CLI reads it. An overloaded model is 503 UNAVAILABLE in Google's words.
+func TestQuotaGoogle(t *testing.T) {
+	h, _ := newQuotaHarness(t)
+	path := geminiPath("v1beta", "mock-chat", "generateContent")
+	body := `{"contents":[{"role":"user","parts":[{"text":"hello there"}]}]}`
+	for _, row := range []struct{ quota, id string }{
+		{"rpm=1;window=30s", "GenerateRequestsPerMinutePerProjectPerModel-FreeTier"},
+		{"rpd=1", "GenerateRequestsPerDayPerProjectPerModel-FreeTier"},
+	} {
+		q := []string{"X-Mock-Quota", row.quota, "X-Goog-Api-Key", "key-" + row.quota}
+		rr := h.do("POST", path, body, q...)
+		if rr.Code != 200 {
+			t.Fatalf("%s: %d %s", row.quota, rr.Code, rr.Body)
+		}
+		for name := range rr.Header() {
+			if strings.Contains(strings.ToLower(name), "ratelimit") {
+				t.Errorf("Google answers with %s", name)
+			}
+		}
+		rr = h.do("POST", path, body, q...)
+		var e struct {
+			Error struct {
+				Code    int
+				Message string
+				Status  string
+				Details []map[string]any
+			}
+		}
+		if err := json.Unmarshal(rr.Body.Bytes(), &e); err != nil || rr.Code != 429 || e.Error.Status != "RESOURCE_EXHAUSTED" || len(e.Error.Details) != 3 {
+			t.Fatalf("%s, refused: %d %s", row.quota, rr.Code, rr.Body)
+		}
+		v := e.Error.Details[0]["violations"].([]any)[0].(map[string]any)
+		if e.Error.Details[0]["@type"] != "type.googleapis.com/google.rpc.QuotaFailure" || v["quotaId"] != row.id || v["quotaValue"] != "1" ||
+			v["quotaDimensions"].(map[string]any)["model"] != "mock-chat" || e.Error.Details[1]["@type"] != "type.googleapis.com/google.rpc.Help" {
+			t.Errorf("%s: details %v", row.quota, e.Error.Details)
+		}
+		wait := e.Error.Details[2]["retryDelay"]
+		if e.Error.Details[2]["@type"] != "type.googleapis.com/google.rpc.RetryInfo" || wait != rr.Header().Get("Retry-After")+"s" ||
+			!strings.HasSuffix(e.Error.Message, "\nPlease retry in "+strings.TrimSuffix(wait.(string), "s")+"s.") {
+			t.Errorf("%s: retry %v, header %q, message %q", row.quota, wait, rr.Header().Get("Retry-After"), e.Error.Message)
+		}
+	}
+
+	// mock-busy's one place taken by a slow answer, and no queue.
+	cat, err := catalog.Parse([]byte("models:\n  - {id: mock-busy, kind: mock, behavior: chat, capacity: 1}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	busy := newHarness(t, func(d *Deps) { d.Catalog = cat })
+	srv := httptest.NewServer(busy.handler)
+	defer srv.Close()
+	held := post(context.Background(), srv, chatPath, chatBody("mock-busy", ""), "X-Mock-Latency", "ttfc=200ms")
+	waitFor(t, busy, "mockgateway_model_running", 1)
+	defer func() { <-held }()
+	rr := busy.do("POST", geminiPath("v1beta", "mock-busy", "generateContent"), body, googleKeyHeader...)
+	if rr.Code != 503 || !strings.Contains(rr.Body.String(), `"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"`) {
+		t.Errorf("overloaded: %d %s", rr.Code, rr.Body)
 	}
 }

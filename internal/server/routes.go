@@ -12,6 +12,7 @@ import (
 	"mockgateway/internal/dialect"
 	"mockgateway/internal/dialect/anthropic"
 	"mockgateway/internal/dialect/chat"
+	"mockgateway/internal/dialect/google"
 	"mockgateway/internal/dialect/responses"
 	"mockgateway/internal/openapi"
 	"mockgateway/internal/seal"
@@ -28,12 +29,17 @@ type dialects struct {
 	chat      *chat.Dialect
 	responses *responses.Dialect
 	anthropic *anthropic.Dialect
-	shared    *dialect.Set
+	// google is Gemini's generateContent (and countTokens, the model list); googleStream its
+	// streamGenerateContent, which answers without alt=sse with a JSON array.
+	google       *google.Dialect
+	googleStream *google.Dialect
+	shared       *dialect.Set
 }
 
 func newDialects(sealer *seal.Sealer) *dialects {
-	ds := &dialects{chat: chat.New(sealer), responses: responses.New(sealer), anthropic: anthropic.New(sealer)}
-	ds.shared = &dialect.Set{Default: ds.chat, Marked: []dialect.Dialect{ds.anthropic}}
+	ds := &dialects{chat: chat.New(sealer), responses: responses.New(sealer), anthropic: anthropic.New(sealer),
+		google: google.New(sealer, google.Generate), googleStream: google.New(sealer, google.Stream)}
+	ds.shared = &dialect.Set{Default: ds.chat, Marked: []dialect.Dialect{ds.anthropic, ds.google}}
 	return ds
 }
 
@@ -75,12 +81,28 @@ func addRoutes(r *mux.Router, d Deps, ds *dialects, metricsOn bool) {
 	in(ds.responses, "/v1/responses", v1(newChatHandler(d, ds.responses))).Methods(http.MethodPost)
 	in(ds.anthropic, "/v1/messages", v1(newChatHandler(d, ds.anthropic))).Methods(http.MethodPost)
 	in(ds.anthropic, "/v1/messages/count_tokens", v1(handleCountTokens(d, ds.anthropic))).Methods(http.MethodPost)
+	// Google's Gemini API, under /v1beta (Gemini CLI's SDK) and /v1 (the current SDKs'
+	// default): a method is the model's path segment and :method. The model's pattern stops at
+	// the colon (mux's default would take it), and the template names it plainly.
+	gemini := func(dl dialect.Dialect, template string, h http.Handler) *mux.Route {
+		rt := newRouted(template, ds.shared, h)
+		rt.dialect = dl
+		return r.Handle(strings.Replace(template, "{model}", "{model:[^/:]+}", 1), rt)
+	}
+	for _, v := range []string{"/v1beta", "/v1"} {
+		gemini(ds.google, v+"/models/{model}:generateContent", v1(newChatHandler(d, ds.google))).Methods(http.MethodPost)
+		gemini(ds.googleStream, v+"/models/{model}:streamGenerateContent", v1(newChatHandler(d, ds.googleStream))).Methods(http.MethodPost)
+		gemini(ds.google, v+"/models/{model}:countTokens", v1(handleCountTokens(d, ds.google))).Methods(http.MethodPost)
+	}
 	// Stored responses (retrieve, delete, cancel, input_items) and the token counting and
 	// compaction endpoints: the mock keeps no responses, on purpose.
 	r.PathPrefix("/v1/responses/").Handler(newRouted("/v1/responses/{rest}", ds.shared, v1(handleStoredResponses())))
 	models := newModelLists(d.Catalog, ds.shared)
 	handle("/v1/models", v1(handleListModels(models))).Methods(get...)
-	handle("/v1/models/{model}", v1(handleGetModel(models))).Methods(get...)
+	// A model's id stops at a colon here too: GET on a Gemini method is its 405, not a model.
+	r.Handle("/v1/models/{model:[^/:]+}", newRouted("/v1/models/{model}", ds.shared, v1(handleGetModel(models)))).Methods(get...)
+	gemini(ds.google, "/v1beta/models", v1(handleListModels(models))).Methods(get...)
+	gemini(ds.google, "/v1beta/models/{model}", v1(handleGetModel(models))).Methods(get...)
 
 	// /_mock: the mock's own control surface (docs/fixtures.md), guarded by the local key.
 	mock := func(h http.Handler) http.Handler { return &mockGuard{key: d.Config.APIKey, next: h} }

@@ -61,6 +61,19 @@ func TestParkedStreamStack(t *testing.T) {
 		}
 		parkedStreamStack(t, messagesPath, strings.Replace(string(body), `"model": "mock-tools"`, `"model": "mock-long"`, 1))
 	})
+	// Gemini's: a plain stream, and its deepest decoding — parts, a function call and its
+	// response, a system instruction, declarations in Google's OpenAPI subset.
+	t.Run("gemini", func(t *testing.T) {
+		parkedStreamStack(t, "/v1beta/models/mock-long:streamGenerateContent?alt=sse", `{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`)
+	})
+	t.Run("gemini parts and function round trip", func(t *testing.T) {
+		parkedStreamStack(t, "/v1/models/mock-long:streamGenerateContent?alt=sse", `{"systemInstruction":{"role":"user","parts":[{"text":"s"}]},`+
+			`"contents":[{"role":"user","parts":[{"text":"hi"},{"text":"there"}]},`+
+			`{"role":"model","parts":[{"functionCall":{"name":"f","args":{"a":{"b":[1]}}},"thoughtSignature":"skip_thought_signature_validator"}]},`+
+			`{"role":"user","parts":[{"functionResponse":{"name":"f","response":{"x":{"y":"z"}}}}]}],`+
+			`"tools":[{"functionDeclarations":[{"name":"f","parameters":{"type":"OBJECT","properties":{"a":{"type":"STRING","nullable":true}}}}]}],`+
+			`"generationConfig":{"temperature":1,"topP":0.95,"topK":64,"thinkingConfig":{"includeThoughts":true}}}`)
+	})
 	t.Run("responses parts and tool round trip", func(t *testing.T) {
 		parkedStreamStack(t, "/v1/responses", `{"model":"mock-long","stream":true,"input":[{"role":"user","content":[{"type":"input_text","text":"hi"}]},`+
 			`{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},`+
@@ -165,6 +178,7 @@ func TestBlockedStreamStack(t *testing.T) {
 		// Eight role chunks and a token, more than net/http's 2 KB response buffer: its first
 		// write takes the longer path to the headers (response.Write, not Flush).
 		{"chat n=8", chatPath, `{"model":"mock-long","stream":true,"n":8,"messages":[{"role":"user","content":"hi"}]}`},
+		{"gemini", "/v1beta/models/mock-long:streamGenerateContent?alt=sse", `{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			const K = 200

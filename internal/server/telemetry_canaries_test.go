@@ -294,7 +294,8 @@ func TestCanaries(t *testing.T) {
 			body: `{"model":"mock-reasoning","reasoning_effort":"low","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":` + fmt.Sprintf("%q", c.at("reasoning chat message")) + `}]}`},
 	)
 	anthropic := anthropicCanaryCalls(c, q, scope, contains, caseHeader) // messages_canaries_test.go
-	for _, a := range append(anthropic, thinkingCanaryCalls(t, h, c, q, scope)...) {
+	anthropic = append(anthropic, thinkingCanaryCalls(t, h, c, q, scope)...)
+	for _, a := range append(anthropic, googleCanaryCalls(c, q, scope, contains, caseHeader)...) { // google_canaries_test.go
 		calls = append(calls, call{name: a.name, method: a.method, path: a.path, body: a.body, disconnect: a.disconnect, header: a.header})
 	}
 	// Browsers (front.go): a foreign Origin, a rebinding Host, Sec-Fetch-Site, an allowed origin's
@@ -408,8 +409,11 @@ func TestCanaries(t *testing.T) {
 		}
 	}
 	_ = json.Unmarshal(h.do("GET", "/_mock/journal?scope=canary-scope&limit=1000", "").Body.Bytes(), &inScope)
-	var respMatched, respMissed, msgMatched, thinkingMatched int
+	var respMatched, respMissed, msgMatched, thinkingMatched, geminiMatched int
 	for _, e := range inScope.Data {
+		if strings.HasPrefix(e.Route, "/v1/models/{model}:") && e.Fixture == "cnr-content" {
+			geminiMatched++
+		}
 		if e.Route == "/v1/messages" && e.Fixture == "cnr-content" {
 			msgMatched++
 		}
@@ -425,6 +429,9 @@ func TestCanaries(t *testing.T) {
 	}
 	if msgMatched != 2 || thinkingMatched != 1 {
 		t.Errorf("the Messages calls in the scope did not run as planned: %d matched, %d thinking", msgMatched, thinkingMatched)
+	}
+	if geminiMatched != 2 || !strings.Contains(sources["error bodies"], "Corrupted thought signature.") {
+		t.Errorf("the Gemini calls did not run as planned: %d matched in the scope", geminiMatched)
 	}
 	if !strings.Contains(sources["error bodies"], "Invalid `signature` in `thinking` block") || !strings.Contains(sources["error bodies"], "Invalid `data` in `redacted_thinking` block") {
 		t.Errorf("the forged thinking blocks were not refused")
