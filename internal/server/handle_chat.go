@@ -99,8 +99,17 @@ func (h *chatHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	// The quota comes before the fixtures: a refused call takes no scripted reply of a sequence.
+	var admitted *quotaAdmission // nil: the model has no limits, and nothing is counted
+	if h.limited(r, model) {
+		if admitted, err = h.takeQuota(w, r, model, req, facts.promptTokens); err != nil {
+			writeError(w, r, err)
+			return
+		}
+	}
 	hit, err := h.script(r, req, rec)
 	if err != nil {
+		h.settleQuota(r.Context(), admitted, rec)
 		if err != errClientLeft { // no one to answer
 			writeError(w, r, err)
 		}
@@ -108,16 +117,11 @@ func (h *chatHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	sim, err := h.sim.decide(r, model, facts.seed, hit)
 	if err != nil {
+		h.settleQuota(r.Context(), admitted, rec)
 		writeError(w, r, err)
 		return
 	}
-	rec.Attempt = sim.attempt
-	if h.limited(r, model) { // a model without limits counts nothing (sim.quota stays nil)
-		if err := h.takeQuota(w, r, model, req, facts.promptTokens, sim); err != nil {
-			writeError(w, r, err)
-			return
-		}
-	}
+	rec.Attempt, sim.quota = sim.attempt, admitted
 
 	ctx, span := h.tracer.Start(r.Context(), h.spanNames[model.ID])
 	describeChatRequest(span, model, req, hit)

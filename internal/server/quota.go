@@ -29,13 +29,13 @@ func (h *chatHandler) limited(r *http.Request, model *catalog.Model) bool {
 	return model.Limits != nil || (h.sim.headers && len(r.Header[quota.Header]) > 0)
 }
 
-// takeQuota admits the request against its quota (sim.quota) — one request, and its prompt plus its output
+// takeQuota admits the request against its quota — one request, and its prompt plus its output
 // budget in tokens — or refuses it in the dialect's words. Either way the answer carries the
 // dialect's rate-limit headers. The buckets are the model's, the client key's (hashed: the key
 // itself is neither kept nor shown) and the scope's.
 //
 //go:noinline
-func (h *chatHandler) takeQuota(w http.ResponseWriter, r *http.Request, model *catalog.Model, req *protocol.Request, promptTokens int, sim *simulated) error {
+func (h *chatHandler) takeQuota(w http.ResponseWriter, r *http.Request, model *catalog.Model, req *protocol.Request, promptTokens int) (*quotaAdmission, error) {
 	var limits quota.Limits
 	if model.Limits != nil {
 		limits = *model.Limits
@@ -44,7 +44,7 @@ func (h *chatHandler) takeQuota(w http.ResponseWriter, r *http.Request, model *c
 		if v := r.Header.Get(quota.Header); v != "" {
 			l, err := quota.Parse(v)
 			if err != nil {
-				return invalidHeader(quota.Header, err)
+				return nil, invalidHeader(quota.Header, err)
 			}
 			limits = l
 		}
@@ -66,7 +66,7 @@ func (h *chatHandler) takeQuota(w http.ResponseWriter, r *http.Request, model *c
 	tokens := promptTokens + budget*max(1, req.N)
 	st, err := h.state.TakeQuota(r.Context(), key, limits, tokens)
 	if err != nil {
-		return stateError(err)
+		return nil, stateError(err)
 	}
 	h.dialect.QuotaHeaders(w.Header(), &st, time.Now())
 	if st.Refused != "" {
@@ -75,10 +75,9 @@ func (h *chatHandler) takeQuota(w http.ResponseWriter, r *http.Request, model *c
 		var org quota.Org
 		o := sha256.Sum256(append([]byte("org\x00"), client[:]...))
 		copy(org[:], o[:])
-		return h.dialect.QuotaError(&st, model.ID, org)
+		return nil, h.dialect.QuotaError(&st, model.ID, org)
 	}
-	sim.quota = &quotaAdmission{key: key, limits: limits, tokens: tokens}
-	return nil
+	return &quotaAdmission{key: key, limits: limits, tokens: tokens}, nil
 }
 
 // clientKey is the key the request carries, as the dialect's clients send it: the bearer

@@ -237,3 +237,29 @@ func TestQuotaGoogle(t *testing.T) {
 		t.Errorf("overloaded: %d %s", rr.Code, rr.Body)
 	}
 }
+
+// TestQuotaRefusalTakesNoScriptedReply: a call the quota refuses is refused before the
+// fixtures, so it does not use up a reply of a sequence: the client's retry, once the bucket has
+// refilled, gets the reply the refused call would have.
+func TestQuotaRefusalTakesNoScriptedReply(t *testing.T) {
+	h, clock := newQuotaHarness(t)
+	addFixtures(t, h, "", `{"fixtures":[{"name":"steps","match":{"model":"mock-chat"},"replies":[{"content":"one"},{"content":"two"},{"content":"three"}]}]}`)
+	q := []string{"X-Mock-Quota", "rpm=1;window=2s"}
+	content := func(rr *httptest.ResponseRecorder) string {
+		t.Helper()
+		if rr.Code != 200 {
+			t.Fatalf("%d %s", rr.Code, rr.Body)
+		}
+		return *decodeCompletion(t, rr.Body.Bytes()).Choices[0].Message.Content
+	}
+	if got := content(h.do("POST", chatPath, chatBody("mock-chat", ""), q...)); got != "one" {
+		t.Fatalf("first: %q", got)
+	}
+	if rr := h.do("POST", chatPath, chatBody("mock-chat", ""), q...); rr.Code != 429 {
+		t.Fatalf("second: %d", rr.Code)
+	}
+	clock.t = clock.t.Add(2 * time.Second)
+	if got := content(h.do("POST", chatPath, chatBody("mock-chat", ""), q...)); got != "two" {
+		t.Errorf("the retry: %q, want the second reply", got)
+	}
+}
