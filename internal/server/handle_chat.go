@@ -121,7 +121,10 @@ func (h *chatHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	rec.Attempt, sim.quota = sim.attempt, admitted
+	rec.Attempt = sim.attempt
+	if admitted != nil {
+		sim.held = &held{quota: admitted}
+	}
 
 	ctx, span := h.tracer.Start(r.Context(), h.spanNames[model.ID])
 	describeChatRequest(span, model, req, hit)

@@ -110,7 +110,7 @@ func (g *loadGate) loaded(l simulation.Latency, serving int) simulation.Latency 
 	return simulation.Latency{FirstChunk: scale(l.FirstChunk), BetweenChunks: scale(l.BetweenChunks), Jitter: scale(l.Jitter)}
 }
 
-// enterLoad takes the served model's place (sim.gate, left in finish), its wait recorded in
+// enterLoad takes the served model's place (sim.held, given up in finish), its wait recorded in
 // the span and the access line and part of the time to first chunk; the latency grows with
 // the requests served (loaded). A request the queue has no room for is refused as the
 // dialect refuses an overloaded model; false with a nil error: the client left while waiting.
@@ -135,17 +135,29 @@ func (h *chatHandler) enterLoad(ctx context.Context, w http.ResponseWriter, sim 
 		h.metrics.ObserveQuotaRefusal(sim.served.ID, "overloaded")
 		return false, h.dialect.OverloadError(w.Header())
 	}
-	sim.gate = g
+	if sim.held == nil {
+		sim.held = &held{}
+	}
+	sim.held.gate = g
 	sim.latency = g.loaded(sim.latency, serving)
 	return true, nil
+}
+
+// held is what a call holds of its model's simulated quota and capacity until it ends.
+type held struct {
+	quota *quotaAdmission // what it drew from the requested model's quota; nil: no limits
+	gate  *loadGate       // the served model's capacity, whose place it holds; nil: none
 }
 
 // finish is what a call that drew from its model's quota or took a place does when it ends:
 // the quota settled to what it used (settleQuota), the place given up.
 func (h *chatHandler) finish(ctx context.Context, sim *simulated, rec *observability.Record) {
-	h.settleQuota(ctx, sim.quota, rec)
-	if sim.gate != nil {
-		sim.gate.leave()
-		sim.gate = nil
+	if sim.held == nil {
+		return
+	}
+	h.settleQuota(ctx, sim.held.quota, rec)
+	if g := sim.held.gate; g != nil {
+		g.leave()
+		sim.held.gate = nil
 	}
 }

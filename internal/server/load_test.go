@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"mockgateway/internal/catalog"
 	"mockgateway/internal/simulation"
@@ -144,5 +145,15 @@ func TestLoadedLatency(t *testing.T) {
 	}
 	if got := (&loadGate{capacity: 5, factor: 0}).loaded(l, 5); got != l {
 		t.Errorf("no load_factor: %+v", got)
+	}
+}
+
+// TestNoLimitsCostNothing: a model without limits or a capacity pays for them with one nil
+// pointer in the simulation's decision (held), which keeps the decision, allocated once per
+// request, within the size class it had before quotas: its bytes per request are unchanged
+// (BenchmarkChatJSON), and so are its allocations (TestRequestAllocations).
+func TestNoLimitsCostNothing(t *testing.T) {
+	if size := unsafe.Sizeof(simulated{}); size > 160 {
+		t.Errorf("the decision is %d bytes: past 160, every request allocates the next size class", size)
 	}
 }

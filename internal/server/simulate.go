@@ -22,10 +22,11 @@ import (
 type simulated struct {
 	plan    simulation.Plan
 	latency simulation.Latency
-	served  *catalog.Model  // the model that answers: the requested one or a fallback
-	attempt int             // this request's number in its attempts (1: a first try)
-	quota   *quotaAdmission // what the request drew from its model's quota; nil: no limits
-	gate    *loadGate       // the served model's capacity, whose place the request holds; nil: none
+	served  *catalog.Model // the model that answers: the requested one or a fallback
+	attempt int            // this request's number in its attempts (1: a first try)
+	// held is what the call holds of its models' simulated quota and capacity until it ends
+	// (finish); nil for a model with neither. One pointer: the decision stays in its size class.
+	held *held
 }
 
 // simulator decides what the simulation does to a chat request.
