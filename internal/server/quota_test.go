@@ -263,3 +263,20 @@ func TestQuotaRefusalTakesNoScriptedReply(t *testing.T) {
 		t.Errorf("the retry: %q, want the second reply", got)
 	}
 }
+
+// TestQuotaCutStreamRefunds: a stream that ends after two chunks gives back the budget it did
+// not produce, so the next call sees the tokens of the cut one's prompt and chunks alone taken.
+func TestQuotaCutStreamRefunds(t *testing.T) {
+	h, _ := newQuotaHarness(t)
+	q := []string{"X-Mock-Quota", "tpm=2000"}
+	if rr := h.do("POST", chatPath, chatBody("mock-chat", `"stream":true,"max_tokens":400`), append([]string{"X-Mock-Fault", "stream_error;after=2"}, q...)...); rr.Code != 200 || rr.Header().Get("X-Ratelimit-Remaining-Tokens") == "" {
+		t.Fatalf("the cut stream: %d %v", rr.Code, rr.Header())
+	}
+	rr := h.do("POST", chatPath, chatBody("mock-chat", `"max_tokens":400`), q...)
+	left, _ := strconv.Atoi(rr.Header().Get("X-Ratelimit-Remaining-Tokens"))
+	// Each call's prompt is a handful of tokens; without the refund the cut stream's 400 would
+	// still be taken, leaving under 1200.
+	if rr.Code != 200 || left < 2000-400-40 {
+		t.Errorf("after the cut stream: %d, %d tokens left", rr.Code, left)
+	}
+}
