@@ -100,6 +100,9 @@ type Config struct {
 	// JournalScopes bounds the scopes the journal keeps (the least recently used goes first),
 	// apart from the unscoped journal: with JournalEntries, what bounds its memory.
 	JournalScopes int
+	// JournalFlushReads bounds, with a state store, the reads of the unscoped journal waiting
+	// for the replicas' writers at once; beyond, 429 server_busy (docs/fixtures.md).
+	JournalFlushReads int
 	// StateStore is where runtime state lives: "" in this process, or a redis:// or rediss://
 	// URL shared by replicas (internal/state). It may hold a password: LogValue masks it.
 	// StateTTL is how long a scope's shared state is kept after its last write.
@@ -181,6 +184,7 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 		{flagenv.Setting{Name: "regex-budget", Env: "MOCKGATEWAY_REGEX_BUDGET", Default: "8388608", Usage: "regex steps (program instructions × bytes of text) one request's fixture matching and reply check may take"}, intOf(&c.RegexBudget)},
 		{flagenv.Setting{Name: "journal-scopes", Env: "MOCKGATEWAY_JOURNAL_SCOPES", Default: "64", Usage: "scopes the journal keeps besides the unscoped one; beyond, the least recently used scope's calls go"}, intOf(&c.JournalScopes)},
 		{flagenv.Setting{Name: "journal-entries", Env: "MOCKGATEWAY_JOURNAL_ENTRIES", Default: "1000", Usage: "calls the journal keeps per scope (0: no journal)"}, intOf(&c.JournalEntries)},
+		{flagenv.Setting{Name: "journal-flush-reads", Env: "MOCKGATEWAY_JOURNAL_FLUSH_READS", Default: "64", Usage: "with --state-store: reads of the unscoped journal waiting for the replicas' writers at once; beyond, 429 server_busy"}, intOf(&c.JournalFlushReads)},
 		{flagenv.Setting{Name: "state-store", Env: "MOCKGATEWAY_STATE_STORE", Usage: "redis:// or rediss:// URL of a Redis or Valkey the replicas share runtime fixtures, reply positions, attempts and the journal in (empty: this process)"}, str(&c.StateStore)},
 		{flagenv.Setting{Name: "state-ttl", Env: "MOCKGATEWAY_STATE_TTL", Default: "1h", Usage: "how long the state store keeps a scope's state after its last write"}, durationOf(&c.StateTTL)},
 		{flagenv.Setting{Name: "trace-probes", Env: "MOCKGATEWAY_TRACE_PROBES", Default: "false", Usage: "trace /health and /metrics requests too (they are always measured and logged)", Switch: true}, boolOf(&c.TraceProbes)},
@@ -261,6 +265,7 @@ func (c Config) validate() error {
 		{c.RegexBudget >= 1024, "regex-budget: must be at least 1024"},
 		{c.JournalEntries >= 0, "journal-entries: must not be negative"},
 		{c.JournalScopes >= 1, "journal-scopes: must be at least 1"},
+		{c.JournalFlushReads >= 1, "journal-flush-reads: must be at least 1"},
 		{c.AttemptTTL > 0, "attempt-ttl: must be positive"},
 		{c.StateTTL > 0, "state-ttl: must be positive"},
 		{validStateStore(c.StateStore), "state-store: must be empty or a redis:// or rediss:// URL"},
@@ -319,6 +324,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("regex_budget", c.RegexBudget),
 		slog.Int("journal_entries", c.JournalEntries),
 		slog.Int("journal_scopes", c.JournalScopes),
+		slog.Int("journal_flush_reads", c.JournalFlushReads),
 		slog.String("state_store", maskURL(c.StateStore)),
 		slog.String("state_ttl", c.StateTTL.String()),
 		slog.Bool("trace_probes", c.TraceProbes),

@@ -180,7 +180,8 @@ func NewSharedState(ctx context.Context, cfg config.Config, files *fixtures.Stor
 	return state.NewRedis(ctx, state.RedisConfig{URL: cfg.StateStore, Fixtures: files,
 		MaxScopes: cfg.MaxScopes, MaxFixturesPerScope: cfg.MaxScopeFixtures, MaxBytes: cfg.MaxFixtureBytes,
 		ScopeTTL: cfg.ScopeTTL, TTL: cfg.StateTTL, AttemptKeys: cfg.AttemptKeys, AttemptTTL: cfg.AttemptTTL,
-		JournalEntries: cfg.JournalEntries, JournalScopes: cfg.JournalScopes, Registerer: reg, Logger: logger})
+		JournalEntries: cfg.JournalEntries, JournalScopes: cfg.JournalScopes,
+		MaxFlushReads: cfg.JournalFlushReads, Registerer: reg, Logger: logger})
 }
 
 // NewSealer is the sealer of --seal-key, or of a random key when it is unset: it seals what the

@@ -2,6 +2,8 @@ package state
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -30,6 +32,9 @@ type RedisConfig struct {
 	AttemptKeys                              int
 	AttemptTTL                               time.Duration
 	JournalEntries, JournalScopes            int // JournalEntries 0: no journal
+	// MaxFlushReads bounds the reads of the unscoped journal waiting for the replicas' writers
+	// at once (beyond: ErrBusy); 0: 64.
+	MaxFlushReads int
 	// Refresh is how often the unscoped runtime fixtures' generation is read and the store's
 	// health checked: the staleness an unscoped request's view of other replicas' unscoped
 	// fixtures may have, and how soon a returning store is noticed.
@@ -55,8 +60,23 @@ type Redis struct {
 	compiled map[string]*compiled
 	unscoped atomic.Pointer[compiled] // scope "", refreshed every Refresh (and by this replica's writes)
 
-	calls   chan journal.Entry // the journal's queue: bounded, written by one goroutine
-	flushes chan string        // reads of the unscoped journal waiting for the queue's write
+	calls chan journal.Entry // the journal's queue: bounded, written by one goroutine
+
+	// Flushes (redis_journal_flush.go). The writer's side: the requests heard, and a wake-up.
+	askMu      sync.Mutex
+	askedList  []string
+	flushAsked chan struct{}
+	// The reading side: a random id naming this replica's ack channel, the round the next reads
+	// share, whether one runs, the acknowledgements it waits for, and the bound on its reads.
+	replica       string
+	ctx           context.Context // the store's: a round outlives the read that started it
+	roundMu       sync.Mutex
+	nextRound     *flushRound
+	roundRunning  bool
+	ackMu         sync.Mutex
+	ackWait       *ackWait
+	flushReads    chan struct{}
+	flushesMissed atomic.Int64 // rounds that ended without every acknowledgement
 
 	latency *prometheus.HistogramVec
 	errs    *prometheus.CounterVec
@@ -74,7 +94,8 @@ var ops = []string{"fetch", "count", "add", "list", "drop", "attempt", "quota", 
 
 // NewRedis connects to the store (without waiting for it: a store that is down at start-up is
 // reported and retried like one that goes down later) and starts its background work, which
-// ends with ctx; Wait waits for it.
+// ends with ctx; Wait waits for it. It returns once its subscription to the journal's flushes
+// is up (at most subscribeWait): from then on every unscoped read counts this replica.
 func NewRedis(ctx context.Context, cfg RedisConfig) (*Redis, error) {
 	opt, err := redis.ParseURL(cfg.URL)
 	if err != nil {
@@ -93,8 +114,15 @@ func NewRedis(ctx context.Context, cfg RedisConfig) (*Redis, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.MaxFlushReads <= 0 {
+		cfg.MaxFlushReads = 64
+	}
+	var id [8]byte
+	_, _ = rand.Read(id[:])
 	r := &Redis{cfg: cfg, client: redis.NewClient(opt), log: cfg.Logger, compiled: map[string]*compiled{},
-		calls: make(chan journal.Entry, journalQueue), flushes: make(chan string, 16), done: make(chan struct{})}
+		calls: make(chan journal.Entry, journalQueue), flushAsked: make(chan struct{}, 1),
+		replica: hex.EncodeToString(id[:]), ctx: ctx, flushReads: make(chan struct{}, cfg.MaxFlushReads),
+		done: make(chan struct{})}
 	r.unscoped.Store(&compiled{gen: "0"})
 	r.metrics(cfg.Registerer)
 	r.up.Store(true) // until the first ping says otherwise
@@ -103,8 +131,17 @@ func NewRedis(ctx context.Context, cfg RedisConfig) (*Redis, error) {
 	wg.Add(3)
 	go func() { defer wg.Done(); r.loop(ctx) }()
 	go func() { defer wg.Done(); r.writeCalls(ctx) }()
-	go func() { defer wg.Done(); r.listenFlushes(ctx) }()
+	subscribed := make(chan struct{})
+	go func() { defer wg.Done(); r.listenFlushes(ctx, subscribed) }()
 	go func() { wg.Wait(); _ = r.client.Close(); close(r.done) }()
+	t := time.NewTimer(subscribeWait)
+	defer t.Stop()
+	select {
+	case <-subscribed:
+	case <-t.C:
+		r.log.Warn("state store: the journal's flush subscription is not up yet; until it is, reads of the unscoped journal on other replicas may miss this replica's newest unscoped calls")
+	case <-ctx.Done():
+	}
 	return r, nil
 }
 
@@ -181,6 +218,9 @@ func (r *Redis) call(ctx context.Context, op string, f func(ctx context.Context)
 		return err // the client went away: nothing to say about the store
 	}
 	r.errs.WithLabelValues(op).Inc()
+	if errors.Is(err, redis.ErrPoolTimeout) {
+		return fmt.Errorf("%w (%s: this replica's connections to the store are all busy)", ErrUnavailable, op)
+	}
 	if isDown(err) {
 		r.setUp(false, err)
 		return fmt.Errorf("%w (%s)", ErrUnavailable, op)
@@ -190,6 +230,9 @@ func (r *Redis) call(ctx context.Context, op string, f func(ctx context.Context)
 
 // isDown reports whether err means the store did not answer (as opposed to an error reply).
 func isDown(err error) bool {
+	if errors.Is(err, redis.ErrPoolTimeout) {
+		return false // this replica's connections are all busy: the store may be fine
+	}
 	var re redis.Error
 	if !errors.As(err, &re) {
 		return true // no answer: a refused or lost connection, a timeout, a closed pool

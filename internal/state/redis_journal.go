@@ -19,10 +19,10 @@ import (
 // its entry. A scoped call's entry is written before RecordCall returns, which the server calls
 // before the answer's last byte (one round trip, on a request that makes round trips already).
 // An unscoped call only queues its entry, and one goroutine writes what is queued in one script
-// per batch; a read of the unscoped journal first asks every replica's writer to write its
-// queue and waits for their answers (flushJournals). The queue holds journalQueue entries: when
-// it is full, or the store does not answer, entries are dropped and counted
-// (mockgateway_journal_dropped_total).
+// per batch; a read of the unscoped journal first has every replica's writer write what it had
+// queued when asked, and waits for their acknowledgements (flushJournals,
+// redis_journal_flush.go). The queue holds journalQueue entries: when it is full, or the store
+// does not answer, entries are dropped and counted (mockgateway_journal_dropped_total).
 //
 // ARGV: the prefix and the three bounds, then per scope its id, its count n and its n entries,
 // oldest first: one LPUSH, LTRIM and PEXPIRE a scope and batch, not a call each (the batched
@@ -96,8 +96,10 @@ func (r *Redis) writeArgs(ctx context.Context, args []any) error {
 	})
 }
 
-// writeCalls writes the queued entries until ctx ends, and the whole queue when a read asks
-// (r.flushes: the reader's nonce, acknowledged once written).
+// writeCalls writes the queued entries until ctx ends. When reads ask (flushAsked), it takes
+// every waiting request at once, notes how many entries are queued, writes exactly those (and
+// what it holds already), and then acknowledges: entries that keep coming never hold an
+// acknowledgement back.
 func (r *Redis) writeCalls(ctx context.Context) {
 	batch := make([]journal.Entry, 0, maxBatch)
 	args := make([]any, 0, 4+3*maxBatch)
@@ -105,16 +107,15 @@ func (r *Redis) writeCalls(ctx context.Context) {
 	// ends[i] is where entry i's JSON ends.
 	var buf []byte
 	ends := make([]int, 0, maxBatch)
-	var asked []string // the nonces of the reads waiting for this write
+	var asked []string // the requests of the reads waiting for this write
 	linger := time.NewTimer(journalLinger)
 	linger.Stop()
 	for {
-		batch, asked = batch[:0], asked[:0]
+		batch = batch[:0]
 		select {
 		case <-ctx.Done():
 			return
-		case n := <-r.flushes:
-			asked = append(asked, n)
+		case <-r.flushAsked:
 		case e := <-r.calls:
 			batch = append(batch, e)
 			// Entries that come within journalLinger join the batch: under load one round
@@ -127,21 +128,28 @@ func (r *Redis) writeCalls(ctx context.Context) {
 				linger.Reset(journalLinger)
 				select {
 				case <-linger.C:
-				case n := <-r.flushes:
+				case <-r.flushAsked:
 					linger.Stop()
-					asked = append(asked, n)
 				case <-ctx.Done():
+					linger.Stop()
+					return
 				}
 			}
 		}
-		// A read waits for every entry queued before it asked: the queue is written to its
-		// end, in as many batches as it takes.
+		// A read waits for the entries queued when its request was taken, not for the queue
+		// to be empty, which steady traffic may never let it be.
+		asked = r.takeAsked(asked[:0])
+		owed := 0
+		if len(asked) > 0 {
+			owed = len(r.calls)
+		}
 		for {
 		fill:
 			for len(batch) < maxBatch {
 				select {
 				case e := <-r.calls:
 					batch = append(batch, e)
+					owed--
 				default:
 					break fill
 				}
@@ -156,12 +164,13 @@ func (r *Redis) writeCalls(ctx context.Context) {
 				clear(batch) // no entry outlives its write
 				batch = batch[:0]
 			}
-			if len(asked) == 0 || len(r.calls) == 0 {
+			if owed <= 0 || ctx.Err() != nil {
 				break
 			}
 		}
 		if len(asked) > 0 {
 			r.acknowledge(ctx, asked)
+			clear(asked)
 		}
 	}
 }
@@ -194,26 +203,39 @@ func journalArgs(args []any, batch []journal.Entry, buf *[]byte, ends *[]int, cf
 	return args
 }
 
+// readJournal reads the scope's newest entries as stored (at most limit; 0: all).
+func (r *Redis) readJournal(ctx context.Context, scope string, limit int) (raw []string, err error) {
+	end := int64(limit) - 1
+	if limit <= 0 {
+		end = -1 // all of them, as in memory
+	}
+	err = r.call(ctx, "journal_read", func(ctx context.Context) (err error) {
+		raw, err = r.client.LRange(ctx, key(scope, "j"), 0, end).Result()
+		return err
+	})
+	return raw, err
+}
+
 // AppendJournal reads the scope's entries, newest first as in memory: filed when answered,
 // shown by when they started.
 func (r *Redis) AppendJournal(ctx context.Context, buf []byte, scope string, limit int) ([]byte, error) {
 	if !journal.ValidScope(scope) {
 		return journal.AppendList(buf, "", nil), nil // its id is not echoed
 	}
-	if scope == "" {
-		if err := r.flushJournals(ctx); err != nil {
-			return nil, err
-		}
-	}
-	end := int64(limit) - 1
-	if limit <= 0 {
-		end = -1 // all of them, as in memory
-	}
 	var raw []string
-	err := r.call(ctx, "journal_read", func(ctx context.Context) (err error) {
-		raw, err = r.client.LRange(ctx, key(scope, "j"), 0, end).Result()
-		return err
-	})
+	var err error
+	if scope == "" {
+		// At most MaxFlushReads reads wait for a round at once.
+		select {
+		case r.flushReads <- struct{}{}:
+			defer func() { <-r.flushReads }()
+		default:
+			return nil, ErrBusy
+		}
+		raw, err = r.flushJournals(ctx, limit)
+	} else {
+		raw, err = r.readJournal(ctx, scope, limit)
+	}
 	if err != nil {
 		return nil, err
 	}

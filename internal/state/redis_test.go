@@ -118,7 +118,7 @@ func TestRedisAddBounds(t *testing.T) {
 // and neither does anything else.
 func TestRedisKeysExpire(t *testing.T) {
 	ctx := context.Background()
-	r, rs := newTestRedis(t, RedisConfig{ScopeTTL: 200 * time.Millisecond, JournalEntries: 10})
+	r, rs := newTestRedis(t, RedisConfig{JournalEntries: 10})
 	if _, err := r.AddFixtures(ctx, "kept", body("one")); err != nil {
 		t.Fatal(err)
 	}
@@ -294,13 +294,13 @@ func TestRedisJournalReadsItsWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cancel(); b.Wait() })
-	// Both subscribed to the flushes: a replica is counted once its subscription is up.
+	// Both subscribed to the flushes, with nothing waited for: a replica is counted once its
+	// subscription is up, which NewRedis waits for.
 	c := rs.Client()
 	defer c.Close()
-	waitFor(t, "both replicas subscribed", func() bool {
-		n := c.PubSubNumSub(ctx, flushChannel).Val()[flushChannel]
-		return n == 2
-	})
+	if n := c.PubSubNumSub(ctx, flushChannel).Val()[flushChannel]; n != 2 {
+		t.Fatalf("%d replicas subscribed to the flushes once NewRedis returned, want 2", n)
+	}
 	for i := range 100 {
 		scope := []string{"", "s"}[i%2]
 		from, to := []*Redis{a, b}[i%2], []*Redis{b, a}[i%2]
