@@ -65,7 +65,8 @@ func geminiCLI(t *testing.T, base, dir string, args ...string) string {
 // strict file fixtures (a request no fixture scripts is 400 no_fixture_match, which fails Gemini
 // CLI): (a) a plain answer from mock-chat, to which Gemini CLI offers its tools all the same;
 // (b) a tool loop — Gemini CLI is told to read a file the test made, calls read_file, and sends
-// the file's content back, which the second fixture requires before it answers. The fixtures'
+// the file's content back, which the second fixture requires before it answers; (c) the same
+// loop on mock-reasoning, its thought signature sent back and checked. The fixtures'
 // conditions (model, last_user, tools, tool_result, turn) read Gemini's contents as they read
 // any dialect's messages.
 //
@@ -87,6 +88,10 @@ func TestGeminiCLI(t *testing.T) {
 	  {"name": "read-notes", "match": {"model": "mock-tools", "last_user": {"contains": "notes.txt"}, "tools": ["read_file"], "turn": 1},
 	   "reply": {"tool_calls": [{"name": "read_file", "arguments": ` + string(readArgs) + `}]}},
 	  {"name": "answer-after-read", "match": {"model": "mock-tools", "tool_result": "read_file", "any_message": {"contains": "PAPAYA"}, "turn": 2},
+	   "reply": {"content": "The secret word is PAPAYA."}},
+	  {"name": "think-read-notes", "match": {"model": "mock-reasoning", "last_user": {"contains": "notes.txt"}, "tools": ["read_file"], "turn": 1},
+	   "reply": {"tool_calls": [{"name": "read_file", "arguments": ` + string(readArgs) + `}], "reasoning": {"summary": "The answer is in notes.txt: read it."}}},
+	  {"name": "think-answer-after-read", "match": {"model": "mock-reasoning", "tool_result": "read_file", "any_message": {"contains": "PAPAYA"}, "turn": 2},
 	   "reply": {"content": "The secret word is PAPAYA."}}]}`
 	if err := os.WriteFile(filepath.Join(fixtures, "gemini-cli.json"), []byte(file), 0o644); err != nil {
 		t.Fatal(err)
@@ -105,14 +110,23 @@ func TestGeminiCLI(t *testing.T) {
 			t.Fatalf("Gemini CLI printed:\n%s", out)
 		}
 	})
+	// (c) The loop on mock-reasoning, which thinks by default: its thought part first, and the
+	// call's thoughtSignature, which Gemini CLI sends back with the call and the mock checks.
+	t.Run("thinking tool loop", func(t *testing.T) {
+		out := geminiCLI(t, in.URL, work, "-p", "What is the secret word in notes.txt?", "-m", "mock-reasoning")
+		if !strings.Contains(out, "The secret word is PAPAYA.") {
+			t.Fatalf("Gemini CLI printed:\n%s", out)
+		}
+	})
 
 	// The journal: every Gemini call answered by its fixture, in order, streamed, and nothing else
-	// asked.
+	// asked; mock-reasoning's calls thought.
 	var journal struct {
 		Data []struct {
-			Route, Fixture string
-			Status         int
-			Stream         bool
+			Route, Fixture  string
+			Status          int
+			Stream          bool
+			ReasoningTokens int `json:"reasoning_tokens"`
 		}
 	}
 	resp, err := http.Get(in.URL + "/_mock/journal?limit=100")
@@ -130,8 +144,11 @@ func TestGeminiCLI(t *testing.T) {
 			t.Errorf("a call to %s answered %d (stream %v)", e.Route, e.Status, e.Stream)
 		}
 		calls = append(calls, e.Fixture)
+		if thinks := strings.HasPrefix(e.Fixture, "think-"); thinks != (e.ReasoningTokens > 0) {
+			t.Errorf("%s: %d thinking tokens", e.Fixture, e.ReasoningTokens)
+		}
 	}
-	if strings.Join(calls, ",") != "hello,read-notes,answer-after-read" {
+	if strings.Join(calls, ",") != "hello,read-notes,answer-after-read,think-read-notes,think-answer-after-read" {
 		t.Fatalf("Gemini calls answered by %v", calls)
 	}
 }

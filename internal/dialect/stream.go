@@ -28,6 +28,9 @@ type Sink interface {
 	// simulated mid-stream fault strikes first: then the event is dropped and the error says
 	// why the stream ends. It counts the event as a chunk, and as a token when token is set.
 	Commit(ctx context.Context, b []byte, token bool) error
+	// CommitTokens is Commit for an event that carries n tokens at once (Gemini's function
+	// call, sent whole): it counts n tokens, as n events of one token each would.
+	CommitTokens(ctx context.Context, b []byte, n int) error
 	// Append makes b, the buffer with frames that are not events (a stream's end marker),
 	// pending without counting them.
 	Append(b []byte)

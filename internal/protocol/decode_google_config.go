@@ -77,11 +77,11 @@ func decodeGoogleGenerationConfig(c *googleState, k, p, v string) (fieldClass, *
 	case "responseJsonSchema", "responseSchema":
 		c.note("response_format")
 		s, e := asCompactObject(p, v)
+		if e == nil {
+			e = CheckSchemaLimits(p, s) // first: it bounds the rewrite's depth
+		}
 		if e == nil && googleKey(k) == "responseSchema" {
 			s, e = openAPISchema(p, s)
-		}
-		if e == nil {
-			e = CheckSchemaLimits(p, s)
 		}
 		r.ResponseFormat = ResponseFormat{Type: FormatJSONSchema, Name: "response", Schema: s}
 		return supported, e

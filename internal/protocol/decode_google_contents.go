@@ -403,12 +403,14 @@ func decodeGoogleFunctionDeclaration(t *Tool, k, p, v string) (fieldClass, *apie
 		if t.Parameters != nil {
 			return supported, errValue(p, "only one of parameters and parametersJsonSchema may be set")
 		}
+		// The limits first, on the schema as sent: they bound its nesting, and so the rewrite's
+		// depth and cost (linear in the body's bytes).
 		s, e := asCompactObject(p, v)
-		if e == nil && key == "parameters" {
-			s, e = openAPISchema(p, s)
-		}
 		if e == nil {
 			e = CheckSchemaLimits(p, s)
+		}
+		if e == nil && key == "parameters" {
+			s, e = openAPISchema(p, s)
 		}
 		t.Parameters = s
 		return supported, e

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -136,6 +137,7 @@ func TestGoogleErrors(t *testing.T) {
 		{"unknown member", "POST", geminiPath("v1beta", "mock-chat", "generateContent"), geminiBody(`"generationConfig":{"temprature":1}`), googleKeyHeader, 400, "INVALID_ARGUMENT"},
 		{"unknown model", "POST", geminiPath("v1", "gemini-9", "generateContent"), geminiBody(""), googleKeyHeader, 404, "NOT_FOUND"},
 		{"another method", "POST", geminiPath("v1beta", "mock-chat", "embedContent"), geminiBody(""), googleKeyHeader, 404, "NOT_FOUND"},
+		{"another method, no key header", "POST", geminiPath("v1", "mock-chat", "batchGenerateContent"), geminiBody(""), nil, 404, "NOT_FOUND"},
 		{"GET on a POST method", "GET", geminiPath("v1beta", "mock-chat", "generateContent"), "", nil, 405, "UNIMPLEMENTED"},
 		{"rate limited", "POST", geminiPath("v1beta", "mock-chat", "generateContent"), geminiBody(""), append([]string{"X-Mock-Fault", "rate_limit;retry_after=3s"}, googleKeyHeader...), 429, "RESOURCE_EXHAUSTED"},
 		{"unavailable", "POST", geminiPath("v1beta", "mock-chat", "generateContent"), geminiBody(""), append([]string{"X-Mock-Fault", "unavailable"}, googleKeyHeader...), 503, "UNAVAILABLE"},
@@ -393,4 +395,27 @@ func conformGoogle(h *harness, do func(hh *harness, method, path, body string, h
 	do(h, "POST", geminiPath("v1beta", "mock-chat", "generateContent"), geminiBody(""), quota...)
 	do(h, "POST", geminiPath("v1beta", "mock-chat", "generateContent"), geminiBody(""), quota...)
 	do(h, "POST", geminiPath("v1beta", "mock-chat", "generateContent"), geminiBody(`"generationConfig":{"maxOutputTokens":2000}`), "X-Mock-Quota", "tpm=1000", "X-Goog-Api-Key", "conform-large")
+}
+
+// TestGoogleStreamCountsCallTokens: a function call comes whole in one response, and the tokens
+// its arguments are count as the usage counts them — in the journal, the logs and the metrics,
+// as in the other dialects' streams, which send a delta per token.
+func TestGoogleStreamCountsCallTokens(t *testing.T) {
+	h := newHarness(t, journaled)
+	rr := h.do("POST", geminiPath("v1", "mock-tools", "streamGenerateContent")+"?alt=sse", geminiBody(geminiTools), googleKeyHeader...)
+	usage := regexp.MustCompile(`"candidatesTokenCount":(\d+)`).FindStringSubmatch(rr.Body.String())
+	if usage == nil || usage[1] == "1" {
+		t.Fatalf("no usage of a call's tokens: %s", rr.Body.String())
+	}
+	var journal struct {
+		Data []struct {
+			CompletionTokens int `json:"completion_tokens"`
+		}
+	}
+	if err := json.Unmarshal(h.do("GET", "/_mock/journal", "").Body.Bytes(), &journal); err != nil || len(journal.Data) != 1 {
+		t.Fatalf("%v %+v", err, journal)
+	}
+	if got := journal.Data[0].CompletionTokens; fmt.Sprint(got) != usage[1] {
+		t.Fatalf("the journal counts %d completion tokens, the usage %s", got, usage[1])
+	}
 }

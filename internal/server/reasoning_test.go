@@ -113,6 +113,12 @@ func TestReasoningModelRefuses(t *testing.T) {
 			t.Errorf("%s: %d %s", other, rr.Code, rr.Body)
 		}
 	}
+	// max_tokens is refused on a reasoning model whatever its value: a budget over the model's
+	// output limit is not what OpenAI names there.
+	rr := h.do("POST", chatPath, `{"model":"mock-reasoning",`+msgs+`,"max_tokens":40000}`)
+	if e := decodeError(t, rr.Body.Bytes()); rr.Code != 400 || e.Code != "unsupported_parameter" || e.Param == nil || *e.Param != "max_tokens" {
+		t.Errorf("max_tokens over the limit on a reasoning model: %d %s", rr.Code, rr.Body)
+	}
 	for _, c := range []struct{ body, param string }{
 		{`{"model":"mock-reasoning","input":"hi","temperature":0.2}`, "temperature"},
 		{`{"model":"mock-reasoning","input":"hi","top_p":0.9}`, "top_p"},
@@ -136,7 +142,7 @@ func TestReasoningModelRefuses(t *testing.T) {
 			t.Errorf("%s: %d %s", body, rr.Code, rr.Body)
 		}
 	}
-	rr := h.do("POST", chatPath, `{"model":"mock-chat",`+msgs+`,"reasoning_effort":"high"}`)
+	rr = h.do("POST", chatPath, `{"model":"mock-chat",`+msgs+`,"reasoning_effort":"high"}`)
 	if a := decodeChatReasoning(t, rr.Body); a.Usage.CompletionTokensDetails.ReasoningTokens != 0 {
 		t.Errorf("mock-chat reasoned: %s", rr.Body)
 	}

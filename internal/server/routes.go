@@ -93,6 +93,9 @@ func addRoutes(r *mux.Router, d Deps, ds *dialects, metricsOn bool) {
 		gemini(ds.google, v+"/models/{model}:generateContent", v1(newChatHandler(d, ds.google))).Methods(http.MethodPost)
 		gemini(ds.googleStream, v+"/models/{model}:streamGenerateContent", v1(newChatHandler(d, ds.googleStream))).Methods(http.MethodPost)
 		gemini(ds.google, v+"/models/{model}:countTokens", v1(handleCountTokens(d, ds.google))).Methods(http.MethodPost)
+		// Another method (embedContent, batchGenerateContent, …): 404 in Google's words, whatever
+		// headers the request carries.
+		gemini(ds.google, v+"/models/{model}:{method}", handleGeminiMethodNotFound()).Methods(http.MethodPost)
 	}
 	// Stored responses (retrieve, delete, cancel, input_items) and the token counting and
 	// compaction endpoints: the mock keeps no responses, on purpose.
@@ -278,6 +281,13 @@ func (h *routed) claim(rec *observability.Record, r *http.Request) {
 
 func handleNotFound() http.Handler {
 	err := apierr.New(apierr.NotFound, "", "No such route. The mock serves GET /health, GET /v1/models, GET /v1/models/{model}, POST /v1/chat/completions, POST /v1/responses, POST /v1/messages, GET /openapi.json and the /_mock control API (docs/fixtures.md).")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, err)
+	})
+}
+
+func handleGeminiMethodNotFound() http.Handler {
+	err := apierr.New(apierr.NotFound, "", "The mock serves the Gemini methods generateContent, streamGenerateContent and countTokens, and GET /v1beta/models.")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 	})

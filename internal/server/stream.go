@@ -235,6 +235,15 @@ func (st *stream) BeforeToken() error {
 // error). It counts the event as a chunk and numbers the next. A token's goes out when the next
 // is due (BeforeToken) or the stream ends.
 func (st *stream) Commit(ctx context.Context, b []byte, token bool) error {
+	n := 0
+	if token {
+		n = 1
+	}
+	return st.CommitTokens(ctx, b, n)
+}
+
+// CommitTokens is Commit for an event of n tokens.
+func (st *stream) CommitTokens(ctx context.Context, b []byte, n int) error {
 	if err := st.strikeFault(ctx, false); err != nil {
 		st.buf = b[:st.pendingLen] // the struck event is not sent
 		return err
@@ -242,9 +251,7 @@ func (st *stream) Commit(ctx context.Context, b []byte, token bool) error {
 	st.buf, st.pendingLen = b, len(b)
 	st.eventSeq++
 	st.telemetry.Chunk()
-	if token {
-		st.pendingTokens++
-	}
+	st.pendingTokens += n
 	return nil
 }
 

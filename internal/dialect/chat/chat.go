@@ -52,13 +52,17 @@ func (*Dialect) Decode(_ *http.Request, body []byte, lim protocol.Limits) (*prot
 	return protocol.DecodeChatRequest(body, lim)
 }
 
-// Check holds the request to OpenAI's limits (CheckLimits) and, on a reasoning model, to its
-// rules for one, Chat Completions' (checkReasoning).
+// Check holds the request, on a reasoning model, to the rules for one, Chat Completions'
+// (checkReasoning), and then to OpenAI's limits (CheckLimits).
 func (d *Dialect) Check(model *catalog.Model, req *protocol.Request, promptTokens, _ int) *apierr.Error {
-	if aerr := CheckLimits(model, req, promptTokens); aerr != nil || !model.Capabilities.Reasoning {
-		return aerr
+	// A reasoning model's own refusals come first: it refuses max_tokens whatever its value,
+	// before any limit is weighed.
+	if model.Capabilities.Reasoning {
+		if aerr := d.checkReasoning(model, req); aerr != nil {
+			return aerr
+		}
 	}
-	return d.checkReasoning(model, req)
+	return CheckLimits(model, req, promptTokens)
 }
 
 // CheckLimits refuses, in OpenAI's words, a budget over the model's output limit, and a prompt

@@ -24,6 +24,9 @@ func (s *sink) Commit(_ context.Context, b []byte, _ bool) error {
 	s.seq++
 	return nil
 }
+func (s *sink) CommitTokens(ctx context.Context, b []byte, _ int) error {
+	return s.Commit(ctx, b, true)
+}
 func (s *sink) Append(b []byte)    { s.buf = b }
 func (s *sink) BeforeToken() error { return nil }
 func (s *sink) Seq() int           { return s.seq }

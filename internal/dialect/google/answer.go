@@ -57,7 +57,7 @@ func (b *body) AppendJSON(buf []byte) []byte {
 				if n > 0 {
 					buf = append(buf, ',')
 				}
-				buf, n = appendCall(buf, &ch.ToolCalls[k], r.signatureOf(k)), n+1
+				buf, n = appendCall(buf, &ch.ToolCalls[k], r.signatureOf(i, k)), n+1
 			}
 		default:
 			if n > 0 {
@@ -76,9 +76,10 @@ func (b *body) AppendJSON(buf []byte) []byte {
 	return append(buf, '\n')
 }
 
-// signatureOf is the signature of the answer's k-th function call: the first carries it.
-func (r reply) signatureOf(k int) string {
-	if k == 0 {
+// signatureOf is the signature of candidate i's k-th function call: the first candidate's first
+// call carries it (it seals that call).
+func (r reply) signatureOf(i, k int) string {
+	if i == 0 && k == 0 {
 		return r.signature
 	}
 	return ""

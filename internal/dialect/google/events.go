@@ -86,8 +86,9 @@ func (ev *events) body(ctx context.Context, s dialect.Sink, ch *generate.Choice)
 		k := ev.j
 		ev.j++
 		ev.last = ev.j == len(calls)
-		b := appendCall(ev.open(s.Buffer()), &calls[k], ev.r.signatureOf(k))
-		return true, s.Commit(ctx, ev.close(b, ch, ev.last), true)
+		b := appendCall(ev.open(s.Buffer()), &calls[k], ev.r.signatureOf(ev.i, k))
+		// A call comes whole: its arguments' tokens, as the usage counts them.
+		return true, s.CommitTokens(ctx, ev.close(b, ch, ev.last), calls[k].Arguments.Len())
 	}
 	if ch.Lazy() {
 		piece, ok := dialect.NextPiece(ch, &ev.j)
