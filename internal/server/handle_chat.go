@@ -102,7 +102,7 @@ func (h *chatHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The quota comes before the fixtures: a refused call takes no scripted reply of a sequence.
 	var admitted *quotaAdmission // nil: the model has no limits, and nothing is counted
 	if h.limited(r, model) {
-		if admitted, err = h.takeQuota(w, r, model, req, facts.promptTokens); err != nil {
+		if admitted, model, err = h.takeQuota(w, r, model, req, facts.promptTokens); err != nil {
 			writeError(w, r, err)
 			return
 		}

@@ -30,12 +30,13 @@ func (h *chatHandler) limited(r *http.Request, model *catalog.Model) bool {
 }
 
 // takeQuota admits the request against its quota — one request, and its prompt plus its output
-// budget in tokens — or refuses it in the dialect's words. Either way the answer carries the
-// dialect's rate-limit headers. The buckets are the model's, the client key's (hashed: the key
+// budget in tokens — or refuses it in the dialect's words; a model with a gateway policy may
+// have the refusal served by a fallback (quotaGateway), the model it returns. The answer carries
+// the rate-limit headers of the model whose quota it drew from. The buckets are the model's, the client key's (hashed: the key
 // itself is neither kept nor shown) and the scope's.
 //
 //go:noinline
-func (h *chatHandler) takeQuota(w http.ResponseWriter, r *http.Request, model *catalog.Model, req *protocol.Request, promptTokens int) (*quotaAdmission, error) {
+func (h *chatHandler) takeQuota(w http.ResponseWriter, r *http.Request, model *catalog.Model, req *protocol.Request, promptTokens int) (*quotaAdmission, *catalog.Model, error) {
 	var limits quota.Limits
 	if model.Limits != nil {
 		limits = *model.Limits
@@ -44,7 +45,7 @@ func (h *chatHandler) takeQuota(w http.ResponseWriter, r *http.Request, model *c
 		if v := r.Header.Get(quota.Header); v != "" {
 			l, err := quota.Parse(v)
 			if err != nil {
-				return nil, invalidHeader(quota.Header, err)
+				return nil, model, invalidHeader(quota.Header, err)
 			}
 			limits = l
 		}
@@ -66,18 +67,27 @@ func (h *chatHandler) takeQuota(w http.ResponseWriter, r *http.Request, model *c
 	tokens := promptTokens + budget*max(1, req.N)
 	st, err := h.state.TakeQuota(r.Context(), key, limits, tokens)
 	if err != nil {
-		return nil, stateError(err)
+		return nil, model, stateError(err)
 	}
-	h.dialect.QuotaHeaders(w.Header(), &st, time.Now())
 	if st.Refused != "" {
 		rec.Fault = "quota_" + string(st.Refused) // the access line's and the journal's word for it
 		h.metrics.ObserveQuotaRefusal(model.ID, string(st.Refused))
+		if model.Gateway != nil && !st.TooLarge && rec.GatewayAttempts == 0 {
+			if fb := h.quotaGateway(w, r, model, &st); fb != nil {
+				if !h.limited(r, fb) {
+					return nil, fb, nil
+				}
+				return h.takeQuota(w, r, fb, req, promptTokens) // the fallback's own quota (its policy is not asked again)
+			}
+		}
+		h.dialect.QuotaHeaders(w.Header(), &st, time.Now())
 		var org quota.Org
 		o := sha256.Sum256(append([]byte("org\x00"), client[:]...))
 		copy(org[:], o[:])
-		return nil, h.dialect.QuotaError(&st, model.ID, org)
+		return nil, model, h.dialect.QuotaError(&st, model.ID, org)
 	}
-	return &quotaAdmission{key: key, limits: limits, tokens: tokens}, nil
+	h.dialect.QuotaHeaders(w.Header(), &st, time.Now())
+	return &quotaAdmission{key: key, limits: limits, tokens: tokens}, model, nil
 }
 
 // clientKey is the key the request carries, as the dialect's clients send it: the bearer

@@ -280,3 +280,47 @@ func TestQuotaCutStreamRefunds(t *testing.T) {
 		t.Errorf("after the cut stream: %d, %d tokens left", rr.Code, left)
 	}
 }
+
+// TestQuotaGatewayPolicy: a model's gateway policy handles its quota's refusal as it handles
+// the rate_limit fault — its retries, refused alike since a simulated decision waits for
+// nothing, then its fallback chain (the external gpt-4o skipped), reported in the
+// x-mock-gateway-* headers, the metrics and the access line; without an executable fallback the
+// refusal stands, in the dialect's words, with the gateway's headers.
+func TestQuotaGatewayPolicy(t *testing.T) {
+	cat, err := catalog.Parse([]byte(`models:
+  - {id: mock-primary, kind: mock, behavior: chat, limits: {rpm: 1}, gateway: {retries: 2, backoff: 100ms, fallback: [gpt-4o, mock-backup]}}
+  - {id: mock-lonely, kind: mock, behavior: chat, limits: {rpm: 1}, gateway: {retries: 1, backoff: 100ms}}
+  - {id: mock-backup, kind: mock, behavior: echo, limits: {rpm: 5}}
+  - {id: gpt-4o, kind: external, provider: openai}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := newQuotaHarness(t, func(d *Deps) { d.Catalog = cat })
+	if rr := h.do("POST", chatPath, chatBody("mock-primary", "")); rr.Code != 200 || rr.Header().Get("X-Mock-Gateway-Attempts") != "" {
+		t.Fatalf("first: %d %v", rr.Code, rr.Header())
+	}
+	rr := h.do("POST", chatPath, chatBody("mock-primary", ""))
+	hd := rr.Header()
+	if rr.Code != 200 || hd.Get("X-Mock-Gateway-Attempts") != "3" || hd.Get("X-Mock-Gateway-Served-By") != "mock-backup" ||
+		hd.Get("X-Mock-Gateway-Fallback-From") != "mock-primary" || hd.Get("X-Ratelimit-Limit-Requests") != "5" || hd.Get("Retry-After") != "" ||
+		!strings.Contains(rr.Body.String(), `"model":"mock-backup"`) {
+		t.Fatalf("second, on the fallback: %d %v %s", rr.Code, hd, rr.Body)
+	}
+	if rec := lastAccess(t, h); rec["served_by"] != "mock-backup" || rec["fallback_from"] != "mock-primary" || rec["fault"] != "quota_requests" || rec["attempts"] != 3.0 {
+		t.Errorf("access line: %v", rec)
+	}
+	if v := metricValue(t, h.metrics, "mockgateway_simulated_fallbacks_total", map[string]string{"model": "mock-primary", "target": "mock-backup"}); v != 1 {
+		t.Errorf("fallbacks counted: %v", v)
+	}
+	if v := metricValue(t, h.metrics, "mockgateway_simulated_retries_total", map[string]string{"model": "mock-primary", "fault": "rate_limit"}); v != 2 {
+		t.Errorf("retries counted: %v", v)
+	}
+
+	h.do("POST", chatPath, chatBody("mock-lonely", ""))
+	rr = h.do("POST", chatPath, chatBody("mock-lonely", ""))
+	if e := decodeError(t, rr.Body.Bytes()); rr.Code != 429 || e.Code != "rate_limit_exceeded" || rr.Header().Get("X-Mock-Gateway-Attempts") != "2" ||
+		rr.Header().Get("X-Mock-Gateway-Served-By") != "mock-lonely" || rr.Header().Get("Retry-After") == "" {
+		t.Errorf("no fallback: %d %v %s", rr.Code, rr.Header(), rr.Body)
+	}
+}
