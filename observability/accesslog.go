@@ -103,6 +103,9 @@ func accessRecord(now time.Time, level slog.Level, rec *Record) slog.Record {
 		if rec.Fault != "" {
 			out.AddAttrs(slog.String("fault", rec.Fault))
 		}
+		if rec.QueueWait > 0 {
+			out.AddAttrs(slog.Int64("queue_ms", rec.QueueWait.Milliseconds()))
+		}
 		if rec.GatewayAttempts > 0 {
 			out.AddAttrs(slog.Int("attempts", rec.GatewayAttempts), slog.String("served_by", rec.ServedBy))
 			if rec.FallbackFrom != "" {
@@ -174,6 +177,9 @@ func (a *accessOut) line(buf []byte, ctx context.Context, now time.Time, level s
 		}
 		if rec.Fault != "" {
 			str("fault", rec.Fault)
+		}
+		if rec.QueueWait > 0 {
+			num("queue_ms", int(rec.QueueWait.Milliseconds()))
 		}
 		if rec.GatewayAttempts > 0 {
 			num("attempts", rec.GatewayAttempts)

@@ -41,6 +41,9 @@ type Metrics struct {
 	faults         children[[2]string, counter]             // model, fault
 	retries        children[[2]string, counter]             // model, fault
 	fallbacks      children[[2]string, counter]             // model, target
+	quotaRefusals  children[[2]string, counter]             // model, limit
+	modelRunning   children[string, gauge]                  // model
+	modelQueued    children[string, gauge]                  // model
 	fixtures       children[string, counter]                // fixture (a file fixture's name, or "runtime")
 	reloads        children[string, counter]                // result
 
@@ -148,6 +151,18 @@ func NewMetrics(reg *prometheus.Registry, modelIDs, executable []string, info Bu
 		Name: "mockgateway_simulated_fallbacks_total",
 		Help: "Fallback steps of the simulated gateway policy, by requested model and target (external targets are skipped, never called).",
 	}, []string{"model", "target"})
+	quotaRefusals := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "mockgateway_quota_refusals_total",
+		Help: "Requests a simulated quota refused, by model and the limit hit (requests, tokens, daily). Nothing real was limited.",
+	}, []string{"model", "limit"})
+	modelRunning := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "mockgateway_model_running",
+		Help: "Requests a model with a simulated capacity is serving, by model.",
+	}, []string{"model"})
+	modelQueued := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "mockgateway_model_queued",
+		Help: "Requests waiting for a model's simulated capacity, by model.",
+	}, []string{"model"})
 	fixtureMatches := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "mockgateway_fixture_matches_total",
 		Help: "Chat requests answered by a fixture, by fixture: a file fixture's name, or runtime for fixtures added through /_mock/fixtures.",
@@ -164,7 +179,7 @@ func NewMetrics(reg *prometheus.Registry, modelIDs, executable []string, info Bu
 	buildInfo.Set(1)
 
 	reg.MustRegister(requests, duration, inFlight, chats, tokens, streamsActive,
-		streamEvents, streamChunks, ttft, streamDuration, faults, retries, fallbacks, fixtureMatches, fixtureReloads, buildInfo,
+		streamEvents, streamChunks, ttft, streamDuration, faults, retries, fallbacks, quotaRefusals, modelRunning, modelQueued, fixtureMatches, fixtureReloads, buildInfo,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
@@ -186,6 +201,9 @@ func NewMetrics(reg *prometheus.Registry, modelIDs, executable []string, info Bu
 	m.faults.make = func(k [2]string) counter { return faults.WithLabelValues(k[0], k[1]) }
 	m.retries.make = func(k [2]string) counter { return retries.WithLabelValues(k[0], k[1]) }
 	m.fallbacks.make = func(k [2]string) counter { return fallbacks.WithLabelValues(k[0], k[1]) }
+	m.quotaRefusals.make = func(k [2]string) counter { return quotaRefusals.WithLabelValues(k[0], k[1]) }
+	m.modelRunning.make = func(model string) gauge { return modelRunning.WithLabelValues(model) }
+	m.modelQueued.make = func(model string) gauge { return modelQueued.WithLabelValues(model) }
 	m.fixtures.make = func(name string) counter { return fixtureMatches.WithLabelValues(name) }
 	m.reloads.make = func(result string) counter { return fixtureReloads.WithLabelValues(result) }
 	m.reloads.get("ok")
@@ -221,6 +239,9 @@ func NewNoopMetrics() *Metrics {
 	m.faults.fixed = discard{}
 	m.retries.fixed = discard{}
 	m.fallbacks.fixed = discard{}
+	m.quotaRefusals.fixed = discard{}
+	m.modelRunning.fixed = discard{}
+	m.modelQueued.fixed = discard{}
 	m.fixtures.fixed = discard{}
 	m.reloads.fixed = discard{}
 	return m

@@ -95,6 +95,22 @@ func (m *Metrics) streamEnded(ctx context.Context, model, outcome string, chunks
 	observeWithExemplar(ctx, now.UnixNano(), &m.gates.streamDuration, m.streamDuration.get(series), now.Sub(start).Seconds())
 }
 
+// ObserveQuotaRefusal counts one request a simulated quota refused, by the limit it hit (a
+// closed set: internal/quota's kinds).
+func (m *Metrics) ObserveQuotaRefusal(model, limit string) {
+	m.quotaRefusals.get([2]string{m.ModelLabel(model), limit}).Add(1)
+}
+
+// ModelLoad are the gauges of a model's simulated capacity: the requests it serves and those
+// that wait. The handler holds them for the model, found once.
+func (m *Metrics) ModelLoad(model string) (running, queued interface {
+	Inc()
+	Dec()
+}) {
+	id := m.ModelLabel(model)
+	return m.modelRunning.get(id), m.modelQueued.get(id)
+}
+
 // ObserveFault counts one simulated fault.
 func (m *Metrics) ObserveFault(ctx context.Context, model, fault string) {
 	addWithExemplar(ctx, time.Now().UnixNano(), &m.gates.faults, m.faults.get([2]string{m.ModelLabel(model), fault}), 1)

@@ -45,7 +45,9 @@ type Record struct {
 	FirstChunk time.Duration
 
 	// Simulation: the fault served (a kind, or ""), and a gateway policy's reported decision.
+	// QueueWait is how long the request waited for its model's capacity (catalog capacity).
 	Fault           string
+	QueueWait       time.Duration
 	GatewayAttempts int
 	ServedBy        string // a catalog id
 	FallbackFrom    string // a catalog id

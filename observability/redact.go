@@ -70,7 +70,7 @@ func LogFieldAllowed(key string) bool {
 		"version", "release", "go_version", "exporter", "sampler", "config",
 		"signal", "in_flight", "open_streams", "drain_timeout",
 		"panic_type", "panic_location",
-		"catalog", "models", "fault", "attempts", "served_by", "fallback_from", "scope", "fixture",
+		"catalog", "models", "fault", "queue_ms", "attempts", "served_by", "fallback_from", "scope", "fixture",
 		"fixtures", "loaded", "problem":
 		return true
 	}

@@ -44,6 +44,7 @@ func TestLogFieldAllowed(t *testing.T) {
 		"duration_ms":   true,
 		"config":        true,
 		"fallback_from": true,
+		"queue_ms":      true,
 		"prompt":        false,
 		"headers":       false,
 		"authorization": false,

@@ -24,6 +24,12 @@ const anthropicCompat = "../../internal/clientcompat/anthropic"
 // anything but the mock. It returns what it printed.
 func claudeCode(t *testing.T, base, dir string, args ...string) string {
 	t.Helper()
+	return claudeCodeWith(t, base, dir, nil, args...)
+}
+
+// claudeCodeWith is claudeCode with env added to its environment.
+func claudeCodeWith(t *testing.T, base, dir string, env []string, args ...string) string {
+	t.Helper()
 	bin, err := filepath.Abs(filepath.Join(anthropicCompat, "node_modules", ".bin", "claude"))
 	if err != nil {
 		t.Fatal(err)
@@ -46,6 +52,7 @@ func claudeCode(t *testing.T, base, dir string, args ...string) string {
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 		"NO_COLOR=1",
 	}
+	cmd.Env = append(cmd.Env, env...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("claude %v: %v\n%s", args, err, out)

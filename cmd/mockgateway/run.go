@@ -18,6 +18,7 @@ import (
 	"mockgateway/internal/catalog"
 	"mockgateway/internal/config"
 	"mockgateway/internal/gcfloor"
+	"mockgateway/internal/quota"
 	"mockgateway/internal/server"
 	"mockgateway/internal/simulation"
 	"mockgateway/internal/state"
@@ -126,7 +127,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		runtime = shared
 		state.RouteClientLogs(logger)
 	} else {
-		runtime = &state.Memory{Fixtures: store, Calls: server.NewJournal(cfg),
+		runtime = &state.Memory{Fixtures: store, Calls: server.NewJournal(cfg), Quotas: quota.NewBuckets(cfg.QuotaKeys, time.Now),
 			Attempts: simulation.NewAttemptCounter(cfg.AttemptKeys, cfg.AttemptTTL, time.Now)}
 	}
 	defer func() {

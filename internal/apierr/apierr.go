@@ -53,10 +53,16 @@ const (
 	// Simulation: a malformed x-mock-* header, and the faults the mock simulates on request.
 	InvalidSimulationHeader Code = "invalid_simulation_header"
 	SimulatedRateLimit      Code = "simulated_rate_limit"
-	SimulatedServerError    Code = "simulated_server_error"
-	SimulatedUnavailable    Code = "simulated_unavailable"
-	SimulatedTimeout        Code = "simulated_timeout"
-	SimulatedStreamError    Code = "simulated_stream_error"
+	// RateLimitExceeded is a simulated quota's refusal (internal/quota): OpenAI's code, in
+	// every dialect's own words.
+	RateLimitExceeded Code = "rate_limit_exceeded"
+	// ServerIsOverloaded is a simulated model past its capacity and its queue: OpenAI's code,
+	// in every dialect's own words (Anthropic's 529 overloaded_error).
+	ServerIsOverloaded   Code = "server_is_overloaded"
+	SimulatedServerError Code = "simulated_server_error"
+	SimulatedUnavailable Code = "simulated_unavailable"
+	SimulatedTimeout     Code = "simulated_timeout"
+	SimulatedStreamError Code = "simulated_stream_error"
 
 	// Browsers (docs/console.md): a request from a web page on an origin or a site the mock does
 	// not answer, and one whose Host is a name the mock does not answer (DNS rebinding).
@@ -105,6 +111,8 @@ var table = map[Code]row{
 	FixtureMismatch:          {http.StatusBadRequest, TypeInvalidRequest},
 	InvalidSimulationHeader:  {http.StatusBadRequest, TypeInvalidRequest},
 	SimulatedRateLimit:       {http.StatusTooManyRequests, TypeRateLimit},
+	RateLimitExceeded:        {http.StatusTooManyRequests, TypeRateLimit},
+	ServerIsOverloaded:       {http.StatusServiceUnavailable, TypeServer},
 	SimulatedServerError:     {http.StatusInternalServerError, TypeServer},
 	SimulatedUnavailable:     {http.StatusServiceUnavailable, TypeServer},
 	SimulatedTimeout:         {http.StatusGatewayTimeout, TypeServer},
@@ -133,6 +141,9 @@ type Error struct {
 	// RetryAfter is the wait a simulated rate limit or unavailability names in its Retry-After
 	// and x-ratelimit-* headers (the error writer sets them, as OpenAI does); 0 for most errors.
 	RetryAfter time.Duration
+	// Detail is what the dialect that made the error adds to it in its own envelope (Google's
+	// QuotaFailure of a quota's refusal): only that dialect's writer reads it; nil for most.
+	Detail any
 }
 
 func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }

@@ -20,6 +20,7 @@ import (
 	gwconfig "mockgateway/internal/config"
 	"mockgateway/internal/fixtures"
 	"mockgateway/internal/journal"
+	"mockgateway/internal/quota"
 	"mockgateway/internal/server"
 	"mockgateway/internal/simulation"
 	"mockgateway/internal/state"
@@ -64,7 +65,7 @@ func startRealService(t *testing.T, wrap func(http.Handler) http.Handler, args .
 		Config: cfg, Catalog: cat, Logger: logger, Tracer: tracing.Tracer,
 		Propagator: observability.Propagator(), Metrics: metrics, Spans: tracing.Buffer,
 		Version: "test", Started: time.Now(), Sealer: server.NewSealer(cfg),
-		State: &state.Memory{Fixtures: rs.store, Calls: rs.journal, Attempts: simulation.NewAttemptCounter(cfg.AttemptKeys, cfg.AttemptTTL, time.Now)},
+		State: &state.Memory{Fixtures: rs.store, Calls: rs.journal, Attempts: simulation.NewAttemptCounter(cfg.AttemptKeys, cfg.AttemptTTL, time.Now), Quotas: quota.NewBuckets(cfg.QuotaKeys, time.Now)},
 	}
 	if cfg.StateStore != "" { // as run wires --state-store
 		ctx, cancel := context.WithCancel(context.Background())

@@ -17,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"mockgateway/internal/generate"
+	"mockgateway/internal/quota"
 	"mockgateway/internal/simulation"
 )
 
@@ -56,6 +57,17 @@ type Model struct {
 	// provider's model refuses it. A mock defaults to DefaultMaxOutputTokens, or its window when
 	// that is smaller; it is at most the window. For an external model it is metadata.
 	MaxOutputTokens int `yaml:"max_output_tokens,omitempty"`
+	// Limits are the provider's rate limits this model stands for (internal/quota): requests
+	// and tokens per window and requests per day, per client key and scope. nil: no limits,
+	// and nothing is counted.
+	Limits *quota.Limits `yaml:"limits,omitempty"`
+	// Capacity is how many requests the model serves at once; 0: no bound. Beyond it a
+	// request waits, if Queue has room for it, else it is refused as overloaded, in the
+	// dialect's words. LoadFactor F makes a latency grow with the requests running:
+	// f = 1 + (F−1)·(running−1)/(Capacity−1); 0 or 1: latency does not grow.
+	Capacity   int     `yaml:"capacity,omitempty"`
+	Queue      int     `yaml:"queue,omitempty"`
+	LoadFactor float64 `yaml:"load_factor,omitempty"`
 }
 
 // DefaultContextWindow is the context window of the built-in mocks, and of a catalog file's
@@ -250,6 +262,23 @@ func validate(m *Model) error {
 				return err
 			}
 		}
+		switch {
+		case m.Capacity < 0 || m.Capacity > 1_000_000:
+			return errors.New("capacity must be from 0 (no bound) to 1000000")
+		case m.Queue < 0 || m.Queue > 1_000_000:
+			return errors.New("queue must be from 0 to 1000000")
+		case m.Queue > 0 && m.Capacity == 0:
+			return errors.New("queue needs a capacity: without one nothing waits")
+		case m.LoadFactor != 0 && (m.LoadFactor < 1 || m.LoadFactor > 100):
+			return errors.New("load_factor must be from 1 to 100")
+		case m.LoadFactor > 1 && m.Capacity < 2:
+			return errors.New("load_factor needs a capacity of at least 2: latency grows from one request running to capacity")
+		}
+		if m.Limits != nil {
+			if err := m.Limits.Validate(); err != nil {
+				return fmt.Errorf("limits: %v", err)
+			}
+		}
 		if m.Provider != "" {
 			return errors.New("provider describes external models; a mock has none")
 		}
@@ -272,8 +301,8 @@ func validate(m *Model) error {
 		if m.Provider == "" {
 			return errors.New("provider is missing; an external model needs one")
 		}
-		if m.Behavior != "" || m.DefaultTokens != 0 || !m.Latency.IsZero() || m.Fault != "" || m.Gateway != nil {
-			return errors.New("behavior, default_tokens, latency, fault and gateway apply to mocks; an external model is metadata only")
+		if m.Behavior != "" || m.DefaultTokens != 0 || !m.Latency.IsZero() || m.Fault != "" || m.Gateway != nil || m.Limits != nil || m.Capacity != 0 || m.Queue != 0 || m.LoadFactor != 0 {
+			return errors.New("behavior, default_tokens, latency, fault, gateway, limits, capacity, queue and load_factor apply to mocks; an external model is metadata only")
 		}
 		if m.ContextWindow < 0 {
 			return errors.New("context_window must not be negative")

@@ -140,3 +140,52 @@ func TestLoad(t *testing.T) {
 		t.Errorf("missing file: %v", err)
 	}
 }
+
+// TestLimits: a mock's limits are read in the header's names and checked; a bad one names the
+// entry; an external model has none.
+func TestLimits(t *testing.T) {
+	c, err := Parse([]byte(`models:
+  - {id: limited, kind: mock, behavior: chat, limits: {rpm: 3, tpm: 2000, rpd: 50, window: 5s}}
+  - {id: plain, kind: mock, behavior: echo}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := c.Lookup("limited"); m.Limits == nil || m.Limits.Requests != 3 || m.Limits.Tokens != 2000 || m.Limits.Daily != 50 || m.Limits.Period().String() != "5s" {
+		t.Errorf("limited: %+v", m.Limits)
+	}
+	if m, _ := c.Lookup("plain"); m.Limits != nil {
+		t.Errorf("plain has limits: %+v", m.Limits)
+	}
+	for doc, want := range map[string]string{
+		`models: [{id: m, kind: mock, behavior: echo, limits: {rpm: -1}}]`:                                           "models[0] (m): limits: rpm, tpm and rpd must not be negative",
+		`models: [{id: m, kind: mock, behavior: echo, limits: {window: 5s}}]`:                                        "models[0] (m): limits: at least one of rpm, tpm and rpd is needed",
+		`models: [{id: m, kind: mock, behavior: echo, limits: {rpm: 1, window: 48h}}]`:                               "models[0] (m): limits: window must be from 0 (a minute) to 24h",
+		`models: [{id: m, kind: mock, behavior: echo}, {id: x, kind: external, provider: openai, limits: {rpm: 1}}]`: "models[1] (x): behavior, default_tokens, latency, fault, gateway, limits, capacity, queue and load_factor apply to mocks; an external model is metadata only",
+	} {
+		if _, err := Parse([]byte(doc)); err == nil || err.Error() != want {
+			t.Errorf("%s: got %v, want %s", doc, err, want)
+		}
+	}
+}
+
+// TestLoadSettings: capacity, queue and load_factor are read and checked.
+func TestLoadSettings(t *testing.T) {
+	c, err := Parse([]byte("models:\n  - {id: busy, kind: mock, behavior: chat, capacity: 2, queue: 3, load_factor: 4}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := c.Lookup("busy"); m.Capacity != 2 || m.Queue != 3 || m.LoadFactor != 4 {
+		t.Errorf("busy: %+v", m)
+	}
+	for doc, want := range map[string]string{
+		`models: [{id: m, kind: mock, behavior: echo, queue: 2}]`:                      "models[0] (m): queue needs a capacity: without one nothing waits",
+		`models: [{id: m, kind: mock, behavior: echo, capacity: -1}]`:                  "models[0] (m): capacity must be from 0 (no bound) to 1000000",
+		`models: [{id: m, kind: mock, behavior: echo, capacity: 4, load_factor: 0.5}]`: "models[0] (m): load_factor must be from 1 to 100",
+		`models: [{id: m, kind: mock, behavior: echo, capacity: 1, load_factor: 2}]`:   "models[0] (m): load_factor needs a capacity of at least 2: latency grows from one request running to capacity",
+	} {
+		if _, err := Parse([]byte(doc)); err == nil || err.Error() != want {
+			t.Errorf("%s: got %v, want %s", doc, err, want)
+		}
+	}
+}

@@ -44,6 +44,10 @@ type Config struct {
 	// its last attempt.
 	AttemptKeys int
 	AttemptTTL  time.Duration
+	// QuotaKeys bounds the simulated quota buckets kept in this process (internal/quota): one
+	// per model, client key, scope and limits; past it, the key used longest ago starts full
+	// again. The shared store expires its buckets instead.
+	QuotaKeys int
 
 	MaxBodyBytes int64
 	MaxTokens    int // ceiling for max_tokens / max_completion_tokens
@@ -154,6 +158,7 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 		{flagenv.Setting{Name: "access-log-sample", Env: "MOCKGATEWAY_ACCESS_LOG_SAMPLE", Default: "100", Usage: "with --access-log sample, keep the line of 1 successful request in this many"}, intOf(&c.AccessLogSample)},
 		{flagenv.Setting{Name: "allow-simulation-headers", Env: "MOCKGATEWAY_ALLOW_SIMULATION_HEADERS", Default: "true", Usage: "let x-mock-* request headers choose simulated faults and latency", Switch: true}, boolOf(&c.AllowSimulationHeaders)},
 		{flagenv.Setting{Name: "attempt-keys", Env: "MOCKGATEWAY_ATTEMPT_KEYS", Default: "10000", Usage: "requests remembered to count the attempts of clients that retry without an attempt header (0: off)"}, intOf(&c.AttemptKeys)},
+		{flagenv.Setting{Name: "quota-keys", Env: "MOCKGATEWAY_QUOTA_KEYS", Default: "10000", Usage: "simulated quota buckets kept in this process, one per model, client key, scope and limits (the key used longest ago goes first)"}, intOf(&c.QuotaKeys)},
 		{flagenv.Setting{Name: "attempt-ttl", Env: "MOCKGATEWAY_ATTEMPT_TTL", Default: "60s", Usage: "how long such a request is remembered after its last attempt"}, durationOf(&c.AttemptTTL)},
 		{flagenv.Setting{Name: "max-body-bytes", Env: "MOCKGATEWAY_MAX_BODY_BYTES", Default: "1048576", Usage: "largest request body accepted"}, int64Of(&c.MaxBodyBytes)},
 		{flagenv.Setting{Name: "max-tokens", Env: "MOCKGATEWAY_MAX_TOKENS", Default: "4096", Usage: "the most tokens any answer holds; a budget above it, up to the model's output limit, is accepted and the answer stops here"}, intOf(&c.MaxTokens)},
@@ -249,6 +254,7 @@ func (c Config) validate() error {
 		{c.MaxChoices >= 1 && c.MaxChoices <= 128, "max-choices: must be from 1 to 128"},
 		{c.MaxResponseBytes >= 1 && c.MaxResponseBytes <= 1<<30, "max-response-bytes: must be from 1 to 1073741824 (1 GiB)"},
 		{c.AttemptKeys >= 0, "attempt-keys: must not be negative"},
+		{c.QuotaKeys >= 1, "quota-keys: must be at least 1"},
 		{c.FixturesReload > 0, "fixtures-reload: must be positive"},
 		{c.MaxScopes >= 1, "max-scopes: must be at least 1"},
 		{c.MaxScopeFixtures >= 1, "max-scope-fixtures: must be at least 1"},
@@ -324,6 +330,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Bool("trace_probes", c.TraceProbes),
 		slog.Int("attempt_keys", c.AttemptKeys),
 		slog.String("attempt_ttl", c.AttemptTTL.String()),
+		slog.Int("quota_keys", c.QuotaKeys),
 		slog.Int64("max_body_bytes", c.MaxBodyBytes),
 		slog.Int("max_tokens", c.MaxTokens),
 		slog.Int("max_choices", c.MaxChoices),

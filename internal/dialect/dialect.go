@@ -13,11 +13,13 @@ package dialect
 
 import (
 	"net/http"
+	"time"
 
 	"mockgateway/internal/apierr"
 	"mockgateway/internal/catalog"
 	"mockgateway/internal/fixtures"
 	"mockgateway/internal/protocol"
+	"mockgateway/internal/quota"
 )
 
 // Dialect is one API's wire form of the chat path. Its methods are called from many requests at
@@ -37,6 +39,18 @@ type Dialect interface {
 	Headers(h http.Header)
 	// AnswerHeaders sets what an answer the model made carries (not a refusal before it).
 	AnswerHeaders(h http.Header)
+
+	// QuotaHeaders sets the provider's rate-limit headers on an answer of a model with limits
+	// (internal/quota) — a refusal by them too, with what tells a client when to retry — as
+	// the provider shows them on such an answer (none at all is an answer). now is the
+	// answer's time, for a reset given as a time.
+	QuotaHeaders(h http.Header, s *quota.Status, now time.Time)
+	// QuotaError is a refusal by the quota (s.Refused set) in the provider's words: model is
+	// the requested model, org the organization the client key stands for (quota.Org).
+	QuotaError(s *quota.Status, model string, org quota.Org) *apierr.Error
+	// OverloadError is a model past its capacity and its queue (catalog capacity, queue)
+	// refused as the provider refuses an overloaded model, with the headers it sends beside.
+	OverloadError(h http.Header) *apierr.Error
 
 	// Admit refuses a request that lacks what the dialect requires beyond its body (a header).
 	// It is called before Decode, a call of its own: the decoder's deepest moment sizes the

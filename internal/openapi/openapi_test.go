@@ -128,6 +128,11 @@ func TestOpenAPIDocumentIsOpenAPI31(t *testing.T) {
 }
 
 // errorResponseCodes reads the code enum and type const of each ErrorNNN response.
+// dialectTypes are the error types OpenAI's dialect writes in place of apierr's, by status: a
+// quota's refusal (rate_limit_exceeded) has the limit it hit, an overloaded model
+// (server_is_overloaded) service_unavailable_error.
+var dialectTypes = map[int][]string{429: {"requests", "tokens"}, 503: {"service_unavailable_error"}}
+
 func errorResponseCodes(t *testing.T) map[int]struct {
 	Type  string
 	Codes []string
@@ -142,7 +147,8 @@ func errorResponseCodes(t *testing.T) map[int]struct {
 							Error struct {
 								Properties struct {
 									Type struct {
-										Const string `json:"const"`
+										Const string   `json:"const"`
+										Enum  []string `json:"enum"`
 									} `json:"type"`
 									Code struct {
 										Enum []string `json:"enum"`
@@ -174,10 +180,19 @@ func errorResponseCodes(t *testing.T) map[int]struct {
 		p := r.Content["application/json"].Schema.Properties.Error.Properties
 		codes := slices.Clone(p.Code.Enum)
 		slices.Sort(codes)
+		typ := p.Type.Const
+		if typ == "" && len(p.Type.Enum) > 0 {
+			// apierr's type first, then the types a dialect words the same status with
+			// (OpenAI's quota refusal: quotaTypes).
+			typ = p.Type.Enum[0]
+			if !slices.Equal(p.Type.Enum[1:], dialectTypes[status]) {
+				t.Errorf("components/responses/%s: types %v: only apierr's and OpenAI's own %v", name, p.Type.Enum, dialectTypes[status])
+			}
+		}
 		out[status] = struct {
 			Type  string
 			Codes []string
-		}{p.Type.Const, codes}
+		}{typ, codes}
 	}
 	return out
 }
@@ -213,6 +228,11 @@ func TestOpenAPIErrorCodesAreApierrs(t *testing.T) {
 	var gotTypes []string
 	for _, ty := range docAt(t, "/components/schemas/ErrorEnvelope/properties/error/properties/type/enum").([]any) {
 		gotTypes = append(gotTypes, ty.(string))
+	}
+	for _, tys := range dialectTypes {
+		for _, ty := range tys {
+			types[ty] = true
+		}
 	}
 	wantTypes := slices.Sorted(func(yield func(string) bool) {
 		for ty := range types {

@@ -66,7 +66,7 @@ func stateError(err error) *apierr.Error {
 		return apierr.New(apierr.ServerBusy, "", "Too many reads of the unscoped journal are waiting for the replicas (--journal-flush-reads); retry after the time in the retry-after header.")
 	}
 	if errors.Is(err, state.ErrUnavailable) {
-		return apierr.New(apierr.StateUnavailable, "", "The shared state store (--state-store) is not answering: requests that need a scope, runtime fixtures, a reply position, an attempt count or the journal's list fail until it returns; other requests are served.")
+		return apierr.New(apierr.StateUnavailable, "", "The shared state store (--state-store) is not answering: requests that need a scope, runtime fixtures, a reply position, an attempt count, a quota or the journal's list fail until it returns; other requests are served.")
 	}
 	return apierr.New(apierr.InvalidValue, "", "The fixtures could not be added.")
 }

@@ -132,7 +132,11 @@ const (
 	corsExposed = "x-request-id, request-id, openai-processing-ms, openai-version, retry-after, retry-after-ms, " +
 		"x-ratelimit-limit-requests, x-ratelimit-remaining-requests, x-ratelimit-reset-requests, " +
 		"x-ratelimit-limit-tokens, x-ratelimit-remaining-tokens, x-ratelimit-reset-tokens, " +
-		"x-mock-gateway-attempts, x-mock-gateway-served-by, x-mock-gateway-fallback-from"
+		"x-mock-gateway-attempts, x-mock-gateway-served-by, x-mock-gateway-fallback-from, x-should-retry, " +
+		"anthropic-ratelimit-requests-limit, anthropic-ratelimit-requests-remaining, anthropic-ratelimit-requests-reset, " +
+		"anthropic-ratelimit-tokens-limit, anthropic-ratelimit-tokens-remaining, anthropic-ratelimit-tokens-reset, " +
+		"anthropic-ratelimit-input-tokens-limit, anthropic-ratelimit-input-tokens-remaining, anthropic-ratelimit-input-tokens-reset, " +
+		"anthropic-ratelimit-output-tokens-limit, anthropic-ratelimit-output-tokens-remaining, anthropic-ratelimit-output-tokens-reset"
 )
 
 // corsHeaders are the headers every answer to an allowed origin carries. The origin is one of

@@ -389,6 +389,12 @@ func conformGoogle(h *harness, do func(hh *harness, method, path, body string, h
 	do(h, "POST", geminiPath("v1beta", "mock-chat", "generateContent"), geminiBody(`"cnry":1`), key...)
 	do(h, "POST", geminiPath("v1beta", "mock-chat", "generateContent"), geminiBody(""), append([]string{"X-Mock-Fault", "rate_limit;retry_after=2s"}, key...)...)
 	do(h, "POST", geminiPath("v1beta", "mock-chat", "streamGenerateContent")+"?alt=sse", geminiBody(""), append([]string{"X-Mock-Fault", "unavailable"}, key...)...)
+	// A simulated quota: an answer, then the refusal with its QuotaFailure, Help and RetryInfo;
+	// and one too large, without a RetryInfo.
+	quota := []string{"X-Mock-Quota", "rpm=1;tpm=1000", "X-Goog-Api-Key", "conform-quota"}
+	do(h, "POST", geminiPath("v1beta", "mock-chat", "generateContent"), geminiBody(""), quota...)
+	do(h, "POST", geminiPath("v1beta", "mock-chat", "generateContent"), geminiBody(""), quota...)
+	do(h, "POST", geminiPath("v1beta", "mock-chat", "generateContent"), geminiBody(`"generationConfig":{"maxOutputTokens":2000}`), "X-Mock-Quota", "tpm=1000", "X-Goog-Api-Key", "conform-large")
 }
 
 // TestGoogleStreamCountsCallTokens: a function call comes whole in one response, and the tokens

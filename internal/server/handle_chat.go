@@ -36,6 +36,7 @@ type chatHandler struct {
 	tracer           trace.Tracer
 	metrics          *observability.Metrics
 	drain            *Drain
+	loads            map[string]*loadGate // the models with a capacity (shared by every dialect)
 	streamTimeout    time.Duration
 	writeTimeout     time.Duration
 
@@ -58,6 +59,7 @@ func newChatHandler(d Deps, dl dialect.Dialect) http.Handler {
 		tracer:           d.Tracer,
 		metrics:          d.Metrics,
 		drain:            d.Drain,
+		loads:            d.loads,
 		streamTimeout:    d.Config.StreamTimeout,
 		writeTimeout:     d.Config.WriteTimeout,
 	}
@@ -75,7 +77,7 @@ func newChatHandler(d Deps, dl dialect.Dialect) http.Handler {
 
 // ServeHTTP takes a chat request through its steps: decode it, resolve its model, find the
 // fixture that scripts it if any, simulate what was asked (a gateway policy, latency, a fault),
-// generate the answer (or take the fixture's), respond — JSON or a stream, in the dialect. A
+// draw from the model's quota if it has one (internal/quota), generate the answer (or take the fixture's), respond — JSON or a stream, in the dialect. A
 // step that refuses the request returns an *apierr.Error for the one writeError, which writes
 // it in the dialect too.
 //
@@ -97,8 +99,17 @@ func (h *chatHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	// The quota comes before the fixtures: a refused call takes no scripted reply of a sequence.
+	var admitted *quotaAdmission // nil: the model has no limits, and nothing is counted
+	if h.limited(r, model) {
+		if admitted, model, err = h.takeQuota(w, r, model, req, facts.promptTokens); err != nil {
+			writeError(w, r, err)
+			return
+		}
+	}
 	hit, err := h.script(r, req, rec)
 	if err != nil {
+		h.settleQuota(r.Context(), admitted, rec)
 		if err != errClientLeft { // no one to answer
 			writeError(w, r, err)
 		}
@@ -106,26 +117,43 @@ func (h *chatHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	sim, err := h.sim.decide(r, model, facts.seed, hit)
 	if err != nil {
+		h.settleQuota(r.Context(), admitted, rec)
 		writeError(w, r, err)
 		return
 	}
 	rec.Attempt = sim.attempt
+	if admitted != nil {
+		sim.held = &held{quota: admitted}
+	}
 
 	ctx, span := h.tracer.Start(r.Context(), h.spanNames[model.ID])
 	describeChatRequest(span, model, req, hit)
-	defer span.End() // also on a panic: the span still reaches the buffer
+	defer span.End()             // also on a panic: the span still reaches the buffer
+	if sim.served.Capacity > 0 { // a model without a capacity waits for nothing
+		if ok, err := h.enterLoad(ctx, w, sim, span); !ok {
+			if err != nil {
+				writeError(w, r, err)
+				setErrorType(span, rec)
+			}
+			h.finish(ctx, sim, rec)
+			return
+		}
+	}
 	h.dialect.AnswerHeaders(w.Header())
 	reportPlan(ctx, w, span, h.metrics, model.ID, sim)
 	if sim.plan.Sleep && !h.wait(ctx, sim.plan.Wait) {
+		h.finish(ctx, sim, rec)
 		return // the client left
 	}
 	if f := sim.plan.Fault; f != nil && f.BeforeOutput() {
 		recordFault(ctx, span, h.metrics, model.ID, f.Kind)
 		if f.Kind == simulation.Timeout && !h.wait(ctx, f.For) {
+			h.finish(ctx, sim, rec)
 			return // the client gave up first, as clients do
 		}
 		writeError(w, r, faultError(f))
 		setErrorType(span, rec)
+		h.finish(ctx, sim, rec)
 		return
 	}
 
@@ -136,6 +164,7 @@ func (h *chatHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.respond(ctx, w, r, c)
 	}
 	setChatResponseAttributes(span, c, rec)
+	h.finish(ctx, sim, rec) // to what the answer used, once it is written
 }
 
 // chatCall is one executed chat call: what the dialect's answer is made of (dialect.Call), the

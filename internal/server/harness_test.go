@@ -20,6 +20,7 @@ import (
 
 	"mockgateway/internal/catalog"
 	"mockgateway/internal/config"
+	"mockgateway/internal/quota"
 	"mockgateway/internal/simulation"
 	"mockgateway/internal/state"
 	"mockgateway/internal/testutil"
@@ -115,7 +116,7 @@ func newHarness(t *testing.T, opts ...func(*Deps)) *harness {
 
 // memoryState is the in-memory state run builds, with a journal when journaled.
 func memoryState(cfg config.Config, journaled bool) *state.Memory {
-	m := &state.Memory{Fixtures: NewFixtureStore(cfg), Attempts: simulation.NewAttemptCounter(cfg.AttemptKeys, cfg.AttemptTTL, time.Now)}
+	m := &state.Memory{Fixtures: NewFixtureStore(cfg), Attempts: simulation.NewAttemptCounter(cfg.AttemptKeys, cfg.AttemptTTL, time.Now), Quotas: quota.NewBuckets(cfg.QuotaKeys, time.Now)}
 	if journaled {
 		m.Calls = NewJournal(cfg)
 	}

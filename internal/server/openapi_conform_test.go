@@ -135,6 +135,17 @@ func TestOpenAPIResponsesConform(t *testing.T) {
 	do(keyed, "GET", "/health", "")
 	do(keyed, "GET", "/metrics", "")
 
+	// rate_limit_exceeded: a quota of one request, in both OpenAI routes (internal/quota).
+	limited := newHarness(t)
+	for _, path := range []string{chatPath, chatPath, "/v1/responses", "/v1/responses"} {
+		body := chatBody("mock-echo", "")
+		if path != chatPath {
+			body = `{"model":"mock-echo","input":"hi"}`
+		}
+		do(limited, "POST", path, body, "X-Mock-Quota", "rpm=1;tpm=1000", "Authorization", "Bearer "+path)
+	}
+	do(limited, "POST", chatPath, chatBody("mock-echo", `"max_tokens":2000`), "X-Mock-Quota", "tpm=1000")
+
 	draining := newHarness(t)
 	draining.drain.Begin()
 	do(draining, "GET", "/health", "")
@@ -177,6 +188,23 @@ func TestOpenAPIResponsesConform(t *testing.T) {
 	cancel()
 	_ = resp.Body.Close()
 	srv.Close()
+
+	// server_is_overloaded: a slow answer holds the one place of mock-busy, another its queue.
+	full := newHarness(t, func(dd *Deps) { dd.Catalog = loadCatalog(t) })
+	fullSrv := httptest.NewServer(full.handler)
+	fullCtx, fullCancel := context.WithCancel(context.Background())
+	holding := post(fullCtx, fullSrv, chatPath, chatBody("mock-busy", ""), "X-Mock-Latency", "ttfc=10s")
+	waitFor(t, full, "mockgateway_model_running", 1)
+	queuedCtx, leave := context.WithCancel(context.Background())
+	waiting := post(queuedCtx, fullSrv, chatPath, chatBody("mock-busy", ""))
+	waitFor(t, full, "mockgateway_model_queued", 1)
+	do(full, "POST", chatPath, chatBody("mock-busy", ""))
+	do(full, "POST", "/v1/responses", `{"model":"mock-busy","input":"hi"}`)
+	leave()
+	fullCancel()
+	<-holding
+	<-waiting
+	fullSrv.Close()
 
 	// internal_error: a panic anywhere in the chain.
 	chain := observability.Chain(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }),

@@ -46,6 +46,8 @@ type Deps struct {
 	Version string
 	Release string
 	Started time.Time
+
+	loads map[string]*loadGate // the models' simulated capacities, built by New
 }
 
 // New builds the router and wraps it in the middleware chain.
@@ -77,6 +79,7 @@ func (d Deps) withDefaults() (Deps, bool) {
 	if !metricsOn {
 		d.Metrics = observability.NewNoopMetrics() // so that no handler checks for nil
 	}
+	d.loads = newLoadGates(d.Catalog, d.Metrics)
 	return d, metricsOn
 }
 

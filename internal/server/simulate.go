@@ -24,6 +24,9 @@ type simulated struct {
 	latency simulation.Latency
 	served  *catalog.Model // the model that answers: the requested one or a fallback
 	attempt int            // this request's number in its attempts (1: a first try)
+	// held is what the call holds of its models' simulated quota and capacity until it ends
+	// (finish); nil for a model with neither. One pointer: the decision stays in its size class.
+	held *held
 }
 
 // simulator decides what the simulation does to a chat request.

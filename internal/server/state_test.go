@@ -57,6 +57,10 @@ func TestStateUnavailable(t *testing.T) {
 			t.Errorf("%s %s in a scope: %d %s", r.method, r.path, rr.Code, rr.Body)
 		}
 	}
+	// A quota lives in the store too: with the store down, a limited request cannot be counted.
+	if rr := h.do("POST", chatPath, chatBody("mock-chat", ""), "X-Mock-Quota", "rpm=5"); rr.Code != http.StatusServiceUnavailable || !strings.Contains(rr.Body.String(), `"code":"state_unavailable"`) {
+		t.Errorf("a request with a quota: %d %s", rr.Code, rr.Body)
+	}
 	// The Anthropic dialect answers in its own envelope, with the same status.
 	rr := h.do("POST", "/v1/messages", `{"model":"mock-chat","max_tokens":16,"messages":[{"role":"user","content":"hi"}]}`,
 		"X-Mock-Scope", "down-1", "Anthropic-Version", "2023-06-01")

@@ -181,6 +181,11 @@ func TestCanaries(t *testing.T) {
 		call{name: "malformed latency header name", method: "POST", path: chatPath, body: `{"model":"mock-echo","messages":` + messages() + `}`, header: []string{"X-Mock-Latency", c.at("latency parameter name") + "=1s"}},
 		call{name: "malformed fault parameter name", method: "POST", path: chatPath, body: `{"model":"mock-echo","messages":` + messages() + `}`, header: []string{"X-Mock-Fault", "rate_limit;" + c.at("fault parameter name") + "=1"}},
 		call{name: "malformed attempt header", method: "POST", path: chatPath, body: `{"model":"mock-echo","messages":` + messages() + `}`, header: []string{"X-Mock-Attempt", c.at("attempt header")}},
+		// A quota keyed by the bearer token (a canary, as on every call here): admitted, then
+		// refused; and a malformed quota header.
+		call{name: "quota", method: "POST", path: chatPath + q, body: `{"model":"mock-echo","messages":` + messages() + `}`, header: []string{"X-Mock-Quota", "rpm=1"}},
+		call{name: "quota refused", method: "POST", path: chatPath + q, body: `{"model":"mock-echo","messages":` + messages() + `}`, header: []string{"X-Mock-Quota", "rpm=1"}},
+		call{name: "malformed quota header", method: "POST", path: chatPath, body: `{"model":"mock-echo","messages":` + messages() + `}`, header: []string{"X-Mock-Quota", "rpm=" + c.at("quota header")}},
 	)
 	// Fixtures (docs/fixtures.md): canaries in conditions, replies and tool arguments, requests
 	// in their scope — matched, missed in strict mode, mismatched — and refused bodies.

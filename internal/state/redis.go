@@ -90,7 +90,7 @@ type compiled struct {
 }
 
 // The operations the latency histogram and the error counter are labelled with: a closed set.
-var ops = []string{"fetch", "count", "add", "list", "drop", "attempt", "journal_write", "journal_read", "ping"}
+var ops = []string{"fetch", "count", "add", "list", "drop", "attempt", "quota", "journal_write", "journal_read", "ping"}
 
 // NewRedis connects to the store (without waiting for it: a store that is down at start-up is
 // reported and retried like one that goes down later) and starts its background work, which

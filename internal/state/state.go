@@ -1,8 +1,8 @@
 // Package state owns where the runtime state lives: the scopes' runtime fixtures, their reply
-// positions, the attempt counts of clients that retry without saying so, and the call journal.
-// Memory keeps them in this process (the default, nothing else to run); Redis keeps them in a
+// positions, the attempt counts of clients that retry without saying so, the simulated quota
+// buckets, and the call journal. Memory keeps them in this process (the default, nothing else to run); Redis keeps them in a
 // Redis or Valkey the replicas share (--state-store), so that behind a load balancer a test's
-// fixtures, sequences, retries and journal behave as on one process.
+// fixtures, sequences, retries, quotas and journal behave as on one process.
 //
 // File fixtures, the catalog and everything generated stay per replica: they come from the same
 // files and depend on nothing shared. What the store holds is what fixture authors wrote and the
@@ -15,6 +15,7 @@ import (
 
 	"mockgateway/internal/fixtures"
 	"mockgateway/internal/journal"
+	"mockgateway/internal/quota"
 	"mockgateway/internal/simulation"
 )
 
@@ -35,6 +36,11 @@ type Store interface {
 	// AttemptDone forgets the key once an attempt got through.
 	NextAttempt(ctx context.Context, key uint64, scope string) (int, error)
 	AttemptDone(ctx context.Context, key uint64, scope string)
+	// TakeQuota admits a request asking tokens of the quota buckets under key (which already
+	// covers the model, the client key and the scope) or refuses it (quota.Buckets.Take);
+	// SettleQuota corrects the token bucket once the answer is made (quota.Buckets.Settle).
+	TakeQuota(ctx context.Context, key string, l quota.Limits, tokens int) (quota.Status, error)
+	SettleQuota(ctx context.Context, key string, l quota.Limits, delta int)
 	// RecordCall files a call in the journal; the server calls it before the answer's last
 	// byte, and a read of the journal on any replica holds the entry once it has returned (or
 	// once the read has asked for it, for an unscoped call in the shared store). It never fails;
@@ -66,6 +72,7 @@ var ErrUnavailable = errors.New("the state store is unavailable")
 type Memory struct {
 	Fixtures *fixtures.Store
 	Attempts *simulation.AttemptCounter
+	Quotas   *quota.Buckets
 	Calls    *journal.Journal // nil: no journal
 }
 
@@ -105,6 +112,16 @@ func (m *Memory) NextAttempt(_ context.Context, key uint64, scope string) (int, 
 
 // AttemptDone is Attempts.Done.
 func (m *Memory) AttemptDone(_ context.Context, key uint64, _ string) { m.Attempts.Done(key) }
+
+// TakeQuota is Quotas.Take.
+func (m *Memory) TakeQuota(_ context.Context, key string, l quota.Limits, tokens int) (quota.Status, error) {
+	return m.Quotas.Take(key, l, tokens), nil
+}
+
+// SettleQuota is Quotas.Settle.
+func (m *Memory) SettleQuota(_ context.Context, key string, l quota.Limits, delta int) {
+	m.Quotas.Settle(key, l, delta)
+}
 
 // RecordCall is Calls.Add.
 func (m *Memory) RecordCall(_ context.Context, scope string, e journal.Entry) {

@@ -17,9 +17,10 @@ import (
 const anthropicOverloaded = 529
 
 // anthropicError is an error's status and type in Anthropic's API: the type follows the status
-// (Anthropic's errors page), and the simulated unavailability is Anthropic's overload, 529.
+// (Anthropic's errors page), and the simulated unavailability and an overloaded model are
+// Anthropic's overload, 529.
 func anthropicError(e *apierr.Error) (int, string) {
-	if e.Code == apierr.SimulatedUnavailable {
+	if e.Code == apierr.SimulatedUnavailable || e.Code == apierr.ServerIsOverloaded {
 		return anthropicOverloaded, "overloaded_error"
 	}
 	switch e.Status {

@@ -62,7 +62,9 @@ func appendError(buf []byte, e *apierr.Error) []byte {
 	buf = append(buf, `,"status":"`...)
 	buf = append(buf, googleStatus(e)...)
 	buf = append(buf, `","details":[`...)
-	if e.Status == http.StatusTooManyRequests {
+	if f, ok := e.Detail.(*quotaFailure); ok {
+		buf = appendQuotaDetails(buf, f)
+	} else if e.Status == http.StatusTooManyRequests {
 		buf = append(buf, `{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"`...)
 		buf = strconv.AppendInt(buf, int64(retrySeconds(e)), 10)
 		buf = append(buf, `s"}`...)

@@ -1,0 +1,74 @@
+package anthropic
+
+import (
+	"encoding/hex"
+	"net/http"
+	"strconv"
+	"time"
+
+	"mockgateway/internal/apierr"
+	"mockgateway/internal/quota"
+)
+
+// QuotaHeaders sets Anthropic's anthropic-ratelimit-* headers for the requests and the tokens
+// the model limits, each reset as the RFC 3339 time the bucket is full again. The mock keeps
+// one token bucket, prompt and output together: it is shown as the tokens, the input tokens
+// and the output tokens alike. A refusal adds retry-after (whole seconds) and x-should-retry,
+// which the SDKs obey: true, but false for a request no wait would admit.
+func (*Dialect) QuotaHeaders(h http.Header, s *quota.Status, now time.Time) {
+	set := func(name string, b quota.Bucket) {
+		if b.Limit == 0 {
+			return
+		}
+		h.Set("Anthropic-Ratelimit-"+name+"-Limit", strconv.Itoa(b.Limit))
+		h.Set("Anthropic-Ratelimit-"+name+"-Remaining", strconv.Itoa(b.Remaining))
+		h.Set("Anthropic-Ratelimit-"+name+"-Reset", now.Add(b.Reset).UTC().Format(time.RFC3339))
+	}
+	set("Requests", s.Requests)
+	set("Tokens", s.Tokens)
+	set("Input-Tokens", s.Tokens)
+	set("Output-Tokens", s.Tokens)
+	switch {
+	case s.Refused == "":
+	case s.TooLarge:
+		h.Set("X-Should-Retry", "false")
+	default:
+		h.Set("Retry-After", strconv.Itoa(quota.Seconds(s.RetryAfter)))
+		h.Set("X-Should-Retry", "true")
+	}
+}
+
+// QuotaError is Anthropic's 429 rate_limit_error in Anthropic's words: "This request would
+// exceed the rate limit for your organization (…) of 3 requests per minute. …".
+func (*Dialect) QuotaError(s *quota.Status, model string, org quota.Org) *apierr.Error {
+	b := s.Bucket()
+	what := " requests per minute"
+	switch s.Refused {
+	case quota.Tokens:
+		what = " tokens per minute"
+	case quota.Daily:
+		what = " requests per day"
+	}
+	id := hex.EncodeToString(org[:])
+	id = id[:8] + "-" + id[8:12] + "-" + id[12:16] + "-" + id[16:20] + "-" + id[20:]
+	return apierr.New(apierr.RateLimitExceeded, "", "This request would exceed the rate limit for your organization ("+id+") of "+
+		thousands(b.Limit)+what+" (model: "+model+"). For details, refer to: https://docs.claude.com/en/api/rate-limits. "+
+		"You can see the response headers for current usage. Please reduce the prompt length or the maximum tokens requested, or try again later. "+
+		"You may also contact sales at https://claude.com/contact-sales to discuss your options for a rate limit increase.")
+}
+
+// thousands writes n with commas between its thousands, as Anthropic's messages do.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// OverloadError is Anthropic's overload: 529 overloaded_error, "Overloaded", with
+// x-should-retry: true, which the SDKs and Claude Code retry.
+func (*Dialect) OverloadError(h http.Header) *apierr.Error {
+	h.Set("X-Should-Retry", "true")
+	return apierr.New(apierr.ServerIsOverloaded, "", "Overloaded")
+}

@@ -1,0 +1,102 @@
+package quota
+
+import (
+	"container/list"
+	"sync"
+	"time"
+)
+
+// Buckets are the buckets of one process, bounded: at most max keys, a key forgotten once its
+// buckets have been full for a day (a full bucket is one never seen), and past max the key
+// used longest ago goes first — it loses only what its buckets were short of full.
+type Buckets struct {
+	mu   sync.Mutex
+	max  int
+	now  func() time.Time
+	keys map[string]*list.Element // of *entry
+	lru  list.List                // most recently used first
+}
+
+type entry struct {
+	key    string
+	levels Levels
+	last   time.Time
+	full   time.Time // when every bucket is full again: the key may be forgotten
+}
+
+// NewBuckets keeps at most maxKeys keys (at least 1), on the clock now.
+func NewBuckets(maxKeys int, now func() time.Time) *Buckets {
+	return &Buckets{max: max(1, maxKeys), now: now, keys: map[string]*list.Element{}}
+}
+
+// Take admits a request asking tokens of key's buckets under l, or refuses it (Status.Refused).
+func (b *Buckets) Take(key string, l Limits, tokens int) Status {
+	now := b.now()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	e := b.entry(key, &l, now)
+	after, refused, tooLarge := take(&l, e.levels, tokens)
+	b.set(e, &l, after, now)
+	return StatusOf(&l, after, refused, tooLarge, tokens)
+}
+
+// Settle corrects key's token bucket by delta tokens: positive takes more (the answer produced
+// more than its budget), negative gives back what it did not produce.
+func (b *Buckets) Settle(key string, l Limits, delta int) {
+	if l.Tokens == 0 || delta == 0 {
+		return
+	}
+	now := b.now()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	e := b.entry(key, &l, now)
+	lv := e.levels
+	lv[iTokens] -= float64(delta)
+	b.set(e, &l, lv, now)
+}
+
+// entry is key's entry with its levels replenished to now: a new one full.
+func (b *Buckets) entry(key string, l *Limits, now time.Time) *entry {
+	size, period := caps(l)
+	if el, ok := b.keys[key]; ok {
+		b.lru.MoveToFront(el)
+		e := el.Value.(*entry)
+		for i := range e.levels {
+			e.levels[i] = refill(e.levels[i], size[i], period[i], now.Sub(e.last))
+		}
+		e.last = now
+		return e
+	}
+	for back := b.lru.Back(); back != nil; back = b.lru.Back() {
+		if e := back.Value.(*entry); len(b.keys) < b.max && now.Before(e.full) {
+			break
+		}
+		delete(b.keys, back.Value.(*entry).key)
+		b.lru.Remove(back)
+	}
+	e := &entry{key: key, levels: size, last: now, full: now}
+	b.keys[key] = b.lru.PushFront(e)
+	return e
+}
+
+// set stores e's levels, clamped to [0, size], and when they will all be full.
+func (b *Buckets) set(e *entry, l *Limits, lv Levels, now time.Time) {
+	size, period := caps(l)
+	e.full = now
+	for i := range lv {
+		lv[i] = max(0, min(size[i], lv[i]))
+		if size[i] > 0 {
+			if t := now.Add(until(size[i]-lv[i], size[i], period[i])); t.After(e.full) {
+				e.full = t
+			}
+		}
+	}
+	e.levels = lv
+}
+
+// Len is the number of keys kept.
+func (b *Buckets) Len() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.keys)
+}

@@ -1,0 +1,117 @@
+package quota
+
+import (
+	"testing"
+	"time"
+)
+
+type fakeClock struct{ t time.Time }
+
+func (c *fakeClock) now() time.Time { return c.t }
+
+func newTest(maxKeys int) (*Buckets, *fakeClock) {
+	c := &fakeClock{t: time.Date(2026, 12, 6, 0, 0, 0, 0, time.UTC)}
+	return NewBuckets(maxKeys, c.now), c
+}
+
+// TestRequestsCountDownAndReplenish: each request takes one of rpm, the remaining count falls,
+// the bucket refills continuously (a third of the window gives back one of three), and a
+// refusal says how long until one request fits.
+func TestRequestsCountDownAndReplenish(t *testing.T) {
+	b, c := newTest(10)
+	l := Limits{Requests: 3, Window: 3 * time.Second}
+	for want := 2; want >= 0; want-- {
+		s := b.Take("k", l, 0)
+		if s.Refused != "" || s.Requests.Remaining != want || s.Requests.Limit != 3 {
+			t.Fatalf("want %d remaining, admitted; got %+v", want, s)
+		}
+	}
+	s := b.Take("k", l, 0)
+	if s.Refused != Requests || s.RetryAfter != time.Second || s.Requests.Reset != 3*time.Second || s.Requested != 1 {
+		t.Fatalf("the fourth: %+v", s)
+	}
+	c.t = c.t.Add(500 * time.Millisecond)
+	if s := b.Take("k", l, 0); s.Refused != Requests || s.RetryAfter != 500*time.Millisecond {
+		t.Fatalf("half a request later: %+v", s)
+	}
+	c.t = c.t.Add(500 * time.Millisecond)
+	if s := b.Take("k", l, 0); s.Refused != "" || s.Requests.Remaining != 0 {
+		t.Fatalf("a third of the window later: %+v", s)
+	}
+	c.t = c.t.Add(time.Hour)
+	if s := b.Take("k", l, 0); s.Requests.Remaining != 2 || s.Requests.Reset != time.Second {
+		t.Fatalf("long after: %+v", s)
+	}
+}
+
+// TestTokensSettleAndTooLarge: admission takes the whole budget, Settle gives back what was not
+// produced (a cut stream), and a request larger than the bucket is refused at once.
+func TestTokensSettleAndTooLarge(t *testing.T) {
+	b, _ := newTest(10)
+	l := Limits{Tokens: 1000}
+	if s := b.Take("k", l, 600); s.Refused != "" || s.Tokens.Remaining != 400 || s.Tokens.Reset != 36*time.Second {
+		t.Fatalf("first: %+v", s)
+	}
+	if s := b.Take("k", l, 600); s.Refused != Tokens || s.TooLarge || s.Requested != 600 || s.RetryAfter != 12*time.Second {
+		t.Fatalf("second: %+v", s)
+	}
+	b.Settle("k", l, -500) // produced 100 of its 600
+	if s := b.Take("k", l, 600); s.Refused != "" || s.Tokens.Remaining != 300 {
+		t.Fatalf("after the refund: %+v", s)
+	}
+	if s := b.Take("k", l, 1001); s.Refused != Tokens || !s.TooLarge || s.RetryAfter != 0 {
+		t.Fatalf("too large: %+v", s)
+	}
+}
+
+// TestDailyAndKeysApart: the daily bucket refuses on its own, and another key (another client,
+// scope or model) has buckets of its own.
+func TestDailyAndKeysApart(t *testing.T) {
+	b, _ := newTest(10)
+	l := Limits{Requests: 100, Daily: 1}
+	if s := b.Take("a", l, 0); s.Refused != "" || s.Daily.Remaining != 0 || s.Daily.Reset != Day {
+		t.Fatalf("first: %+v", s)
+	}
+	if s := b.Take("a", l, 0); s.Refused != Daily || s.RetryAfter != Day || s.Requests.Remaining != 99 {
+		t.Fatalf("second, refused by the day, taking nothing: %+v", s)
+	}
+	if s := b.Take("b", l, 0); s.Refused != "" {
+		t.Fatalf("another key: %+v", s)
+	}
+}
+
+// TestBucketsBounded: past maxKeys the key used longest ago goes (starting full again), and a
+// key whose buckets are full is forgotten when a new one comes.
+func TestBucketsBounded(t *testing.T) {
+	b, c := newTest(2)
+	l := Limits{Requests: 1, Window: time.Second}
+	b.Take("a", l, 0)
+	b.Take("b", l, 0)
+	b.Take("c", l, 0)
+	if b.Len() != 2 {
+		t.Fatalf("kept %d keys", b.Len())
+	}
+	if s := b.Take("a", l, 0); s.Refused != "" {
+		t.Fatalf("a was evicted, so full again: %+v", s)
+	}
+	c.t = c.t.Add(2 * time.Second)
+	b.Take("d", l, 0)
+	if b.Len() != 1 {
+		t.Fatalf("full keys are forgotten: kept %d", b.Len())
+	}
+}
+
+func TestParse(t *testing.T) {
+	l, err := Parse("rpm=3; tpm=2000;rpd=10;window=5s")
+	if err != nil || l != (Limits{Requests: 3, Tokens: 2000, Daily: 10, Window: 5 * time.Second}) {
+		t.Fatalf("got %+v, %v", l, err)
+	}
+	if l.String() != "rpm=3;tpm=2000;rpd=10;windowms=5000" {
+		t.Fatalf("String: %s", l.String())
+	}
+	for _, bad := range []string{"", "rpm", "rpm=0", "rpm=-1", "rpm=x", "tpm=1;tpm=2", "rps=3", "rpm=3;window=forever", "rpm=3;window=48h", "window=5s"} {
+		if _, err := Parse(bad); err == nil {
+			t.Errorf("%q: accepted", bad)
+		}
+	}
+}

@@ -1,0 +1,139 @@
+package quota
+
+import (
+	"math"
+	"time"
+)
+
+// Kind is the limit a refusal hit, the label of the refusals counter and the journal's word.
+type Kind string
+
+// The limits a request can hit.
+const (
+	Requests Kind = "requests" // requests per window
+	Tokens   Kind = "tokens"   // tokens per window
+	Daily    Kind = "daily"    // requests per day
+)
+
+// Bucket is what one bucket says after a request: its limit, what is left, and how long until
+// it is full again. Limit 0: the model has no limit of this kind.
+type Bucket struct {
+	Limit     int
+	Remaining int
+	Reset     time.Duration
+}
+
+// Status is what the buckets said of one request: admitted (Refused "") or refused, and each
+// bucket after it. A dialect shows it in its provider's words.
+type Status struct {
+	Limits                  Limits
+	Requests, Tokens, Daily Bucket
+	Refused                 Kind          // "" when admitted
+	TooLarge                bool          // refused: it asks more tokens than the whole bucket holds
+	RetryAfter              time.Duration // refused: until the bucket holds what it asks
+	Requested               int           // refused: what it asked of the refusing bucket
+}
+
+// Bucket is the refusing bucket of a refused request (the requests bucket otherwise).
+func (s *Status) Bucket() Bucket {
+	switch s.Refused {
+	case Tokens:
+		return s.Tokens
+	case Daily:
+		return s.Daily
+	}
+	return s.Requests
+}
+
+// The three buckets, in the order a request is checked against them: their index in Levels.
+const (
+	iRequests = iota
+	iTokens
+	iDaily
+)
+
+// Levels is what the buckets hold, in requests and tokens, fractions included.
+type Levels [3]float64
+
+// caps are l's bucket sizes and periods, in the Levels order.
+func caps(l *Limits) (c [3]float64, p [3]time.Duration) {
+	return [3]float64{float64(l.Requests), float64(l.Tokens), float64(l.Daily)},
+		[3]time.Duration{l.Period(), l.Period(), Day}
+}
+
+// refill is a bucket's level after elapsed: it replenishes continuously, at its size per
+// period, up to its size.
+func refill(level, size float64, period, elapsed time.Duration) float64 {
+	if elapsed <= 0 {
+		return level
+	}
+	return math.Min(size, level+size*float64(elapsed)/float64(period))
+}
+
+// take is the admission of a request asking tokens of buckets at levels lv (already
+// replenished): the levels after it, and the refusing bucket's index (-1: admitted; a refused
+// request takes nothing). A request asking more tokens than the token bucket holds when full
+// is refused whatever the levels (tooLarge).
+func take(l *Limits, lv Levels, tokens int) (after Levels, refused int, tooLarge bool) {
+	size, _ := caps(l)
+	need := [3]float64{1, float64(tokens), 1}
+	if size[iTokens] > 0 && need[iTokens] > size[iTokens] {
+		return lv, iTokens, true
+	}
+	for i := range lv {
+		if size[i] > 0 && lv[i] < need[i] {
+			return lv, i, false
+		}
+	}
+	for i := range lv {
+		if size[i] > 0 {
+			lv[i] -= need[i]
+		}
+	}
+	return lv, -1, false
+}
+
+// StatusOf is the status of a request that asked tokens, from the levels after it and the
+// refusing bucket (-1: admitted). The store computes levels with the same arithmetic and hands
+// them here.
+func StatusOf(l *Limits, lv Levels, refused int, tooLarge bool, tokens int) Status {
+	size, period := caps(l)
+	s := Status{Limits: *l, TooLarge: tooLarge}
+	bs := [3]*Bucket{&s.Requests, &s.Tokens, &s.Daily}
+	for i, b := range bs {
+		if size[i] == 0 {
+			continue
+		}
+		level := math.Max(0, math.Min(size[i], lv[i]))
+		*b = Bucket{Limit: int(size[i]), Remaining: int(level), Reset: until(size[i]-level, size[i], period[i])}
+	}
+	if refused >= 0 {
+		s.Refused = [3]Kind{Requests, Tokens, Daily}[refused]
+		need := [3]float64{1, float64(tokens), 1}[refused]
+		s.Requested = int(need)
+		if !tooLarge {
+			s.RetryAfter = until(need-math.Max(0, lv[refused]), size[refused], period[refused])
+		}
+	}
+	return s
+}
+
+// until is how long a bucket of size per period takes to gain amount, rounded up to the
+// millisecond.
+func until(amount, size float64, period time.Duration) time.Duration {
+	if amount <= 0 {
+		return 0
+	}
+	d := time.Duration(math.Ceil(amount / size * float64(period)))
+	return (d + time.Millisecond - 1).Truncate(time.Millisecond)
+}
+
+// Org is the organization a client key stands for, as the providers name the owner of a
+// limit: derived from the key's hash, so that each distinct key is its own organization and
+// the key itself is never shown.
+type Org [16]byte
+
+// Seconds is d in whole seconds, rounded up: what retry-after says.
+func Seconds(d time.Duration) int {
+	return int((d + time.Second - 1) / time.Second)
+}
