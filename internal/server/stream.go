@@ -70,9 +70,10 @@ import (
 //	                │        └── next step
 //	                │
 //	   last step    ▼                        errStreamEnded from any state above
-//	  Events.End, writeFinal ──► completed   ──► endEarly: the dialect's error event, a cut
-//	   (unflushed; net/http writes it        connection, or nothing (the client is gone);
-//	    with the response's end)             outcome timed_out, aborted or client_disconnected
+//	  Events.End, complete ──► completed     ──► endEarly: the dialect's error event, a cut
+//	   (recorded and journaled, then         connection, or nothing (the client is gone);
+//	    writeFinal: unflushed, net/http      outcome timed_out, aborted or client_disconnected
+//	    writes it with the response's end)
 //
 // Both ends call recordAnswer, which settles a lazy answer's finish reason.
 
@@ -116,8 +117,27 @@ func streamChat(ctx context.Context, w http.ResponseWriter, c *chatCall) {
 		st.endEarly(w, c, err)
 		return
 	}
+	st.complete(c)
+}
+
+// complete ends a stream that ran to its end: it records the answer and the completed outcome,
+// files the call in the journal, and only then writes the frames that end the stream. Those
+// frames can carry the whole answer (the Responses API's response.completed), and net/http
+// passes a write longer than its buffer straight to the connection: a client that acts on the
+// terminal event, then reads the journal, finds its call (TestStreamEntryFiledBeforeItsEnd).
+// The frames still pending count as sent, as a failed last write is not seen anyway
+// (writeFinal).
+//
+//go:noinline
+func (st *stream) complete(c *chatCall) {
+	st.tokensSent += st.pendingTokens
 	st.recordAnswer(c)
+	st.tokensSent -= st.pendingTokens
 	st.telemetry.End(observability.OutcomeCompleted)
+	if note, ok := st.rec.Note.(*callNote); ok {
+		note.file()
+	}
+	_ = st.writeFinal()
 }
 
 // toFirstToken appends the events of a stream that never waits, up to its first token, for
@@ -131,8 +151,9 @@ func (st *stream) toFirstToken(ctx context.Context) error {
 	}
 }
 
-// run writes the events from where toFirstToken left them, then the dialect's closing events,
-// pausing as the timings say. It returns nil when the stream completed, or why it stopped.
+// run writes the events from where toFirstToken left them and appends the dialect's closing
+// events, pausing as the timings say. It returns nil when the stream reached its end (complete
+// writes the closing events), or why it stopped.
 func (st *stream) run(ctx context.Context) error {
 	for {
 		_, more, err := st.events.Next(ctx, st)
@@ -146,13 +167,7 @@ func (st *stream) run(ctx context.Context) error {
 	if err := st.strikeFault(ctx, true); err != nil { // a stream shorter than after= fails at its end
 		return err
 	}
-	if err := st.events.End(ctx, st); err != nil {
-		return err
-	}
-	if err := st.writeFinal(); err != nil {
-		return writeFailed(err)
-	}
-	return nil
+	return st.events.End(ctx, st) // complete writes the frames that end the stream
 }
 
 // recordAnswer gives the record the tokens the stream sent and the answer's finish reason, once
