@@ -57,6 +57,19 @@ var deepNestingCases = []struct {
 	{"responses", func(d int) string {
 		return `{"model":"mock-tools","input":"hi","tools":[{"type":"function","name":"f","parameters":` + deepSchema(d) + `}]}`
 	}, func(b []byte) *apierr.Error { _, _, e := DecodeResponsesRequest(b, Limits{}); return e }, apierr.InvalidValue},
+	{"gemini", func(d int) string {
+		return `{"contents":[{"role":"user","parts":[{"text":"hi"}]}],"tools":[{"functionDeclarations":[{"name":"f","parametersJsonSchema":` + deepSchema(d) + `}]}]}`
+	}, decodeGemini, apierr.InvalidValue},
+	{"gemini_openapi_parameters", func(d int) string {
+		return `{"contents":[{"role":"user","parts":[{"text":"hi"}]}],"tools":[{"functionDeclarations":[{"name":"f","parameters":` +
+			strings.ReplaceAll(deepSchema(d), `"object"`, `"OBJECT"`) + `}]}]}`
+	}, decodeGemini, apierr.InvalidValue},
+}
+
+// decodeGemini decodes a generateContent body, as the Gemini dialect's route does.
+func decodeGemini(b []byte) *apierr.Error {
+	_, e := DecodeGoogleRequest(GoogleCall{Model: "mock-tools"}, b, Limits{})
+	return e
 }
 
 // TestDecodeCostIsLinearInDepth: doubling the depth of each dialect's worst nesting at most
