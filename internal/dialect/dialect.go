@@ -139,3 +139,11 @@ func (s *Set) Choose(h http.Header) Dialect {
 	}
 	return s.Default
 }
+
+// ToolsOnlyOffered reports whether a request's tools are only offered — its tool choice is
+// auto, none or unset — so that no call is required of them: what the dialects whose clients
+// offer their tools to every model (Claude Code, Gemini CLI) answer in OffersToolsOnly.
+func ToolsOnlyOffered(req *protocol.Request) bool {
+	m := req.ToolChoice.Mode
+	return m == "" || m == protocol.ToolChoiceAuto || m == protocol.ToolChoiceNone
+}

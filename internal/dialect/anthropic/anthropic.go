@@ -96,8 +96,7 @@ func (d *Dialect) Check(model *catalog.Model, req *protocol.Request, promptToken
 // auto or none — which a model without tools may take and never call: Claude Code offers its
 // tools on every call, whatever the model (docs/protocol.md, "Where the client won").
 func (*Dialect) OffersToolsOnly(req *protocol.Request) bool {
-	m := req.ToolChoice.Mode
-	return m == "" || m == protocol.ToolChoiceAuto || m == protocol.ToolChoiceNone
+	return dialect.ToolsOnlyOffered(req)
 }
 
 // Reply is the call's message, its id derived from the request (messageID), with a reasoning

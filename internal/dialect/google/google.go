@@ -104,8 +104,7 @@ func (d *Dialect) Check(model *catalog.Model, req *protocol.Request, promptToken
 // OffersToolsOnly: function declarations are only offered unless toolConfig requires a call
 // (ANY). Gemini CLI declares its tools to every model.
 func (*Dialect) OffersToolsOnly(req *protocol.Request) bool {
-	m := req.ToolChoice.Mode
-	return m == "" || m == protocol.ToolChoiceAuto || m == protocol.ToolChoiceNone
+	return dialect.ToolsOnlyOffered(req)
 }
 
 // Reply is the call's GenerateContentResponse, its responseId derived from the request, with a
