@@ -29,19 +29,24 @@ func NewBuckets(maxKeys int, now func() time.Time) *Buckets {
 	return &Buckets{max: max(1, maxKeys), now: now, keys: map[string]*list.Element{}}
 }
 
-// Take admits a request asking tokens of key's buckets under l, or refuses it (Status.Refused).
-func (b *Buckets) Take(key string, l Limits, tokens int) Status {
+// Take admits a request asking tokens of key's buckets under l, or refuses it (Status.Refused),
+// as if it came ahead after now: admitted only if the buckets will hold what it asks by then,
+// and charged now, so that the requests before then see the debt (a simulated retry that
+// waits without waiting). Its Status is what the buckets say at now+ahead. Ahead 0 is a
+// request of now.
+func (b *Buckets) Take(key string, l Limits, tokens int, ahead time.Duration) Status {
 	now := b.now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	e := b.entry(key, &l, now)
-	after, refused, tooLarge := take(&l, e.levels, tokens)
+	after, refused, tooLarge := take(&l, e.levels, tokens, ahead)
 	b.set(e, &l, after, now)
-	return StatusOf(&l, after, refused, tooLarge, tokens)
+	return StatusOf(&l, after, refused, tooLarge, tokens, ahead)
 }
 
 // Settle corrects key's token bucket by delta tokens: positive takes more (the answer produced
-// more than its budget), negative gives back what it did not produce.
+// more than its budget), negative gives back what it did not produce. A correction never puts
+// a bucket in debt (the answer is made: nothing to reserve), nor forgets a reservation's.
 func (b *Buckets) Settle(key string, l Limits, delta int) {
 	if l.Tokens == 0 || delta == 0 {
 		return
@@ -51,7 +56,7 @@ func (b *Buckets) Settle(key string, l Limits, delta int) {
 	defer b.mu.Unlock()
 	e := b.entry(key, &l, now)
 	lv := e.levels
-	lv[iTokens] -= float64(delta)
+	lv[iTokens] = max(min(0, lv[iTokens]), lv[iTokens]-float64(delta))
 	b.set(e, &l, lv, now)
 }
 
@@ -79,12 +84,12 @@ func (b *Buckets) entry(key string, l *Limits, now time.Time) *entry {
 	return e
 }
 
-// set stores e's levels, clamped to [0, size], and when they will all be full.
+// set stores e's levels, clamped to [-size, size], and when they will all be full.
 func (b *Buckets) set(e *entry, l *Limits, lv Levels, now time.Time) {
 	size, period := caps(l)
 	e.full = now
 	for i := range lv {
-		lv[i] = max(0, min(size[i], lv[i]))
+		lv[i] = clamp(lv[i], size[i])
 		if size[i] > 0 {
 			if t := now.Add(until(size[i]-lv[i], size[i], period[i])); t.After(e.full) {
 				e.full = t

@@ -65,7 +65,7 @@ func (h *chatHandler) takeQuota(w http.ResponseWriter, r *http.Request, model *c
 		budget = model.DefaultTokens
 	}
 	tokens := promptTokens + budget*max(1, req.N)
-	st, err := h.state.TakeQuota(r.Context(), key, limits, tokens)
+	st, err := h.state.TakeQuota(r.Context(), key, limits, tokens, 0)
 	if err != nil {
 		return nil, model, stateError(err)
 	}

@@ -19,7 +19,7 @@ func TestRedisQuotaMatchesMemory(t *testing.T) {
 		remaining, tokens int
 		refused           quota.Kind
 	}{{1, 700, ""}, {0, 400, ""}, {0, 400, quota.Requests}} {
-		st, err := r.TakeQuota(ctx, "k", l, 300)
+		st, err := r.TakeQuota(ctx, "k", l, 300, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -31,7 +31,7 @@ func TestRedisQuotaMatchesMemory(t *testing.T) {
 		}
 	}
 	r.SettleQuota(ctx, "k", l, -250)
-	st, err := r.TakeQuota(ctx, "other", l, 1001)
+	st, err := r.TakeQuota(ctx, "other", l, 1001, 0)
 	if err != nil || st.Refused != quota.Tokens || !st.TooLarge {
 		t.Errorf("too large: %+v %v", st, err)
 	}

@@ -12,6 +12,7 @@ package state
 import (
 	"context"
 	"errors"
+	"time"
 
 	"mockgateway/internal/fixtures"
 	"mockgateway/internal/journal"
@@ -37,9 +38,10 @@ type Store interface {
 	NextAttempt(ctx context.Context, key uint64, scope string) (int, error)
 	AttemptDone(ctx context.Context, key uint64, scope string)
 	// TakeQuota admits a request asking tokens of the quota buckets under key (which already
-	// covers the model, the client key and the scope) or refuses it (quota.Buckets.Take);
-	// SettleQuota corrects the token bucket once the answer is made (quota.Buckets.Settle).
-	TakeQuota(ctx context.Context, key string, l quota.Limits, tokens int) (quota.Status, error)
+	// covers the model, the client key and the scope) or refuses it, as if it came ahead after
+	// now (quota.Buckets.Take; 0: a request of now); SettleQuota corrects the token bucket once
+	// the answer is made (quota.Buckets.Settle).
+	TakeQuota(ctx context.Context, key string, l quota.Limits, tokens int, ahead time.Duration) (quota.Status, error)
 	SettleQuota(ctx context.Context, key string, l quota.Limits, delta int)
 	// RecordCall files a call in the journal; the server calls it before the answer's last
 	// byte, and a read of the journal on any replica holds the entry once it has returned (or
@@ -114,8 +116,8 @@ func (m *Memory) NextAttempt(_ context.Context, key uint64, scope string) (int, 
 func (m *Memory) AttemptDone(_ context.Context, key uint64, _ string) { m.Attempts.Done(key) }
 
 // TakeQuota is Quotas.Take.
-func (m *Memory) TakeQuota(_ context.Context, key string, l quota.Limits, tokens int) (quota.Status, error) {
-	return m.Quotas.Take(key, l, tokens), nil
+func (m *Memory) TakeQuota(_ context.Context, key string, l quota.Limits, tokens int, ahead time.Duration) (quota.Status, error) {
+	return m.Quotas.Take(key, l, tokens, ahead), nil
 }
 
 // SettleQuota is Quotas.Settle.
