@@ -18,7 +18,8 @@ type Buckets struct {
 }
 
 type entry struct {
-	key    string
+	key    Key
+	limits Limits
 	levels Levels
 	last   time.Time
 	full   time.Time // when every bucket is full again: the key may be forgotten
@@ -34,7 +35,7 @@ func NewBuckets(maxKeys int, now func() time.Time) *Buckets {
 // and charged now, so that the requests before then see the debt (a simulated retry that
 // waits without waiting). Its Status is what the buckets say at now+ahead. Ahead 0 is a
 // request of now.
-func (b *Buckets) Take(key string, l Limits, tokens int, ahead time.Duration) Status {
+func (b *Buckets) Take(key Key, l Limits, tokens int, ahead time.Duration) Status {
 	now := b.now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -47,7 +48,7 @@ func (b *Buckets) Take(key string, l Limits, tokens int, ahead time.Duration) St
 // Settle corrects key's token bucket by delta tokens: positive takes more (the answer produced
 // more than its budget), negative gives back what it did not produce. A correction never puts
 // a bucket in debt (the answer is made: nothing to reserve), nor forgets a reservation's.
-func (b *Buckets) Settle(key string, l Limits, delta int) {
+func (b *Buckets) Settle(key Key, l Limits, delta int) {
 	if l.Tokens == 0 || delta == 0 {
 		return
 	}
@@ -61,9 +62,9 @@ func (b *Buckets) Settle(key string, l Limits, delta int) {
 }
 
 // entry is key's entry with its levels replenished to now: a new one full.
-func (b *Buckets) entry(key string, l *Limits, now time.Time) *entry {
+func (b *Buckets) entry(key Key, l *Limits, now time.Time) *entry {
 	size, period := caps(l)
-	if el, ok := b.keys[key]; ok {
+	if el, ok := b.keys[key.ID]; ok {
 		b.lru.MoveToFront(el)
 		e := el.Value.(*entry)
 		for i := range e.levels {
@@ -76,11 +77,11 @@ func (b *Buckets) entry(key string, l *Limits, now time.Time) *entry {
 		if e := back.Value.(*entry); len(b.keys) < b.max && now.Before(e.full) {
 			break
 		}
-		delete(b.keys, back.Value.(*entry).key)
+		delete(b.keys, back.Value.(*entry).key.ID)
 		b.lru.Remove(back)
 	}
-	e := &entry{key: key, levels: size, last: now, full: now}
-	b.keys[key] = b.lru.PushFront(e)
+	e := &entry{key: key, limits: *l, levels: size, last: now, full: now}
+	b.keys[key.ID] = b.lru.PushFront(e)
 	return e
 }
 
@@ -97,6 +98,22 @@ func (b *Buckets) set(e *entry, l *Limits, lv Levels, now time.Time) {
 		}
 	}
 	e.levels = lv
+}
+
+// DropScope forgets the buckets of scope's keys, which start full again; it reports whether
+// there were any. It looks at every key kept, a bounded number.
+func (b *Buckets) DropScope(scope string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	dropped := false
+	for id, el := range b.keys {
+		if el.Value.(*entry).key.Scope == scope {
+			delete(b.keys, id)
+			b.lru.Remove(el)
+			dropped = true
+		}
+	}
+	return dropped
 }
 
 // Len is the number of keys kept.

@@ -1,6 +1,7 @@
 package quota
 
 import (
+	"encoding/hex"
 	"math"
 	"time"
 )
@@ -147,6 +148,20 @@ func until(amount, size float64, period time.Duration) time.Duration {
 // limit: derived from the key's hash, so that each distinct key is its own organization and
 // the key itself is never shown.
 type Org [16]byte
+
+// String is the organization as OpenAI's refusals name it: org- and 24 hex digits.
+func (o Org) String() string { return "org-" + hex.EncodeToString(o[:12]) }
+
+// Key names one model's buckets for one client key in one scope under one set of limits: ID
+// tells them apart (a hash of all four, the client key hashed first), and the rest is what the
+// store keeps beside the levels to list them (View) and forget a scope's — never the client
+// key, only its organization.
+type Key struct {
+	ID    string
+	Model string
+	Scope string
+	Org   Org
+}
 
 // Seconds is d in whole seconds, rounded up: what retry-after says.
 func Seconds(d time.Duration) int {

@@ -5,7 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"mockgateway/internal/fixtures"
 	"mockgateway/internal/quota"
+	"mockgateway/internal/simulation"
 )
 
 // quotaStep is one call on a store's quota: a Take (settle 0) or a Settle of settle tokens, and
@@ -77,10 +79,10 @@ func runQuotaTable(t *testing.T, s Store, tolerance time.Duration) {
 			l = tokensOnly
 		}
 		if step.settle != 0 {
-			s.SettleQuota(ctx, step.key, l, step.settle)
+			s.SettleQuota(ctx, quota.Key{ID: step.key}, l, step.settle)
 			continue
 		}
-		st, err := s.TakeQuota(ctx, step.key, l, step.tokens, step.ahead)
+		st, err := s.TakeQuota(ctx, quota.Key{ID: step.key}, l, step.tokens, step.ahead)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,4 +103,51 @@ func TestQuotaTakeAheadMemory(t *testing.T) {
 func TestQuotaTakeAheadRedis(t *testing.T) {
 	r, _ := newTestRedis(t, RedisConfig{})
 	runQuotaTable(t, r, 5*time.Second)
+}
+
+// checkDropScopeQuotas: DropScope forgets the scope's buckets (and says it had something to
+// forget), and only its.
+func checkDropScopeQuotas(t *testing.T, s Store) {
+	t.Helper()
+	ctx := context.Background()
+	l := quota.Limits{Requests: 1}
+	for _, k := range []quota.Key{{ID: "a", Scope: "s"}, {ID: "b", Scope: "s"}, {ID: "c", Scope: "other"}} {
+		if st, err := s.TakeQuota(ctx, k, l, 0, 0); err != nil || st.Refused != "" {
+			t.Fatalf("%v: %+v %v", k, st, err)
+		}
+	}
+	if had, err := s.DropScope(ctx, "s", false); err != nil || !had {
+		t.Fatalf("DropScope: %v %v, want true", had, err)
+	}
+	for _, k := range []quota.Key{{ID: "a", Scope: "s"}, {ID: "b", Scope: "s"}} {
+		if st, _ := s.TakeQuota(ctx, k, l, 0, 0); st.Refused != "" {
+			t.Errorf("%v after DropScope: %+v", k, st)
+		}
+	}
+	if st, _ := s.TakeQuota(ctx, quota.Key{ID: "c", Scope: "other"}, l, 0, 0); st.Refused != quota.Requests {
+		t.Errorf("another scope's bucket: %+v", st)
+	}
+	if had, _ := s.DropScope(ctx, "none", false); had {
+		t.Error("DropScope of a scope with nothing says it had something")
+	}
+}
+
+func TestDropScopeQuotasMemory(t *testing.T) {
+	checkDropScopeQuotas(t, &Memory{Fixtures: fixtures.NewStore(fixtures.StoreConfig{}), Attempts: simulation.NewAttemptCounter(10, time.Hour, time.Now), Quotas: quota.NewBuckets(10, time.Now)})
+}
+
+// TestDropScopeQuotasRedis: the same in the store, whose keys of the scope's quotas are gone.
+func TestDropScopeQuotasRedis(t *testing.T) {
+	r, rs := newTestRedis(t, RedisConfig{})
+	ctx := context.Background()
+	checkDropScopeQuotas(t, r)
+	if _, err := r.DropScope(ctx, "s", false); err != nil {
+		t.Fatal(err)
+	}
+	if n := rs.Client().Exists(ctx, quotaIndex("s"), quotaKey(&quota.Key{ID: "a", Scope: "s"}), quotaKey(&quota.Key{ID: "b", Scope: "s"})).Val(); n != 0 {
+		t.Errorf("%d keys of the dropped scope's quotas left", n)
+	}
+	if ttl := rs.Client().PTTL(ctx, quotaIndex("other")).Val(); ttl <= 0 || ttl > time.Minute {
+		t.Errorf("the index expires in %v, want with its buckets", ttl)
+	}
 }
