@@ -142,3 +142,23 @@ func TestTakeAheadReserves(t *testing.T) {
 		t.Fatalf("after it: %+v", s)
 	}
 }
+
+// TestListReplenishes: a listing shows the buckets as they are now, not as last drawn, and
+// forgets the keys whose buckets are full again.
+func TestListReplenishes(t *testing.T) {
+	b, c := newTest(10)
+	l := Limits{Requests: 4, Window: 4 * time.Second}
+	k := Key{ID: "k", Model: "m", Scope: "s", Org: Org{7}}
+	for range 4 {
+		b.Take(k, l, 0, 0)
+	}
+	c.t = c.t.Add(time.Second)
+	vs := b.List("s", 10)
+	if len(vs) != 1 || vs[0].Requests != (Bucket{Limit: 4, Remaining: 1, Reset: 3 * time.Second}) || vs[0].Org != (Org{7}).String() || vs[0].Limits.Window != 4*time.Second {
+		t.Fatalf("a second later: %+v", vs)
+	}
+	c.t = c.t.Add(3 * time.Second)
+	if vs := b.List("s", 10); len(vs) != 0 {
+		t.Fatalf("full again: %+v", vs)
+	}
+}

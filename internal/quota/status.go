@@ -122,7 +122,7 @@ func StatusOf(l *Limits, lv Levels, refused int, tooLarge bool, tokens int, ahea
 			lv[i] = refill(lv[i]+taken, size[i], period[i], ahead) - taken
 		}
 		lv[i] = clamp(lv[i], size[i])
-		*b = Bucket{Limit: int(size[i]), Remaining: int(max(0, lv[i])), Reset: until(size[i]-lv[i], size[i], period[i])}
+		*b = bucket(lv[i], size[i], period[i])
 	}
 	if refused >= 0 {
 		s.Refused = [3]Kind{Requests, Tokens, Daily}[refused]
@@ -132,6 +132,12 @@ func StatusOf(l *Limits, lv Levels, refused int, tooLarge bool, tokens int, ahea
 		}
 	}
 	return s
+}
+
+// bucket is what a bucket of size per period at level (clamped) says: never less than nothing
+// remaining, and full again once any debt has refilled too.
+func bucket(level, size float64, period time.Duration) Bucket {
+	return Bucket{Limit: int(size), Remaining: int(max(0, level)), Reset: until(size-level, size, period)}
 }
 
 // until is how long a bucket of size per period takes to gain amount, rounded up to the

@@ -151,3 +151,68 @@ func TestDropScopeQuotasRedis(t *testing.T) {
 		t.Errorf("the index expires in %v, want with its buckets", ttl)
 	}
 }
+
+// checkListQuotas: ListQuotas lists a scope's keys and only its, replenished to now, those
+// that will be full last first, at most limit, with their model, organization and limits —
+// not a key whose buckets are all full.
+func checkListQuotas(t *testing.T, s Store, tolerance time.Duration) {
+	t.Helper()
+	ctx := context.Background()
+	a := quota.Key{ID: "a", Model: "m1", Scope: "s", Org: quota.Org{1}}
+	la := quota.Limits{Requests: 2, Tokens: 1000, Window: 10000 * time.Second}
+	b := quota.Key{ID: "b", Model: "m2", Scope: "s", Org: quota.Org{2}}
+	lb := quota.Limits{Daily: 10}
+	take := func(k quota.Key, l quota.Limits, tokens int) {
+		if _, err := s.TakeQuota(ctx, k, l, tokens, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	take(a, la, 300)
+	for range 3 {
+		take(b, lb, 0)
+	}
+	take(quota.Key{ID: "full", Model: "m1", Scope: "s"}, quota.Limits{Tokens: 10}, 11) // too large: takes nothing
+	take(quota.Key{ID: "c", Model: "m3", Scope: "other"}, la, 0)
+	take(quota.Key{ID: "d", Model: "m4"}, la, 0)
+
+	vs, err := s.ListQuotas(ctx, "s", 10)
+	if err != nil || len(vs) != 2 {
+		t.Fatalf("scope s: %+v %v, want 2", vs, err)
+	}
+	near := func(got, want time.Duration) bool { return got <= want && got >= want-tolerance }
+	vb, va := vs[0], vs[1]
+	if vb.Model != "m2" || vb.Scope != "s" || vb.Org != b.Org.String() || vb.Limits != (quota.Limits{Daily: 10, Window: time.Minute}) ||
+		vb.Daily.Limit != 10 || vb.Daily.Remaining != 7 || !near(vb.Daily.Reset, 25920*time.Second) || vb.Requests != (quota.Bucket{}) {
+		t.Errorf("the first, full last: %+v", vb)
+	}
+	if va.Model != "m1" || va.Org != a.Org.String() || va.Limits != la || va.Requests.Limit != 2 || va.Requests.Remaining != 1 ||
+		!near(va.Requests.Reset, 5000*time.Second) || va.Tokens.Remaining != 700 || !near(va.Tokens.Reset, 3000*time.Second) {
+		t.Errorf("the second: %+v", va)
+	}
+	if vs, _ := s.ListQuotas(ctx, "s", 1); len(vs) != 1 || vs[0].Model != "m2" {
+		t.Errorf("limit 1: %+v", vs)
+	}
+	if vs, _ := s.ListQuotas(ctx, "", 10); len(vs) != 1 || vs[0].Model != "m4" || vs[0].Scope != "" {
+		t.Errorf("the unscoped calls: %+v", vs)
+	}
+	if vs, _ := s.ListQuotas(ctx, "s", 0); len(vs) != 0 {
+		t.Errorf("limit 0: %+v", vs)
+	}
+	if _, err := s.DropScope(ctx, "s", false); err != nil {
+		t.Fatal(err)
+	}
+	if vs, _ := s.ListQuotas(ctx, "s", 10); len(vs) != 0 {
+		t.Errorf("after DropScope: %+v", vs)
+	}
+}
+
+func TestListQuotasMemory(t *testing.T) {
+	at := time.Date(2026, 12, 6, 0, 0, 0, 0, time.UTC)
+	checkListQuotas(t, &Memory{Fixtures: fixtures.NewStore(fixtures.StoreConfig{}), Attempts: simulation.NewAttemptCounter(10, time.Hour, time.Now),
+		Quotas: quota.NewBuckets(10, func() time.Time { return at })}, 0)
+}
+
+func TestListQuotasRedis(t *testing.T) {
+	r, _ := newTestRedis(t, RedisConfig{})
+	checkListQuotas(t, r, 5*time.Second)
+}

@@ -2,6 +2,7 @@ package state
 
 import (
 	"context"
+	"encoding/hex"
 	"strconv"
 	"time"
 
@@ -11,7 +12,7 @@ import (
 // A quota key's buckets live in one hash under its scope, mockgateway:{scope}:q:<id> (the id
 // is a hash already: of the model, the client key, the scope and the limits): each bucket's
 // level ("r", "t", "d"), when they were last replenished ("at", the store's clock), and what a
-// listing shows of them — the model ("m"), the organization ("o") and the limits ("R", "T",
+// listing shows of them — the model ("m"), the organization ("o", in hex) and the limits ("R", "T",
 // "D", "W"). The scope's index, mockgateway:{scope}:qk, a sorted set of its ids by when their
 // hash expires, is how a scope's buckets are listed and forgotten with it, without a SCAN; it
 // expires with the last of them, and each take drops the ids whose hash has expired. The
@@ -109,5 +110,52 @@ func (r *Redis) runQuota(ctx context.Context, k *quota.Key, l *quota.Limits, tok
 	}
 	return quotaScript.Run(ctx, r.client, []string{quotaKey(k), quotaIndex(k.Scope)}, l.Requests, l.Tokens, l.Daily,
 		l.Period().Milliseconds(), tokens, t, strconv.FormatFloat(float64(ahead)/float64(time.Millisecond), 'g', -1, 64),
-		k.ID, k.Model, k.Org.String()).Slice()
+		k.ID, k.Model, hex.EncodeToString(k.Org[:])).Slice()
+}
+
+// listQuotaScript: KEYS the scope's index; ARGV the prefix of its hashes, the limit. It answers
+// the store's clock, then for each key (those that will be full last first) its id, and its
+// fields in quotaFields' order.
+var listQuotaScript = newScript(luaNow + `
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local out = {now}
+for _, id in ipairs(redis.call('ZREVRANGE', KEYS[1], 0, tonumber(ARGV[2]) - 1)) do
+  local v = redis.call('HMGET', ARGV[1] .. id, 'at', 'm', 'o', 'R', 'T', 'D', 'W', 'r', 't', 'd')
+  if v[1] then
+    out[#out + 1] = id
+    for i = 1, #v do out[#out + 1] = v[i] or '' end
+  end
+end
+return out
+`)
+
+// quotaFields is how many fields listQuotaScript answers for each key, its id included.
+const quotaFields = 11
+
+// ListQuotas reads the scope's index and the hashes it names in one script.
+func (r *Redis) ListQuotas(ctx context.Context, scope string, limit int) ([]quota.View, error) {
+	if limit < 1 {
+		return nil, nil
+	}
+	var res []any
+	err := r.call(ctx, "quota", func(ctx context.Context) (err error) {
+		res, err = listQuotaScript.Run(ctx, r.client, []string{quotaIndex(scope)}, key(scope, "q:"), limit).Slice()
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	now, _ := res[0].(int64)
+	var vs []quota.View
+	for row := res[1:]; len(row) >= quotaFields; row = row[quotaFields:] {
+		f := func(i int) string { s, _ := row[i].(string); return s }
+		n := func(i int) int { v, _ := strconv.Atoi(f(i)); return v }
+		x := func(i int) float64 { v, _ := strconv.ParseFloat(f(i), 64); return v }
+		k := quota.Key{ID: f(0), Model: f(2), Scope: scope}
+		_, _ = hex.Decode(k.Org[:], []byte(f(3)))
+		l := quota.Limits{Requests: n(4), Tokens: n(5), Daily: n(6), Window: time.Duration(n(7)) * time.Millisecond}
+		v := quota.ViewOf(&k, l, quota.Levels{x(8), x(9), x(10)}, time.Duration(now-int64(n(1)))*time.Millisecond)
+		vs = append(vs, v)
+	}
+	return vs, nil
 }

@@ -44,6 +44,10 @@ type Store interface {
 	// the answer is made (quota.Buckets.Settle).
 	TakeQuota(ctx context.Context, key quota.Key, l quota.Limits, tokens int, ahead time.Duration) (quota.Status, error)
 	SettleQuota(ctx context.Context, key quota.Key, l quota.Limits, delta int)
+	// ListQuotas lists the quota buckets the store holds for scope ("": the unscoped calls'),
+	// replenished to now, at most limit of them (none below 1), those that will be full last
+	// first; buckets all full are not held (quota.Buckets.List).
+	ListQuotas(ctx context.Context, scope string, limit int) ([]quota.View, error)
 	// RecordCall files a call in the journal; the server calls it before the answer's last
 	// byte, and a read of the journal on any replica holds the entry once it has returned (or
 	// once the read has asked for it, for an unscoped call in the shared store). It never fails;
@@ -127,6 +131,11 @@ func (m *Memory) TakeQuota(_ context.Context, key quota.Key, l quota.Limits, tok
 // SettleQuota is Quotas.Settle.
 func (m *Memory) SettleQuota(_ context.Context, key quota.Key, l quota.Limits, delta int) {
 	m.Quotas.Settle(key, l, delta)
+}
+
+// ListQuotas is Quotas.List.
+func (m *Memory) ListQuotas(_ context.Context, scope string, limit int) ([]quota.View, error) {
+	return m.Quotas.List(scope, limit), nil
 }
 
 // RecordCall is Calls.Add.
