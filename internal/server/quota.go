@@ -19,7 +19,7 @@ import (
 type quotaAdmission struct {
 	key    quota.Key
 	limits quota.Limits
-	tokens int // what it was charged: its prompt and its output budget
+	asked  quota.Usage // what it was charged: its prompt and its output budget
 }
 
 // limited reports whether the request counts against a quota: its model has limits, or it
@@ -66,8 +66,8 @@ func (h *chatHandler) takeQuota(w http.ResponseWriter, r *http.Request, model *c
 	if budget <= 0 {
 		budget = model.DefaultTokens
 	}
-	tokens := promptTokens + budget*max(1, req.N)
-	st, err := h.state.TakeQuota(r.Context(), key, limits, tokens, 0)
+	asked := quota.Usage{Input: promptTokens, Output: budget * max(1, req.N)}
+	st, err := h.state.TakeQuota(r.Context(), key, limits, asked, 0)
 	if err != nil {
 		return nil, model, stateError(err)
 	}
@@ -86,7 +86,7 @@ func (h *chatHandler) takeQuota(w http.ResponseWriter, r *http.Request, model *c
 		return nil, model, h.dialect.QuotaError(&st, model.ID, key.Org)
 	}
 	h.dialect.QuotaHeaders(w.Header(), &st, time.Now())
-	return &quotaAdmission{key: key, limits: limits, tokens: tokens}, model, nil
+	return &quotaAdmission{key: key, limits: limits, asked: asked}, model, nil
 }
 
 // clientKey is the key the request carries, as the dialect's clients send it: the bearer
@@ -107,13 +107,13 @@ func (h *chatHandler) clientKey(r *http.Request) string {
 	return ""
 }
 
-// settleQuota corrects the admission's token bucket to the tokens the call used: its prompt
+// settleQuota corrects the admission's token buckets to the tokens the call used: its prompt
 // and what it produced (a stream cut short gives back what it did not send). rec holds the
 // call's counts once its answer is written.
 func (h *chatHandler) settleQuota(ctx context.Context, a *quotaAdmission, rec *observability.Record) {
 	if a == nil {
 		return
 	}
-	used := rec.PromptTokens + rec.CompletionTokens
-	h.state.SettleQuota(context.WithoutCancel(ctx), a.key, a.limits, used-a.tokens)
+	delta := quota.Usage{Input: rec.PromptTokens - a.asked.Input, Output: rec.CompletionTokens - a.asked.Output}
+	h.state.SettleQuota(context.WithoutCancel(ctx), a.key, a.limits, delta)
 }

@@ -10,14 +10,15 @@ import (
 )
 
 // QuotaHeaders sets OpenAI's x-ratelimit-* headers, for the requests and the tokens per window
-// that the model limits (the daily limit shows only in a refusal), their reset as OpenAI writes
-// it ("1s", "6m0s", "20ms"); and on a refusal retry-after (whole seconds) and retry-after-ms,
-// which the SDKs wait before their retry.
+// that the model limits (the daily limit shows only in a refusal; OpenAI counts one kind of
+// token, so the tokens are the most restrictive of the token buckets — tpm, itpm, otpm), their
+// reset as OpenAI writes it ("1s", "6m0s", "20ms"); and on a refusal retry-after (whole seconds)
+// and retry-after-ms, which the SDKs wait before their retry.
 func (*Dialect) QuotaHeaders(h http.Header, s *quota.Status, _ time.Time) {
 	for _, b := range [...]struct {
 		name string
 		b    quota.Bucket
-	}{{"Requests", s.Requests}, {"Tokens", s.Tokens}} {
+	}{{"Requests", s.Requests}, {"Tokens", s.TokenBucket()}} {
 		if b.b.Limit == 0 {
 			continue
 		}
@@ -43,7 +44,7 @@ func (*Dialect) QuotaError(s *quota.Status, model string, org quota.Org) *apierr
 	b := s.Bucket()
 	typ, per := "requests", "requests per min (RPM)"
 	switch s.Refused {
-	case quota.Tokens:
+	case quota.Tokens, quota.InputTokens, quota.OutputTokens: // OpenAI has one kind of token limit
 		typ, per = "tokens", "tokens per min (TPM)"
 	case quota.Daily:
 		per = "requests per day (RPD)"
