@@ -22,7 +22,7 @@ import (
 type quotaAdmission struct {
 	key    quota.Key
 	limits quota.Limits
-	tokens int // what it was charged: its prompt and its output budget
+	asked  quota.Usage // what it was charged: its prompt and its output budget
 }
 
 // limited reports whether the request counts against a quota: its model has limits, or it
@@ -60,8 +60,8 @@ func (h *chatHandler) takeQuota(w http.ResponseWriter, r *http.Request, model *c
 	if budget <= 0 {
 		budget = model.DefaultTokens
 	}
-	a := &quotaAdmission{key: bucketKey(model.ID, rec.Scope, &limits, &client), limits: limits, tokens: promptTokens + budget*max(1, req.N)}
-	st, err := h.state.TakeQuota(r.Context(), a.key, a.limits, a.tokens, 0)
+	a := &quotaAdmission{key: bucketKey(model.ID, rec.Scope, &limits, &client), limits: limits, asked: quota.Usage{Input: promptTokens, Output: budget * max(1, req.N)}}
+	st, err := h.state.TakeQuota(r.Context(), a.key, a.limits, a.asked, 0)
 	if err != nil {
 		return nil, stateError(err)
 	}
@@ -195,13 +195,13 @@ func (h *chatHandler) clientKey(r *http.Request) string {
 	return ""
 }
 
-// settleQuota corrects the admission's token bucket to the tokens the call used: its prompt
+// settleQuota corrects the admission's token buckets to the tokens the call used: its prompt
 // and what it produced (a stream cut short gives back what it did not send). rec holds the
 // call's counts once its answer is written.
 func (h *chatHandler) settleQuota(ctx context.Context, a *quotaAdmission, rec *observability.Record) {
 	if a == nil {
 		return
 	}
-	used := rec.PromptTokens + rec.CompletionTokens
-	h.state.SettleQuota(context.WithoutCancel(ctx), a.key, a.limits, used-a.tokens)
+	delta := quota.Usage{Input: rec.PromptTokens - a.asked.Input, Output: rec.CompletionTokens - a.asked.Output}
+	h.state.SettleQuota(context.WithoutCancel(ctx), a.key, a.limits, delta)
 }

@@ -37,7 +37,7 @@ func (h *chatHandler) quotaGateway(ctx context.Context, model *catalog.Model, a 
 		} else {
 			ahead += wait
 		}
-		next, err := h.state.TakeQuota(ctx, a.key, a.limits, a.tokens, ahead)
+		next, err := h.state.TakeQuota(ctx, a.key, a.limits, a.asked, ahead)
 		if err != nil {
 			return nil, nil, stateError(err)
 		}

@@ -1,7 +1,6 @@
 package chat
 
 import (
-	"encoding/hex"
 	"net/http"
 	"strconv"
 	"time"
@@ -11,14 +10,15 @@ import (
 )
 
 // QuotaHeaders sets OpenAI's x-ratelimit-* headers, for the requests (requestsShown) and the
-// tokens per window that the model limits, their reset as OpenAI writes it ("1s", "6m0s",
-// "20ms"); and on a refusal retry-after (whole seconds) and retry-after-ms, which the SDKs wait
-// before their retry.
+// tokens per window that the model limits (OpenAI counts one kind of token, so the tokens are
+// the most restrictive of the token buckets — tpm, itpm, otpm), their reset as OpenAI writes it
+// ("1s", "6m0s", "20ms"); and on a refusal retry-after (whole seconds) and retry-after-ms,
+// which the SDKs wait before their retry.
 func (*Dialect) QuotaHeaders(h http.Header, s *quota.Status, _ time.Time) {
 	for _, b := range [...]struct {
 		name string
 		b    quota.Bucket
-	}{{"Requests", requestsShown(s)}, {"Tokens", s.Tokens}} {
+	}{{"Requests", requestsShown(s)}, {"Tokens", s.TokenBucket()}} {
 		if b.b.Limit == 0 {
 			continue
 		}
@@ -62,12 +62,12 @@ func (*Dialect) QuotaError(s *quota.Status, model string, org quota.Org) *apierr
 	b := s.Bucket()
 	typ, per := "requests", "requests per min (RPM)"
 	switch s.Refused {
-	case quota.Tokens:
+	case quota.Tokens, quota.InputTokens, quota.OutputTokens: // OpenAI has one kind of token limit
 		typ, per = "tokens", "tokens per min (TPM)"
 	case quota.Daily:
 		per = "requests per day (RPD)"
 	}
-	where := " for " + model + " in organization org-" + hex.EncodeToString(org[:12]) + " on " + per + ": Limit " + strconv.Itoa(b.Limit)
+	where := " for " + model + " in organization " + org.String() + " on " + per + ": Limit " + strconv.Itoa(b.Limit)
 	var msg string
 	if s.TooLarge {
 		msg = "Request too large" + where + ", Requested " + strconv.Itoa(s.Requested) +
