@@ -133,6 +133,7 @@ func (h *chatHandler) enterLoad(ctx context.Context, w http.ResponseWriter, sim 
 		}
 		rec.Fault = "overloaded"
 		h.metrics.ObserveQuotaRefusal(sim.served.ID, "overloaded")
+		noteLimit(rec, "overloaded")
 		return false, h.dialect.OverloadError(w.Header())
 	}
 	if sim.held == nil {

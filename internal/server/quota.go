@@ -72,6 +72,7 @@ func (h *chatHandler) takeQuota(w http.ResponseWriter, r *http.Request, model *c
 	if st.Refused != "" {
 		rec.Fault = "quota_" + string(st.Refused) // the access line's and the journal's word for it
 		h.metrics.ObserveQuotaRefusal(model.ID, string(st.Refused))
+		noteLimit(rec, string(st.Refused))
 		if model.Gateway != nil && !st.TooLarge && rec.GatewayAttempts == 0 {
 			if fb := h.quotaGateway(w, r, model, &st); fb != nil {
 				if !h.limited(r, fb) {
