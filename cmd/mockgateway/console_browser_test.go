@@ -373,6 +373,8 @@ func TestConsoleBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("limits", func(t *testing.T) { consoleLimits(t, b) })
+
 	t.Run("1000 calls", func(t *testing.T) {
 		const n, workers = 1000, 16
 		jobs := make(chan int)
