@@ -18,7 +18,8 @@ type Buckets struct {
 }
 
 type entry struct {
-	key    string
+	key    Key
+	limits Limits
 	levels Levels
 	last   time.Time
 	full   time.Time // when every bucket is full again: the key may be forgotten
@@ -29,20 +30,25 @@ func NewBuckets(maxKeys int, now func() time.Time) *Buckets {
 	return &Buckets{max: max(1, maxKeys), now: now, keys: map[string]*list.Element{}}
 }
 
-// Take admits a request asking tokens of key's buckets under l, or refuses it (Status.Refused).
-func (b *Buckets) Take(key string, l Limits, tokens int) Status {
+// Take admits a request asking tokens of key's buckets under l, or refuses it (Status.Refused),
+// as if it came ahead after now: admitted only if the buckets will hold what it asks by then,
+// and charged now, so that the requests before then see the debt (a simulated retry that
+// waits without waiting). Its Status is what the buckets say at now+ahead. Ahead 0 is a
+// request of now.
+func (b *Buckets) Take(key Key, l Limits, tokens int, ahead time.Duration) Status {
 	now := b.now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	e := b.entry(key, &l, now)
-	after, refused, tooLarge := take(&l, e.levels, tokens)
+	after, refused, tooLarge := take(&l, e.levels, tokens, ahead)
 	b.set(e, &l, after, now)
-	return StatusOf(&l, after, refused, tooLarge, tokens)
+	return StatusOf(&l, after, refused, tooLarge, tokens, ahead)
 }
 
 // Settle corrects key's token bucket by delta tokens: positive takes more (the answer produced
-// more than its budget), negative gives back what it did not produce.
-func (b *Buckets) Settle(key string, l Limits, delta int) {
+// more than its budget), negative gives back what it did not produce. A correction never puts
+// a bucket in debt (the answer is made: nothing to reserve), nor forgets a reservation's.
+func (b *Buckets) Settle(key Key, l Limits, delta int) {
 	if l.Tokens == 0 || delta == 0 {
 		return
 	}
@@ -51,14 +57,14 @@ func (b *Buckets) Settle(key string, l Limits, delta int) {
 	defer b.mu.Unlock()
 	e := b.entry(key, &l, now)
 	lv := e.levels
-	lv[iTokens] -= float64(delta)
+	lv[iTokens] = max(min(0, lv[iTokens]), lv[iTokens]-float64(delta))
 	b.set(e, &l, lv, now)
 }
 
 // entry is key's entry with its levels replenished to now: a new one full.
-func (b *Buckets) entry(key string, l *Limits, now time.Time) *entry {
+func (b *Buckets) entry(key Key, l *Limits, now time.Time) *entry {
 	size, period := caps(l)
-	if el, ok := b.keys[key]; ok {
+	if el, ok := b.keys[key.ID]; ok {
 		b.lru.MoveToFront(el)
 		e := el.Value.(*entry)
 		for i := range e.levels {
@@ -71,20 +77,20 @@ func (b *Buckets) entry(key string, l *Limits, now time.Time) *entry {
 		if e := back.Value.(*entry); len(b.keys) < b.max && now.Before(e.full) {
 			break
 		}
-		delete(b.keys, back.Value.(*entry).key)
+		delete(b.keys, back.Value.(*entry).key.ID)
 		b.lru.Remove(back)
 	}
-	e := &entry{key: key, levels: size, last: now, full: now}
-	b.keys[key] = b.lru.PushFront(e)
+	e := &entry{key: key, limits: *l, levels: size, last: now, full: now}
+	b.keys[key.ID] = b.lru.PushFront(e)
 	return e
 }
 
-// set stores e's levels, clamped to [0, size], and when they will all be full.
+// set stores e's levels, clamped to [-size, size], and when they will all be full.
 func (b *Buckets) set(e *entry, l *Limits, lv Levels, now time.Time) {
 	size, period := caps(l)
 	e.full = now
 	for i := range lv {
-		lv[i] = max(0, min(size[i], lv[i]))
+		lv[i] = clamp(lv[i], size[i])
 		if size[i] > 0 {
 			if t := now.Add(until(size[i]-lv[i], size[i], period[i])); t.After(e.full) {
 				e.full = t
@@ -92,6 +98,22 @@ func (b *Buckets) set(e *entry, l *Limits, lv Levels, now time.Time) {
 		}
 	}
 	e.levels = lv
+}
+
+// DropScope forgets the buckets of scope's keys, which start full again; it reports whether
+// there were any. It looks at every key kept, a bounded number.
+func (b *Buckets) DropScope(scope string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	dropped := false
+	for id, el := range b.keys {
+		if el.Value.(*entry).key.Scope == scope {
+			delete(b.keys, id)
+			b.lru.Remove(el)
+			dropped = true
+		}
+	}
+	return dropped
 }
 
 // Len is the number of keys kept.

@@ -21,25 +21,25 @@ func TestRequestsCountDownAndReplenish(t *testing.T) {
 	b, c := newTest(10)
 	l := Limits{Requests: 3, Window: 3 * time.Second}
 	for want := 2; want >= 0; want-- {
-		s := b.Take("k", l, 0)
+		s := b.Take(Key{ID: "k"}, l, 0, 0)
 		if s.Refused != "" || s.Requests.Remaining != want || s.Requests.Limit != 3 {
 			t.Fatalf("want %d remaining, admitted; got %+v", want, s)
 		}
 	}
-	s := b.Take("k", l, 0)
+	s := b.Take(Key{ID: "k"}, l, 0, 0)
 	if s.Refused != Requests || s.RetryAfter != time.Second || s.Requests.Reset != 3*time.Second || s.Requested != 1 {
 		t.Fatalf("the fourth: %+v", s)
 	}
 	c.t = c.t.Add(500 * time.Millisecond)
-	if s := b.Take("k", l, 0); s.Refused != Requests || s.RetryAfter != 500*time.Millisecond {
+	if s := b.Take(Key{ID: "k"}, l, 0, 0); s.Refused != Requests || s.RetryAfter != 500*time.Millisecond {
 		t.Fatalf("half a request later: %+v", s)
 	}
 	c.t = c.t.Add(500 * time.Millisecond)
-	if s := b.Take("k", l, 0); s.Refused != "" || s.Requests.Remaining != 0 {
+	if s := b.Take(Key{ID: "k"}, l, 0, 0); s.Refused != "" || s.Requests.Remaining != 0 {
 		t.Fatalf("a third of the window later: %+v", s)
 	}
 	c.t = c.t.Add(time.Hour)
-	if s := b.Take("k", l, 0); s.Requests.Remaining != 2 || s.Requests.Reset != time.Second {
+	if s := b.Take(Key{ID: "k"}, l, 0, 0); s.Requests.Remaining != 2 || s.Requests.Reset != time.Second {
 		t.Fatalf("long after: %+v", s)
 	}
 }
@@ -49,17 +49,17 @@ func TestRequestsCountDownAndReplenish(t *testing.T) {
 func TestTokensSettleAndTooLarge(t *testing.T) {
 	b, _ := newTest(10)
 	l := Limits{Tokens: 1000}
-	if s := b.Take("k", l, 600); s.Refused != "" || s.Tokens.Remaining != 400 || s.Tokens.Reset != 36*time.Second {
+	if s := b.Take(Key{ID: "k"}, l, 600, 0); s.Refused != "" || s.Tokens.Remaining != 400 || s.Tokens.Reset != 36*time.Second {
 		t.Fatalf("first: %+v", s)
 	}
-	if s := b.Take("k", l, 600); s.Refused != Tokens || s.TooLarge || s.Requested != 600 || s.RetryAfter != 12*time.Second {
+	if s := b.Take(Key{ID: "k"}, l, 600, 0); s.Refused != Tokens || s.TooLarge || s.Requested != 600 || s.RetryAfter != 12*time.Second {
 		t.Fatalf("second: %+v", s)
 	}
-	b.Settle("k", l, -500) // produced 100 of its 600
-	if s := b.Take("k", l, 600); s.Refused != "" || s.Tokens.Remaining != 300 {
+	b.Settle(Key{ID: "k"}, l, -500) // produced 100 of its 600
+	if s := b.Take(Key{ID: "k"}, l, 600, 0); s.Refused != "" || s.Tokens.Remaining != 300 {
 		t.Fatalf("after the refund: %+v", s)
 	}
-	if s := b.Take("k", l, 1001); s.Refused != Tokens || !s.TooLarge || s.RetryAfter != 0 {
+	if s := b.Take(Key{ID: "k"}, l, 1001, 0); s.Refused != Tokens || !s.TooLarge || s.RetryAfter != 0 {
 		t.Fatalf("too large: %+v", s)
 	}
 }
@@ -69,13 +69,13 @@ func TestTokensSettleAndTooLarge(t *testing.T) {
 func TestDailyAndKeysApart(t *testing.T) {
 	b, _ := newTest(10)
 	l := Limits{Requests: 100, Daily: 1}
-	if s := b.Take("a", l, 0); s.Refused != "" || s.Daily.Remaining != 0 || s.Daily.Reset != Day {
+	if s := b.Take(Key{ID: "a"}, l, 0, 0); s.Refused != "" || s.Daily.Remaining != 0 || s.Daily.Reset != Day {
 		t.Fatalf("first: %+v", s)
 	}
-	if s := b.Take("a", l, 0); s.Refused != Daily || s.RetryAfter != Day || s.Requests.Remaining != 99 {
+	if s := b.Take(Key{ID: "a"}, l, 0, 0); s.Refused != Daily || s.RetryAfter != Day || s.Requests.Remaining != 99 {
 		t.Fatalf("second, refused by the day, taking nothing: %+v", s)
 	}
-	if s := b.Take("b", l, 0); s.Refused != "" {
+	if s := b.Take(Key{ID: "b"}, l, 0, 0); s.Refused != "" {
 		t.Fatalf("another key: %+v", s)
 	}
 }
@@ -85,17 +85,17 @@ func TestDailyAndKeysApart(t *testing.T) {
 func TestBucketsBounded(t *testing.T) {
 	b, c := newTest(2)
 	l := Limits{Requests: 1, Window: time.Second}
-	b.Take("a", l, 0)
-	b.Take("b", l, 0)
-	b.Take("c", l, 0)
+	b.Take(Key{ID: "a"}, l, 0, 0)
+	b.Take(Key{ID: "b"}, l, 0, 0)
+	b.Take(Key{ID: "c"}, l, 0, 0)
 	if b.Len() != 2 {
 		t.Fatalf("kept %d keys", b.Len())
 	}
-	if s := b.Take("a", l, 0); s.Refused != "" {
+	if s := b.Take(Key{ID: "a"}, l, 0, 0); s.Refused != "" {
 		t.Fatalf("a was evicted, so full again: %+v", s)
 	}
 	c.t = c.t.Add(2 * time.Second)
-	b.Take("d", l, 0)
+	b.Take(Key{ID: "d"}, l, 0, 0)
 	if b.Len() != 1 {
 		t.Fatalf("full keys are forgotten: kept %d", b.Len())
 	}
@@ -113,5 +113,52 @@ func TestParse(t *testing.T) {
 		if _, err := Parse(bad); err == nil {
 			t.Errorf("%q: accepted", bad)
 		}
+	}
+}
+
+// TestTakeAheadReserves: a request taken ahead is charged now, so the requests of now are
+// refused until the debt has refilled, and one taken ahead again waits after it; once the
+// clock reaches the debt's end the bucket serves as before.
+func TestTakeAheadReserves(t *testing.T) {
+	b, c := newTest(10)
+	l := Limits{Requests: 1, Window: 10 * time.Second}
+	b.Take(Key{ID: "k"}, l, 0, 0)
+	s := b.Take(Key{ID: "k"}, l, 0, 0)
+	if s.Refused != Requests || s.RetryAfter != 10*time.Second {
+		t.Fatalf("spent: %+v", s)
+	}
+	if s := b.Take(Key{ID: "k"}, l, 0, s.RetryAfter); s.Refused != "" || s.Requests.Remaining != 0 || s.Requests.Reset != 10*time.Second {
+		t.Fatalf("its retry, taken after the retry-after it was told: %+v", s)
+	}
+	if s := b.Take(Key{ID: "k"}, l, 0, 10*time.Second); s.Refused != Requests || s.RetryAfter != 10*time.Second {
+		t.Fatalf("another retry at the same time finds it taken: %+v", s)
+	}
+	c.t = c.t.Add(15 * time.Second)
+	if s := b.Take(Key{ID: "k"}, l, 0, 0); s.Refused != Requests || s.RetryAfter != 5*time.Second || s.Requests.Reset != 5*time.Second {
+		t.Fatalf("half way through the reservation: %+v", s)
+	}
+	c.t = c.t.Add(5 * time.Second)
+	if s := b.Take(Key{ID: "k"}, l, 0, 0); s.Refused != "" {
+		t.Fatalf("after it: %+v", s)
+	}
+}
+
+// TestListReplenishes: a listing shows the buckets as they are now, not as last drawn, and
+// forgets the keys whose buckets are full again.
+func TestListReplenishes(t *testing.T) {
+	b, c := newTest(10)
+	l := Limits{Requests: 4, Window: 4 * time.Second}
+	k := Key{ID: "k", Model: "m", Scope: "s", Org: Org{7}}
+	for range 4 {
+		b.Take(k, l, 0, 0)
+	}
+	c.t = c.t.Add(time.Second)
+	vs := b.List("s", 10)
+	if len(vs) != 1 || vs[0].Requests != (Bucket{Limit: 4, Remaining: 1, Reset: 3 * time.Second}) || vs[0].Org != (Org{7}).String() || vs[0].Limits.Window != 4*time.Second {
+		t.Fatalf("a second later: %+v", vs)
+	}
+	c.t = c.t.Add(3 * time.Second)
+	if vs := b.List("s", 10); len(vs) != 0 {
+		t.Fatalf("full again: %+v", vs)
 	}
 }

@@ -1,6 +1,7 @@
 package quota
 
 import (
+	"encoding/hex"
 	"math"
 	"time"
 )
@@ -70,18 +71,20 @@ func refill(level, size float64, period, elapsed time.Duration) float64 {
 	return math.Min(size, level+size*float64(elapsed)/float64(period))
 }
 
-// take is the admission of a request asking tokens of buckets at levels lv (already
-// replenished): the levels after it, and the refusing bucket's index (-1: admitted; a refused
-// request takes nothing). A request asking more tokens than the token bucket holds when full
-// is refused whatever the levels (tooLarge).
-func take(l *Limits, lv Levels, tokens int) (after Levels, refused int, tooLarge bool) {
-	size, _ := caps(l)
+// take is the admission of a request asking tokens of buckets at levels lv (replenished to
+// now), as if it came ahead after now: it is checked against the levels replenished to
+// now+ahead, and what it takes is taken from lv, which may so go below zero (a reservation:
+// requests before now+ahead see the debt). It returns the levels after it and the refusing
+// bucket's index (-1: admitted; a refused request takes nothing). A request asking more tokens
+// than the token bucket holds when full is refused whatever the levels (tooLarge).
+func take(l *Limits, lv Levels, tokens int, ahead time.Duration) (after Levels, refused int, tooLarge bool) {
+	size, period := caps(l)
 	need := [3]float64{1, float64(tokens), 1}
 	if size[iTokens] > 0 && need[iTokens] > size[iTokens] {
 		return lv, iTokens, true
 	}
 	for i := range lv {
-		if size[i] > 0 && lv[i] < need[i] {
+		if size[i] > 0 && refill(lv[i], size[i], period[i], ahead) < need[i] {
 			return lv, i, false
 		}
 	}
@@ -93,29 +96,48 @@ func take(l *Limits, lv Levels, tokens int) (after Levels, refused int, tooLarge
 	return lv, -1, false
 }
 
-// StatusOf is the status of a request that asked tokens, from the levels after it and the
-// refusing bucket (-1: admitted). The store computes levels with the same arithmetic and hands
-// them here.
-func StatusOf(l *Limits, lv Levels, refused int, tooLarge bool, tokens int) Status {
+// clamp is a bucket's level kept within what it can hold: its size, and as much debt as one
+// whole bucket (a reservation's).
+func clamp(level, size float64) float64 { return max(-size, min(size, level)) }
+
+// StatusOf is the status of a request that asked tokens as if it came ahead after now, from
+// the levels after it (at now, before they are clamped) and the refusing bucket (-1:
+// admitted): what the buckets say at now+ahead, the request taken then — remaining, reset and
+// retry counted from then. The store computes levels with the same arithmetic and hands them
+// here.
+func StatusOf(l *Limits, lv Levels, refused int, tooLarge bool, tokens int, ahead time.Duration) Status {
 	size, period := caps(l)
+	need := [3]float64{1, float64(tokens), 1}
 	s := Status{Limits: *l, TooLarge: tooLarge}
 	bs := [3]*Bucket{&s.Requests, &s.Tokens, &s.Daily}
 	for i, b := range bs {
 		if size[i] == 0 {
 			continue
 		}
-		level := math.Max(0, math.Min(size[i], lv[i]))
-		*b = Bucket{Limit: int(size[i]), Remaining: int(level), Reset: until(size[i]-level, size[i], period[i])}
+		if ahead > 0 {
+			var taken float64
+			if refused < 0 {
+				taken = need[i]
+			}
+			lv[i] = refill(lv[i]+taken, size[i], period[i], ahead) - taken
+		}
+		lv[i] = clamp(lv[i], size[i])
+		*b = bucket(lv[i], size[i], period[i])
 	}
 	if refused >= 0 {
 		s.Refused = [3]Kind{Requests, Tokens, Daily}[refused]
-		need := [3]float64{1, float64(tokens), 1}[refused]
-		s.Requested = int(need)
+		s.Requested = int(need[refused])
 		if !tooLarge {
-			s.RetryAfter = until(need-math.Max(0, lv[refused]), size[refused], period[refused])
+			s.RetryAfter = until(need[refused]-lv[refused], size[refused], period[refused])
 		}
 	}
 	return s
+}
+
+// bucket is what a bucket of size per period at level (clamped) says: never less than nothing
+// remaining, and full again once any debt has refilled too.
+func bucket(level, size float64, period time.Duration) Bucket {
+	return Bucket{Limit: int(size), Remaining: int(max(0, level)), Reset: until(size-level, size, period)}
 }
 
 // until is how long a bucket of size per period takes to gain amount, rounded up to the
@@ -132,6 +154,20 @@ func until(amount, size float64, period time.Duration) time.Duration {
 // limit: derived from the key's hash, so that each distinct key is its own organization and
 // the key itself is never shown.
 type Org [16]byte
+
+// String is the organization as OpenAI's refusals name it: org- and 24 hex digits.
+func (o Org) String() string { return "org-" + hex.EncodeToString(o[:12]) }
+
+// Key names one model's buckets for one client key in one scope under one set of limits: ID
+// tells them apart (a hash of all four, the client key hashed first), and the rest is what the
+// store keeps beside the levels to list them (View) and forget a scope's — never the client
+// key, only its organization.
+type Key struct {
+	ID    string
+	Model string
+	Scope string
+	Org   Org
+}
 
 // Seconds is d in whole seconds, rounded up: what retry-after says.
 func Seconds(d time.Duration) int {

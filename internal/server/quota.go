@@ -17,7 +17,7 @@ import (
 // quotaAdmission is a request that a model's quota admitted (internal/quota): what corrects its
 // token bucket once its answer is made (settleQuota).
 type quotaAdmission struct {
-	key    string
+	key    quota.Key
 	limits quota.Limits
 	tokens int // what it was charged: its prompt and its output budget
 }
@@ -58,14 +58,16 @@ func (h *chatHandler) takeQuota(w http.ResponseWriter, r *http.Request, model *c
 		k.Write([]byte{0})
 	}
 	k.Write(client[:])
-	key := hex.EncodeToString(k.Sum(nil)[:16])
+	key := quota.Key{ID: hex.EncodeToString(k.Sum(nil)[:16]), Model: model.ID, Scope: rec.Scope}
+	o := sha256.Sum256(append([]byte("org\x00"), client[:]...))
+	copy(key.Org[:], o[:])
 
 	budget := req.MaxTokens
 	if budget <= 0 {
 		budget = model.DefaultTokens
 	}
 	tokens := promptTokens + budget*max(1, req.N)
-	st, err := h.state.TakeQuota(r.Context(), key, limits, tokens)
+	st, err := h.state.TakeQuota(r.Context(), key, limits, tokens, 0)
 	if err != nil {
 		return nil, model, stateError(err)
 	}
@@ -82,10 +84,7 @@ func (h *chatHandler) takeQuota(w http.ResponseWriter, r *http.Request, model *c
 			}
 		}
 		h.dialect.QuotaHeaders(w.Header(), &st, time.Now())
-		var org quota.Org
-		o := sha256.Sum256(append([]byte("org\x00"), client[:]...))
-		copy(org[:], o[:])
-		return nil, model, h.dialect.QuotaError(&st, model.ID, org)
+		return nil, model, h.dialect.QuotaError(&st, model.ID, key.Org)
 	}
 	h.dialect.QuotaHeaders(w.Header(), &st, time.Now())
 	return &quotaAdmission{key: key, limits: limits, tokens: tokens}, model, nil

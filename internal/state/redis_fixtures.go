@@ -13,7 +13,8 @@ import (
 // generation of its runtime fixtures), "fx" (a list: the bodies as their authors wrote them, in
 // the order they were added), "names" (a set: for names unique in the scope), "n" (a hash: the
 // count of matches per fixture, "r:" a runtime fixture's — its hits, and its reply position —
-// and "f:" a file fixture's with several replies), "att" (attempts) and "j" (the journal).
+// and "f:" a file fixture's with several replies), "att" (attempts), "j" (the journal), and the
+// quota buckets with their index (redis_quota.go).
 // Across scopes: mockgateway:fx (a sorted set: the fixture scopes, by when they expire),
 // mockgateway:ct (a sorted set: the counting scopes, by last use), mockgateway:bytes (a hash:
 // the bytes of each scope's bodies) and mockgateway:gen (the generation counter, started at
@@ -121,10 +122,13 @@ redis.call('PEXPIRE', P .. 'ct', sttl)
 return v
 `)
 
-// dropScript: KEYS meta, fx, names, n, att, j; ARGV prefix, scope, "1" to drop the journal.
-var dropScript = newScript(`
+// dropScript: KEYS meta, fx, names, n, att, j, qk; ARGV prefix, scope, "1" to drop the journal.
+var dropScript = newScript(luaNow + `
 local P, id = ARGV[1], ARGV[2]
-local had = redis.call('EXISTS', KEYS[1], KEYS[4], KEYS[5])
+redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', now)
+local had = redis.call('EXISTS', KEYS[1], KEYS[4], KEYS[5], KEYS[7])
+for _, q in ipairs(redis.call('ZRANGE', KEYS[7], 0, -1)) do redis.call('DEL', P .. '{' .. id .. '}:q:' .. q) end
+redis.call('DEL', KEYS[7])
 for _, f in ipairs(redis.call('HKEYS', KEYS[5])) do redis.call('ZREM', P .. 'att', id .. '/' .. f) end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
 redis.call('ZREM', P .. 'fx', id)
@@ -300,7 +304,7 @@ func (r *Redis) DropScope(ctx context.Context, scope string, withJournal bool) (
 	}
 	var had int64
 	err := r.call(ctx, "drop", func(ctx context.Context) (err error) {
-		had, err = dropScript.Run(ctx, r.client, []string{key(scope, "meta"), key(scope, "fx"), key(scope, "names"), key(scope, "n"), key(scope, "att"), key(scope, "j")}, prefix, scope, j).Int64()
+		had, err = dropScript.Run(ctx, r.client, []string{key(scope, "meta"), key(scope, "fx"), key(scope, "names"), key(scope, "n"), key(scope, "att"), key(scope, "j"), quotaIndex(scope)}, prefix, scope, j).Int64()
 		return err
 	})
 	if err != nil {

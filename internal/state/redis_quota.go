@@ -2,18 +2,27 @@ package state
 
 import (
 	"context"
+	"encoding/hex"
 	"strconv"
+	"time"
 
 	"mockgateway/internal/quota"
 )
 
-// A quota key's buckets live in one hash, mockgateway:{}:q:<key> (the key is a hash already:
-// of the model, the client key, the scope and the limits): each bucket's level ("r", "t", "d")
-// and when they were last replenished ("at", the store's clock). The arithmetic is
-// internal/quota's (refill, take), here in Lua so that replicas draw from one bucket
-// atomically. The hash expires once every bucket would be full again, when it means nothing.
+// A quota key's buckets live in one hash under its scope, mockgateway:{scope}:q:<id> (the id
+// is a hash already: of the model, the client key, the scope and the limits): each bucket's
+// level ("r", "t", "d"), when they were last replenished ("at", the store's clock), and what a
+// listing shows of them — the model ("m"), the organization ("o", in hex) and the limits ("R", "T",
+// "D", "W"). The scope's index, mockgateway:{scope}:qk, a sorted set of its ids by when their
+// hash expires, is how a scope's buckets are listed and forgotten with it, without a SCAN; it
+// expires with the last of them, and each take drops the ids whose hash has expired. The
+// arithmetic is internal/quota's (refill, take, clamp), here in Lua so that replicas draw from
+// one bucket atomically: KEYS the hash and the index; ARGV the sizes, the window (ms), the
+// tokens, "1" to take ("0" to settle), how far ahead the request comes (ms), the id, the model
+// and the organization. The hash expires once every bucket would be full again, when it means
+// nothing.
 var quotaScript = newScript(luaNow + `
-local rs, ts, ds, win, tokens, take = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6] == '1'
+local rs, ts, ds, win, tokens, take, ahead = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6] == '1', tonumber(ARGV[7])
 local size, period = {rs, ts, ds}, {win, win, 86400000}
 local v = redis.call('HMGET', KEYS[1], 'r', 't', 'd', 'at')
 local last = tonumber(v[4])
@@ -29,30 +38,44 @@ if take then
   local need = {1, tokens, 1}
   if ts > 0 and tokens > ts then refused, large = 2, 1
   else
-    for i = 1, 3 do if size[i] > 0 and lv[i] < need[i] then refused = i; break end end
+    for i = 1, 3 do
+      if size[i] > 0 then
+        local at = lv[i]
+        if ahead > 0 then at = math.min(size[i], at + size[i] * ahead / period[i]) end
+        if at < need[i] then refused = i; break end
+      end
+    end
     if refused == 0 then for i = 1, 3 do if size[i] > 0 then lv[i] = lv[i] - need[i] end end end
   end
 else
-  lv[2] = lv[2] - tokens
-end
-local ttl = 1
-for i = 1, 3 do
-  lv[i] = math.max(0, math.min(size[i], lv[i]))
-  if size[i] > 0 then ttl = math.max(ttl, math.ceil((size[i] - lv[i]) / size[i] * period[i])) end
+  lv[2] = math.max(math.min(0, lv[2]), lv[2] - tokens)
 end
 local f = function(x) return string.format('%.17g', x) end
-redis.call('HSET', KEYS[1], 'r', f(lv[1]), 't', f(lv[2]), 'd', f(lv[3]), 'at', now)
+local out = {f(lv[1]), f(lv[2]), f(lv[3]), refused - 1, large}
+local ttl = 1
+for i = 1, 3 do
+  lv[i] = math.max(-size[i], math.min(size[i], lv[i]))
+  if size[i] > 0 then ttl = math.max(ttl, math.ceil((size[i] - lv[i]) / size[i] * period[i])) end
+end
+redis.call('HSET', KEYS[1], 'r', f(lv[1]), 't', f(lv[2]), 'd', f(lv[3]), 'at', now, 'm', ARGV[9], 'o', ARGV[10], 'R', rs, 'T', ts, 'D', ds, 'W', win)
 redis.call('PEXPIRE', KEYS[1], ttl)
-return {f(lv[1]), f(lv[2]), f(lv[3]), refused - 1, large}
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+redis.call('ZADD', KEYS[2], now + ttl, ARGV[8])
+if redis.call('PTTL', KEYS[2]) < ttl then redis.call('PEXPIRE', KEYS[2], ttl) end
+return out
 `)
 
-func quotaKey(k string) string { return key("", "q:"+k) }
+func quotaKey(k *quota.Key) string { return key(k.Scope, "q:"+k.ID) }
 
-// TakeQuota draws from the buckets in the store: every replica draws from the same ones.
-func (r *Redis) TakeQuota(ctx context.Context, k string, l quota.Limits, tokens int) (quota.Status, error) {
+// quotaIndex is the key of a scope's index of its quota keys.
+func quotaIndex(scope string) string { return key(scope, "qk") }
+
+// TakeQuota draws from the buckets in the store, as if the request came ahead after now
+// (quota.Buckets.Take): every replica draws from the same ones.
+func (r *Redis) TakeQuota(ctx context.Context, k quota.Key, l quota.Limits, tokens int, ahead time.Duration) (quota.Status, error) {
 	var st quota.Status
 	err := r.call(ctx, "quota", func(ctx context.Context) error {
-		res, err := r.runQuota(ctx, k, &l, tokens, true)
+		res, err := r.runQuota(ctx, &k, &l, tokens, true, ahead)
 		if err != nil {
 			return err
 		}
@@ -62,7 +85,7 @@ func (r *Redis) TakeQuota(ctx context.Context, k string, l quota.Limits, tokens 
 		}
 		refused, _ := res[3].(int64)
 		large, _ := res[4].(int64)
-		st = quota.StatusOf(&l, lv, int(refused), large == 1, tokens)
+		st = quota.StatusOf(&l, lv, int(refused), large == 1, tokens, ahead)
 		return nil
 	})
 	return st, err
@@ -70,21 +93,69 @@ func (r *Redis) TakeQuota(ctx context.Context, k string, l quota.Limits, tokens 
 
 // SettleQuota corrects the token bucket in the store; a failure only leaves the admission's
 // estimate, which the bucket replenishes like any other.
-func (r *Redis) SettleQuota(ctx context.Context, k string, l quota.Limits, delta int) {
+func (r *Redis) SettleQuota(ctx context.Context, k quota.Key, l quota.Limits, delta int) {
 	if l.Tokens == 0 || delta == 0 {
 		return
 	}
 	_ = r.call(ctx, "quota", func(ctx context.Context) error {
-		_, err := r.runQuota(ctx, k, &l, delta, false)
+		_, err := r.runQuota(ctx, &k, &l, delta, false, 0)
 		return err
 	})
 }
 
-func (r *Redis) runQuota(ctx context.Context, k string, l *quota.Limits, tokens int, take bool) ([]any, error) {
+func (r *Redis) runQuota(ctx context.Context, k *quota.Key, l *quota.Limits, tokens int, take bool, ahead time.Duration) ([]any, error) {
 	t := "0"
 	if take {
 		t = "1"
 	}
-	return quotaScript.Run(ctx, r.client, []string{quotaKey(k)}, l.Requests, l.Tokens, l.Daily,
-		l.Period().Milliseconds(), tokens, t).Slice()
+	return quotaScript.Run(ctx, r.client, []string{quotaKey(k), quotaIndex(k.Scope)}, l.Requests, l.Tokens, l.Daily,
+		l.Period().Milliseconds(), tokens, t, strconv.FormatFloat(float64(ahead)/float64(time.Millisecond), 'g', -1, 64),
+		k.ID, k.Model, hex.EncodeToString(k.Org[:])).Slice()
+}
+
+// listQuotaScript: KEYS the scope's index; ARGV the prefix of its hashes, the limit. It answers
+// the store's clock, then for each key (those that will be full last first) its id, and its
+// fields in quotaFields' order.
+var listQuotaScript = newScript(luaNow + `
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local out = {now}
+for _, id in ipairs(redis.call('ZREVRANGE', KEYS[1], 0, tonumber(ARGV[2]) - 1)) do
+  local v = redis.call('HMGET', ARGV[1] .. id, 'at', 'm', 'o', 'R', 'T', 'D', 'W', 'r', 't', 'd')
+  if v[1] then
+    out[#out + 1] = id
+    for i = 1, #v do out[#out + 1] = v[i] or '' end
+  end
+end
+return out
+`)
+
+// quotaFields is how many fields listQuotaScript answers for each key, its id included.
+const quotaFields = 11
+
+// ListQuotas reads the scope's index and the hashes it names in one script.
+func (r *Redis) ListQuotas(ctx context.Context, scope string, limit int) ([]quota.View, error) {
+	if limit < 1 {
+		return nil, nil
+	}
+	var res []any
+	err := r.call(ctx, "quota", func(ctx context.Context) (err error) {
+		res, err = listQuotaScript.Run(ctx, r.client, []string{quotaIndex(scope)}, key(scope, "q:"), limit).Slice()
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	now, _ := res[0].(int64)
+	var vs []quota.View
+	for row := res[1:]; len(row) >= quotaFields; row = row[quotaFields:] {
+		f := func(i int) string { s, _ := row[i].(string); return s }
+		n := func(i int) int { v, _ := strconv.Atoi(f(i)); return v }
+		x := func(i int) float64 { v, _ := strconv.ParseFloat(f(i), 64); return v }
+		k := quota.Key{ID: f(0), Model: f(2), Scope: scope}
+		_, _ = hex.Decode(k.Org[:], []byte(f(3)))
+		l := quota.Limits{Requests: n(4), Tokens: n(5), Daily: n(6), Window: time.Duration(n(7)) * time.Millisecond}
+		v := quota.ViewOf(&k, l, quota.Levels{x(8), x(9), x(10)}, time.Duration(now-int64(n(1)))*time.Millisecond)
+		vs = append(vs, v)
+	}
+	return vs, nil
 }

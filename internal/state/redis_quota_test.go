@@ -19,7 +19,7 @@ func TestRedisQuotaMatchesMemory(t *testing.T) {
 		remaining, tokens int
 		refused           quota.Kind
 	}{{1, 700, ""}, {0, 400, ""}, {0, 400, quota.Requests}} {
-		st, err := r.TakeQuota(ctx, "k", l, 300)
+		st, err := r.TakeQuota(ctx, quota.Key{ID: "k"}, l, 300, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -30,16 +30,16 @@ func TestRedisQuotaMatchesMemory(t *testing.T) {
 			t.Errorf("retry after %v, want about 30s", st.RetryAfter)
 		}
 	}
-	r.SettleQuota(ctx, "k", l, -250)
-	st, err := r.TakeQuota(ctx, "other", l, 1001)
+	r.SettleQuota(ctx, quota.Key{ID: "k"}, l, -250)
+	st, err := r.TakeQuota(ctx, quota.Key{ID: "other"}, l, 1001, 0)
 	if err != nil || st.Refused != quota.Tokens || !st.TooLarge {
 		t.Errorf("too large: %+v %v", st, err)
 	}
-	ttl := rs.Client().PTTL(ctx, quotaKey("k")).Val()
+	ttl := rs.Client().PTTL(ctx, quotaKey(&quota.Key{ID: "k"})).Val()
 	if ttl <= 0 || ttl > time.Minute {
 		t.Errorf("the key expires in %v, want within the window", ttl)
 	}
-	if v := rs.Client().HGet(ctx, quotaKey("k"), "t").Val(); v[:3] != "650" {
+	if v := rs.Client().HGet(ctx, quotaKey(&quota.Key{ID: "k"}), "t").Val(); v[:3] != "650" {
 		t.Errorf("tokens after the refund: %s, want 650", v)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"mockgateway/internal/fixtures"
 	"mockgateway/internal/journal"
+	"mockgateway/internal/quota"
 	"mockgateway/internal/testutil"
 )
 
@@ -137,6 +138,9 @@ func TestRedisKeysExpire(t *testing.T) {
 	if _, err := r.NextAttempt(ctx, 43, ""); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := r.TakeQuota(ctx, quota.Key{ID: "q1", Scope: "kept"}, quota.Limits{Requests: 1}, 0, 0); err != nil {
+		t.Fatal(err)
+	}
 	r.RecordCall(ctx, "kept", journal.Entry{RequestID: "req_1", Time: time.Now()})
 	r.RecordCall(ctx, "", journal.Entry{RequestID: "req_2", Time: time.Now()})
 	if b, err := r.AppendJournal(ctx, nil, "", 0); err != nil || !strings.Contains(string(b), "req_2") {
@@ -145,7 +149,7 @@ func TestRedisKeysExpire(t *testing.T) {
 	c := rs.Client()
 	defer c.Close()
 	keys := c.Keys(ctx, prefix+"*").Val()
-	for _, k := range []string{"fx", "ct", "bytes", "gen", "att", "js", "{kept}:j", "{}:j", "{kept}:att", "{counting}:n"} {
+	for _, k := range []string{"fx", "ct", "bytes", "gen", "att", "js", "{kept}:j", "{}:j", "{kept}:att", "{counting}:n", "{kept}:q:q1", "{kept}:qk"} {
 		if !slices.Contains(keys, prefix+k) {
 			t.Errorf("%s was not written: %v", prefix+k, keys)
 		}

@@ -12,6 +12,7 @@ package state
 import (
 	"context"
 	"errors"
+	"time"
 
 	"mockgateway/internal/fixtures"
 	"mockgateway/internal/journal"
@@ -29,18 +30,24 @@ type Store interface {
 	AddFixtures(ctx context.Context, scope string, body []byte) ([]string, error)
 	// ListFixtures describes the fixtures the scope's requests see.
 	ListFixtures(ctx context.Context, scope string) ([]fixtures.Info, error)
-	// DropScope forgets a scope's runtime fixtures, reply positions and attempt counts, and its
-	// journal too when withJournal; it reports whether there was anything to forget.
+	// DropScope forgets a scope's runtime fixtures, reply positions, attempt counts and quota
+	// buckets, and its journal too when withJournal; it reports whether there was anything to
+	// forget.
 	DropScope(ctx context.Context, scope string, withJournal bool) (bool, error)
 	// NextAttempt numbers an attempt of the request with this key (simulation.AttemptCounter);
 	// AttemptDone forgets the key once an attempt got through.
 	NextAttempt(ctx context.Context, key uint64, scope string) (int, error)
 	AttemptDone(ctx context.Context, key uint64, scope string)
-	// TakeQuota admits a request asking tokens of the quota buckets under key (which already
-	// covers the model, the client key and the scope) or refuses it (quota.Buckets.Take);
-	// SettleQuota corrects the token bucket once the answer is made (quota.Buckets.Settle).
-	TakeQuota(ctx context.Context, key string, l quota.Limits, tokens int) (quota.Status, error)
-	SettleQuota(ctx context.Context, key string, l quota.Limits, delta int)
+	// TakeQuota admits a request asking tokens of the quota buckets of key (its ID covers the
+	// model, the client key, the scope and the limits) or refuses it, as if it came ahead after
+	// now (quota.Buckets.Take; 0: a request of now); SettleQuota corrects the token bucket once
+	// the answer is made (quota.Buckets.Settle).
+	TakeQuota(ctx context.Context, key quota.Key, l quota.Limits, tokens int, ahead time.Duration) (quota.Status, error)
+	SettleQuota(ctx context.Context, key quota.Key, l quota.Limits, delta int)
+	// ListQuotas lists the quota buckets the store holds for scope ("": the unscoped calls'),
+	// replenished to now, at most limit of them (none below 1), those that will be full last
+	// first; buckets all full are not held (quota.Buckets.List).
+	ListQuotas(ctx context.Context, scope string, limit int) ([]quota.View, error)
 	// RecordCall files a call in the journal; the server calls it before the answer's last
 	// byte, and a read of the journal on any replica holds the entry once it has returned (or
 	// once the read has asked for it, for an unscoped call in the shared store). It never fails;
@@ -92,11 +99,14 @@ func (m *Memory) ListFixtures(_ context.Context, scope string) ([]fixtures.Info,
 	return m.Fixtures.List(scope), nil
 }
 
-// DropScope drops the scope from the fixture store and the attempt counter, and from the
-// journal when withJournal.
+// DropScope drops the scope from the fixture store, the attempt counter and the quota
+// buckets, and from the journal when withJournal.
 func (m *Memory) DropScope(_ context.Context, scope string, withJournal bool) (bool, error) {
 	deleted := m.Fixtures.DropScope(scope)
 	if m.Attempts.DropScope(scope) {
+		deleted = true
+	}
+	if m.Quotas.DropScope(scope) {
 		deleted = true
 	}
 	if withJournal && m.Calls != nil {
@@ -114,13 +124,18 @@ func (m *Memory) NextAttempt(_ context.Context, key uint64, scope string) (int, 
 func (m *Memory) AttemptDone(_ context.Context, key uint64, _ string) { m.Attempts.Done(key) }
 
 // TakeQuota is Quotas.Take.
-func (m *Memory) TakeQuota(_ context.Context, key string, l quota.Limits, tokens int) (quota.Status, error) {
-	return m.Quotas.Take(key, l, tokens), nil
+func (m *Memory) TakeQuota(_ context.Context, key quota.Key, l quota.Limits, tokens int, ahead time.Duration) (quota.Status, error) {
+	return m.Quotas.Take(key, l, tokens, ahead), nil
 }
 
 // SettleQuota is Quotas.Settle.
-func (m *Memory) SettleQuota(_ context.Context, key string, l quota.Limits, delta int) {
+func (m *Memory) SettleQuota(_ context.Context, key quota.Key, l quota.Limits, delta int) {
 	m.Quotas.Settle(key, l, delta)
+}
+
+// ListQuotas is Quotas.List.
+func (m *Memory) ListQuotas(_ context.Context, scope string, limit int) ([]quota.View, error) {
+	return m.Quotas.List(scope, limit), nil
 }
 
 // RecordCall is Calls.Add.

@@ -1,7 +1,6 @@
 package chat
 
 import (
-	"encoding/hex"
 	"net/http"
 	"strconv"
 	"time"
@@ -49,7 +48,7 @@ func (*Dialect) QuotaError(s *quota.Status, model string, org quota.Org) *apierr
 	case quota.Daily:
 		per = "requests per day (RPD)"
 	}
-	where := " for " + model + " in organization org-" + hex.EncodeToString(org[:12]) + " on " + per + ": Limit " + strconv.Itoa(b.Limit)
+	where := " for " + model + " in organization " + org.String() + " on " + per + ": Limit " + strconv.Itoa(b.Limit)
 	var msg string
 	if s.TooLarge {
 		msg = "Request too large" + where + ", Requested " + strconv.Itoa(s.Requested) +
