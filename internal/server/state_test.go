@@ -50,6 +50,7 @@ func TestStateUnavailable(t *testing.T) {
 		{"DELETE", "/_mock/fixtures", ""},
 		{"DELETE", "/_mock/scopes/down-1", ""},
 		{"GET", "/_mock/journal", ""},
+		{"GET", "/_mock/quotas", ""},
 	} {
 		rr := h.do(r.method, r.path, r.body, scoped...)
 		if rr.Code != http.StatusServiceUnavailable || !strings.Contains(rr.Body.String(), `"code":"state_unavailable"`) ||
@@ -90,6 +91,7 @@ func conformStateUnavailable(t *testing.T, d *apiDoc) {
 		{"DELETE", "/_mock/fixtures", ""},
 		{"DELETE", "/_mock/scopes/down-1", ""},
 		{"GET", "/_mock/journal", ""},
+		{"GET", "/_mock/quotas", ""},
 	} {
 		rr := h.do(r.method, r.path, r.body, "X-Mock-Scope", "down-1")
 		d.conform("state store down: "+r.method+" "+r.path, r.method, r.path, rr)
