@@ -137,6 +137,23 @@ func consoleLimits(t *testing.T, b *browser) {
 	pick("")
 	tb.waitFor(rowsWhere(6, true, "true"))
 
+	// The quota panel: mock-limited's buckets for the one organization that called it, its
+	// requests spent, one day's requests less the two admitted; nothing for mock-busy, which has
+	// no quota; nothing in another scope.
+	quota := `document.querySelector('#quotas-table tbody tr[data-model="mock-limited"]')`
+	tb.waitFor(`(() => { const r = ` + quota + `; if (!r || document.querySelectorAll('#quotas-table tbody tr').length !== 1) return false;
+		const c = [...r.cells].map((x) => x.textContent);
+		return /^org-[0-9a-f]+$/.test(c[1]) && c[2] === 'rpm 2, tpm 50000 per 1 min; rpd 100' && c[3] === '0 / 2' && /^[0-9.]+ s$/.test(c[4]) &&
+			/^[0-9]+ \/ 50000$/.test(c[5]) && c[7] === '98 / 100' && /^[0-9]+ min( [0-9]+ s)?$/.test(c[8]) && !document.getElementById('quotas-table').hidden; })()`)
+	if org := eval[string](tb, quota+`.dataset.org`); org == "" || strings.Contains(org, "sk-") {
+		t.Errorf("organization %q", org)
+	}
+	tb.screenshot("console-quotas.png")
+	eval[chromedp.Void](tb, `(() => { const i = document.getElementById('f-scope'); i.value = 'console-limits-none'; i.dispatchEvent(new Event('input')); })()`)
+	tb.waitFor(`document.getElementById('quotas-table').hidden && document.getElementById('quotas-note').textContent.startsWith('No quota buckets in scope console-limits-none')`)
+	eval[chromedp.Void](tb, `(() => { const i = document.getElementById('f-scope'); i.value = `+js(scope)+`; i.dispatchEvent(new Event('input')); })()`)
+	tb.waitFor(rowsWhere(6, true, `c[2] === `+js(scope)) + ` && ` + quota)
+
 	tb.do(chromedp.Click(chromedp.CSS(`#calls-table tbody tr[data-request-id=` + js(refused) + `] a`)))
 	tb.waitFor(`document.getElementById('call-limits').textContent.includes('refused byquota: requests')`)
 	tb.waitFor(`document.getElementById('call-logline').textContent.includes('limit_hit=requests')`)
@@ -145,5 +162,17 @@ func consoleLimits(t *testing.T, b *browser) {
 	tb.waitFor(`/queue_ms=[0-9.]+/.test(document.getElementById('call-logline').textContent)`)
 	if text := eval[string](tb, `document.body.innerText`); strings.Contains(text, "sk-console-limits") {
 		t.Error("the client key is on the page")
+	}
+	var quotas bool
+	for u, bs := range tb.responseBodies(in.URL) {
+		quotas = quotas || strings.Contains(u, "/_mock/quotas")
+		for _, b := range bs {
+			if strings.Contains(b, "sk-console-limits") {
+				t.Errorf("the client key is in the answer to %s", u)
+			}
+		}
+	}
+	if !quotas {
+		t.Error("the page read no quota buckets")
 	}
 }

@@ -4,6 +4,7 @@
 
 import { $, el, ms, clock, setText } from './dom.js';
 import { getText, ApiError } from './api.js';
+import { QuotasPanel } from './quotas.js';
 
 // callHref is the deep link of one call; the scope rides along when the call is scoped.
 export function callHref(entry) {
@@ -164,6 +165,7 @@ export class CallsView {
   constructor() {
     this.tbody = $('calls-table').tBodies[0];
     this.cache = new RowCache(fullRow);
+    this.quotas = new QuotasPanel();
     this.lastText = null;
     this.lastKey = '';
     this.entries = [];
@@ -188,8 +190,13 @@ export class CallsView {
 
   get scope() { return this.filters.scope; }
 
-  // refresh fetches the journal; it renders only when the answer or the filters changed.
+  // refresh fetches the journal, and the scope's quota buckets beside it; each renders only
+  // when its answer or the filters changed.
   async refresh() {
+    await Promise.all([this.refreshCalls(), this.quotas.refresh(this.filters.scope)]);
+  }
+
+  async refreshCalls() {
     const path = journalPath(this.filters.scope, this.filters.limit);
     let text;
     try {

@@ -1,0 +1,72 @@
+// quotas.js: the calls view's quota panel — the simulated quota buckets of the scope the view
+// shows, from GET /_mock/quotas, one row per model and organization: each bucket's limit, what
+// remains and when it is full again. Refreshed with the journal.
+
+import { $, el, fill, ms, row, setText } from './dom.js';
+import { getText } from './api.js';
+
+const LIMIT = 100;
+
+export function quotasPath(scope) {
+  const q = new URLSearchParams({ limit: String(LIMIT) });
+  if (scope) q.set('scope', scope);
+  return '/_mock/quotas?' + q.toString();
+}
+
+// limitsText is a quota's limits in the catalog's and x-mock-quota's names.
+function limitsText(l) {
+  const perWindow = [l.rpm && `rpm ${l.rpm}`, l.tpm && `tpm ${l.tpm}`].filter(Boolean).join(', ');
+  return [perWindow && `${perWindow} per ${until(l.window_ms)}`, l.rpd && `rpd ${l.rpd}`].filter(Boolean).join('; ');
+}
+
+// until formats a wait: milliseconds and seconds as the other views do, then minutes and hours
+// (a daily bucket refills over a day).
+function until(v) {
+  if (v < 60000) return ms(v);
+  const s = Math.ceil(v / 1000);
+  const h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), rest = s % 60;
+  if (h) return m ? `${h} h ${m} min` : `${h} h`;
+  return rest ? `${m} min ${rest} s` : `${m} min`;
+}
+
+// bucketCells are a bucket's remaining of its limit and its reset, blank for a limit the quota
+// does not have.
+function bucketCells(b) {
+  if (!b) return ['', ''];
+  const left = el('span', { class: b.remaining <= 0 ? 'bucket-empty' : '', text: `${b.remaining} / ${b.limit}` });
+  return [left, b.reset_ms > 0 ? until(b.reset_ms) : 'full'];
+}
+
+export class QuotasPanel {
+  constructor() {
+    this.tbody = $('quotas-table').tBodies[0];
+    this.lastText = null;
+    this.seq = 0; // the latest refresh: an older answer, for a scope the view left, is dropped
+  }
+
+  // refresh fetches the scope's buckets; it renders only when the answer changed.
+  async refresh(scope) {
+    const seq = ++this.seq;
+    let text;
+    try {
+      text = await getText(quotasPath(scope));
+    } catch (err) {
+      if (seq !== this.seq) return;
+      this.lastText = null;
+      fill(this.tbody, []);
+      setText($('quotas-note'), `quota buckets: ${err.message}`);
+      return;
+    }
+    if (seq !== this.seq || text === this.lastText) return;
+    this.lastText = text;
+    const list = JSON.parse(text).data || [];
+    fill(this.tbody, list.map((q) => {
+      const tr = row(q.model, q.org, limitsText(q.limits), ...bucketCells(q.requests), ...bucketCells(q.tokens), ...bucketCells(q.daily));
+      tr.dataset.model = q.model;
+      tr.dataset.org = q.org;
+      return tr;
+    }));
+    $('quotas-table').hidden = list.length === 0;
+    setText($('quotas-note'), list.length ? '' : `No quota buckets ${scope ? `in scope ${scope}` : 'unscoped'}: a model with limits (catalog limits, or x-mock-quota) has them once a call draws from them, until they are full again.`);
+  }
+}
