@@ -72,7 +72,7 @@ func (h *chatHandler) takeQuota(w http.ResponseWriter, r *http.Request, model *c
 		return nil, model, stateError(err)
 	}
 	if st.Refused != "" {
-		rec.Fault = "quota_" + string(st.Refused) // the access line's and the journal's word for it
+		rec.Fault = st.Refused.Fault() // the access line's and the journal's word for it
 		h.metrics.ObserveQuotaRefusal(model.ID, string(st.Refused))
 		noteLimit(rec, string(st.Refused))
 		if model.Gateway != nil && !st.TooLarge && rec.GatewayAttempts == 0 {
