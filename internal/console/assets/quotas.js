@@ -67,6 +67,6 @@ export class QuotasPanel {
       return tr;
     }));
     $('quotas-table').hidden = list.length === 0;
-    setText($('quotas-note'), list.length ? '' : `No quota buckets ${scope ? `in scope ${scope}` : 'unscoped'}: a model with limits (catalog limits, or x-mock-quota) has them once a call draws from them, until they are full again.`);
+    setText($('quotas-note'), list.length ? '' : `No quota buckets ${scope ? `in scope ${scope}` : 'for the unscoped calls'}: a model with limits (the catalog's, or x-mock-quota's) has them once a call draws from them, until they are full again.`);
   }
 }
