@@ -23,21 +23,9 @@ const limitsCatalog = `models:
 // modelGauge reads a per-model gauge from the service's /metrics.
 func modelGauge(t *testing.T, base, name, model string) float64 {
 	t.Helper()
-	resp, err := http.Get(base + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, name+"{") && strings.Contains(line, `model="`+model+`"`) {
-			var v float64
-			if _, err := fmt.Sscan(line[strings.LastIndexByte(line, '}')+1:], &v); err == nil {
-				return v
-			}
-		}
-	}
-	return 0
+	return metricSum(t, base, func(line string) bool {
+		return strings.HasPrefix(line, name+"{") && strings.Contains(line, `model="`+model+`"`)
+	})
 }
 
 // waitGauge polls a per-model gauge until it reads want.

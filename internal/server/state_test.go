@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"net"
 	"net/http"
 	"strings"
@@ -18,18 +17,7 @@ func unavailableState(t *testing.T) *harness {
 	}
 	addr := l.Addr().String()
 	_ = l.Close() // a port just freed: connections to it are refused
-	ctx, cancel := context.WithCancel(context.Background())
-	var wait func()
-	h := newHarness(t, func(d *Deps) {
-		d.Config.StateStore = "redis://app:pw-canary-123@" + addr + "/0"
-		s, err := NewSharedState(ctx, d.Config, NewFixtureStore(d.Config), nil, d.Logger)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d.State, wait = s, s.Wait
-	})
-	t.Cleanup(func() { cancel(); wait() })
-	return h
+	return sharedHarness(t, "redis://app:pw-canary-123@"+addr+"/0")
 }
 
 // TestStateUnavailable: with the shared store down, a request that needs no shared state (no
