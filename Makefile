@@ -2,9 +2,10 @@
 # below). go test ./... alone needs only Go: it leaves out the end-to-end tests.
 GO ?= go
 # The folders of Node packages the end-to-end tests run, each installed from its lock file: the
-# OpenAI clients' suites, the Codex CLI, Claude Code with the Anthropic clients, opencode, and
-# Gemini CLI with the Google Gen AI SDK.
-NODE_DIRS := internal/clientcompat/node internal/clientcompat/codex internal/clientcompat/anthropic internal/clientcompat/opencode internal/clientcompat/google
+# OpenAI clients' suites, the Codex CLI, Claude Code with the Anthropic clients, opencode,
+# Gemini CLI with the Google Gen AI SDK, and Portkey's AI gateway.
+NODE_DIRS := internal/clientcompat/node internal/clientcompat/codex internal/clientcompat/anthropic internal/clientcompat/opencode internal/clientcompat/google \
+	internal/clientcompat/portkey
 
 # Fuzz targets (package:function). make test runs each briefly, by a fixed count of inputs
 # rather than a duration, so a slow machine does the same work instead of timing out.

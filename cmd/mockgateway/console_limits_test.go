@@ -131,8 +131,9 @@ func consoleLimits(t *testing.T, b *browser) {
 	quota := `document.querySelector('#quotas-table tbody tr[data-model="mock-limited"]')`
 	tb.waitFor(`(() => { const r = ` + quota + `; if (!r || document.querySelectorAll('#quotas-table tbody tr').length !== 1) return false;
 		const c = [...r.cells].map((x) => x.textContent);
-		return /^org-[0-9a-f]+$/.test(c[1]) && c[2] === 'rpm 2, tpm 50000 per 1 min; rpd 100' && c[3] === '0 / 2' && /^[0-9.]+ s$/.test(c[4]) &&
-			/^[0-9]+ \/ 50000$/.test(c[5]) && c[7] === '98 / 100' && /^[0-9]+ min( [0-9]+ s)?$/.test(c[8]) && !document.getElementById('quotas-table').hidden; })()`)
+		return /^org-[0-9a-f]+$/.test(c[1]) && c[2] === 'rpm 2, tpm 50000 per 1 min; rpd 100' && /^0 \/ 2 · full in [0-9.]+ s$/.test(c[3]) &&
+			/^[0-9]+ \/ 50000 · full/.test(c[4]) && /^98 \/ 100 · full in [0-9]+ min( [0-9]+ s)?$/.test(c[5]) && c.length === 6 &&
+			[...document.querySelectorAll('#quotas-table th')].map((h) => h.textContent).join('|') === "model|organization|limits|requests left|tokens left|today's requests left" && !document.getElementById('quotas-table').hidden; })()`)
 	if org := eval[string](tb, quota+`.dataset.org`); org == "" || strings.Contains(org, "sk-") {
 		t.Errorf("organization %q", org)
 	}

@@ -23,10 +23,23 @@ const googleCompat = "../../internal/clientcompat/google"
 // fixture that called one would be fixture_mismatch.
 const geminiSettings = `{"security":{"auth":{"selectedType":"gemini-api-key"}},"tools":{"core":["read_file"]}}`
 
-// geminiCLI runs Gemini CLI headless (gemini -p) in dir against the service at base, with a HOME
-// of its own (the settings above and nothing else: no extensions, no MCP servers, no session)
-// and nothing of this machine's environment but PATH. It returns what it printed.
+// geminiCLI runs Gemini CLI headless (gemini -p) in dir against the service at base and returns
+// what it printed; a failure of the CLI fails the test.
 func geminiCLI(t *testing.T, base, dir string, args ...string) string {
+	t.Helper()
+	out, err := geminiCLIWith(t, base, dir, nil, args...)
+	if err != nil {
+		t.Fatalf("gemini %v: %v\n%s", args, err, out)
+	}
+	return out
+}
+
+// geminiCLIWith runs Gemini CLI headless in dir against the service at base, with a HOME of its
+// own (the settings above and nothing else: no extensions, no MCP servers, no session), a
+// TMPDIR of its own (where it writes an error's report) and nothing of this machine's
+// environment but PATH, env added. It returns what it printed and how
+// it exited, for a test that expects it to fail.
+func geminiCLIWith(t *testing.T, base, dir string, env []string, args ...string) (string, error) {
 	t.Helper()
 	bin, err := filepath.Abs(filepath.Join(googleCompat, "node_modules", ".bin", "gemini"))
 	if err != nil {
@@ -49,16 +62,15 @@ func geminiCLI(t *testing.T, base, dir string, args ...string) string {
 	cmd.Env = []string{
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + home,
+		"TMPDIR=" + t.TempDir(),
 		"GOOGLE_GEMINI_BASE_URL=" + base,
 		"GEMINI_API_KEY=dummy",
 		"GEMINI_CLI_TRUST_WORKSPACE=true",
 		"NO_COLOR=1",
 	}
+	cmd.Env = append(cmd.Env, env...)
 	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("gemini %v: %v\n%s", args, err, out)
-	}
-	return string(out)
+	return string(out), err
 }
 
 // TestGeminiCLI runs Gemini CLI 0.61.0 headless against the real service, every turn scripted by

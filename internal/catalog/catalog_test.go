@@ -145,21 +145,22 @@ func TestLoad(t *testing.T) {
 // entry; an external model has none.
 func TestLimits(t *testing.T) {
 	c, err := Parse([]byte(`models:
-  - {id: limited, kind: mock, behavior: chat, limits: {rpm: 3, tpm: 2000, rpd: 50, window: 5s}}
+  - {id: limited, kind: mock, behavior: chat, limits: {rpm: 3, tpm: 2000, rpd: 50, itpm: 1500, otpm: 500, window: 5s}}
   - {id: plain, kind: mock, behavior: echo}
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m, _ := c.Lookup("limited"); m.Limits == nil || m.Limits.Requests != 3 || m.Limits.Tokens != 2000 || m.Limits.Daily != 50 || m.Limits.Period().String() != "5s" {
+	if m, _ := c.Lookup("limited"); m.Limits == nil || m.Limits.Requests != 3 || m.Limits.Tokens != 2000 || m.Limits.Daily != 50 || m.Limits.InputTokens != 1500 || m.Limits.OutputTokens != 500 || m.Limits.Period().String() != "5s" {
 		t.Errorf("limited: %+v", m.Limits)
 	}
 	if m, _ := c.Lookup("plain"); m.Limits != nil {
 		t.Errorf("plain has limits: %+v", m.Limits)
 	}
 	for doc, want := range map[string]string{
-		`models: [{id: m, kind: mock, behavior: echo, limits: {rpm: -1}}]`:                                           "models[0] (m): limits: rpm, tpm and rpd must not be negative",
-		`models: [{id: m, kind: mock, behavior: echo, limits: {window: 5s}}]`:                                        "models[0] (m): limits: at least one of rpm, tpm and rpd is needed",
+		`models: [{id: m, kind: mock, behavior: echo, limits: {rpm: -1}}]`:                                           "models[0] (m): limits: rpm, tpm, rpd, itpm and otpm must not be negative",
+		`models: [{id: m, kind: mock, behavior: echo, limits: {window: 5s}}]`:                                        "models[0] (m): limits: at least one of rpm, tpm, rpd, itpm and otpm is needed",
+		`models: [{id: m, kind: mock, behavior: echo, limits: {otpm: -5}}]`:                                          "models[0] (m): limits: rpm, tpm, rpd, itpm and otpm must not be negative",
 		`models: [{id: m, kind: mock, behavior: echo, limits: {rpm: 1, window: 48h}}]`:                               "models[0] (m): limits: window must be from 0 (a minute) to 24h",
 		`models: [{id: m, kind: mock, behavior: echo}, {id: x, kind: external, provider: openai, limits: {rpm: 1}}]`: "models[1] (x): behavior, default_tokens, latency, fault, gateway, limits, capacity, queue and load_factor apply to mocks; an external model is metadata only",
 	} {

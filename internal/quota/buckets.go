@@ -30,35 +30,34 @@ func NewBuckets(maxKeys int, now func() time.Time) *Buckets {
 	return &Buckets{max: max(1, maxKeys), now: now, keys: map[string]*list.Element{}}
 }
 
-// Take admits a request asking tokens of key's buckets under l, or refuses it (Status.Refused),
-// as if it came ahead after now: admitted only if the buckets will hold what it asks by then,
+// Take admits a request asking u of key's buckets under l, or refuses it (Status.Refused), as
+// if it came ahead after now: admitted only if the buckets will hold what it asks by then,
 // and charged now, so that the requests before then see the debt (a simulated retry that
 // waits without waiting). Its Status is what the buckets say at now+ahead. Ahead 0 is a
 // request of now.
-func (b *Buckets) Take(key Key, l Limits, tokens int, ahead time.Duration) Status {
+func (b *Buckets) Take(key Key, l Limits, u Usage, ahead time.Duration) Status {
 	now := b.now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	e := b.entry(key, &l, now)
-	after, refused, tooLarge := take(&l, e.levels, tokens, ahead)
+	after, refused, tooLarge := take(&l, e.levels, u, ahead)
 	b.set(e, &l, after, now)
-	return StatusOf(&l, after, refused, tooLarge, tokens, ahead)
+	return StatusOf(&l, after, refused, tooLarge, u, ahead)
 }
 
-// Settle corrects key's token bucket by delta tokens: positive takes more (the answer produced
-// more than its budget), negative gives back what it did not produce. A correction never puts
-// a bucket in debt (the answer is made: nothing to reserve), nor forgets a reservation's.
-func (b *Buckets) Settle(key Key, l Limits, delta int) {
-	if l.Tokens == 0 || delta == 0 {
+// Settle corrects key's token buckets by delta, what the answer used beyond what its
+// admission took: positive takes more (it produced more than its budget), negative gives back
+// what it did not produce. The token bucket is corrected by all of it, the output bucket by
+// its output; the input bucket counts at admission only.
+func (b *Buckets) Settle(key Key, l Limits, delta Usage) {
+	if l.Tokens == 0 && l.OutputTokens == 0 || delta == (Usage{}) {
 		return
 	}
 	now := b.now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	e := b.entry(key, &l, now)
-	lv := e.levels
-	lv[iTokens] = max(min(0, lv[iTokens]), lv[iTokens]-float64(delta))
-	b.set(e, &l, lv, now)
+	b.set(e, &l, settle(e.levels, delta), now)
 }
 
 // entry is key's entry with its levels replenished to now: a new one full.

@@ -22,7 +22,7 @@ func ViewOf(key *Key, l Limits, lv Levels, elapsed time.Duration) View {
 	size, period := caps(&l)
 	l.Window = l.Period()
 	v := View{Model: key.Model, Scope: key.Scope, Org: key.Org.String(), Limits: l}
-	bs := [3]*Bucket{&v.Requests, &v.Tokens, &v.Daily}
+	bs := [nBuckets]*Bucket{&v.Requests, &v.Tokens, &v.Daily, &v.InputTokens, &v.OutputTokens}
 	for i, b := range bs {
 		if size[i] > 0 {
 			*b = bucket(clamp(refill(lv[i], size[i], period[i], elapsed), size[i]), size[i], period[i])

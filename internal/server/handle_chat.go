@@ -100,16 +100,19 @@ func (h *chatHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The quota comes before the fixtures: a refused call takes no scripted reply of a sequence.
-	var admitted *quotaAdmission // nil: the model has no limits, and nothing is counted
+	var taken *quotaTaken // nil: the model has no limits, and nothing is counted
 	if h.limited(r, model) {
-		if admitted, model, err = h.takeQuota(w, r, model, req, facts.promptTokens); err != nil {
-			writeError(w, r, err)
+		if taken, err = h.takeQuota(w, r, model, req, facts.promptTokens); err != nil {
+			if err != errClientLeft { // it left while the gateway policy waited
+				writeError(w, r, err)
+			}
 			return
 		}
+		model = taken.model
 	}
 	hit, err := h.script(r, req, rec)
 	if err != nil {
-		h.settleQuota(r.Context(), admitted, rec)
+		h.settleQuota(r.Context(), taken.admission(), rec)
 		if err != errClientLeft { // no one to answer
 			writeError(w, r, err)
 		}
@@ -117,13 +120,13 @@ func (h *chatHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	sim, err := h.sim.decide(r, model, facts.seed, hit)
 	if err != nil {
-		h.settleQuota(r.Context(), admitted, rec)
+		h.settleQuota(r.Context(), taken.admission(), rec)
 		writeError(w, r, err)
 		return
 	}
 	rec.Attempt = sim.attempt
-	if admitted != nil {
-		sim.held = &held{quota: admitted}
+	if taken != nil {
+		taken.hold(sim)
 	}
 
 	ctx, span := h.tracer.Start(r.Context(), h.spanNames[model.ID])

@@ -44,6 +44,8 @@ type quotaLimits struct {
 	RPM      int   `json:"rpm,omitempty"`
 	TPM      int   `json:"tpm,omitempty"`
 	RPD      int   `json:"rpd,omitempty"`
+	ITPM     int   `json:"itpm,omitempty"`
+	OTPM     int   `json:"otpm,omitempty"`
 	WindowMS int64 `json:"window_ms"`
 }
 
@@ -89,7 +91,8 @@ func handleQuotas(store state.Store) http.Handler {
 		for _, v := range views[:min(len(views), limit)] {
 			list.Data = append(list.Data, quotaInfo{
 				Model: v.Model, Scope: v.Scope, Org: v.Org,
-				Limits:   quotaLimits{RPM: v.Limits.Requests, TPM: v.Limits.Tokens, RPD: v.Limits.Daily, WindowMS: v.Limits.Period().Milliseconds()},
+				Limits: quotaLimits{RPM: v.Limits.Requests, TPM: v.Limits.Tokens, RPD: v.Limits.Daily, ITPM: v.Limits.InputTokens, OTPM: v.Limits.OutputTokens,
+					WindowMS: v.Limits.Period().Milliseconds()},
 				Requests: bucketOf(v.Requests), Tokens: bucketOf(v.Tokens), Daily: bucketOf(v.Daily),
 				InputTokens: bucketOf(v.InputTokens), OutputTokens: bucketOf(v.OutputTokens),
 			})

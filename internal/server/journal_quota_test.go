@@ -44,6 +44,7 @@ func readQuotaJournal(t *testing.T, h *harness, scope string, keys ...string) []
 
 // checkQuotaJournal runs the calls of TestJournalQuotaLimitHit on h and checks their entries:
 // each refused call names the limit it hit (the label of mockgateway_quota_refusals_total),
+// input and output tokens included,
 // beside the fault word of the access line; an admitted call names none.
 func checkQuotaJournal(t *testing.T, h *harness, scope string) {
 	t.Helper()
@@ -60,13 +61,15 @@ func checkQuotaJournal(t *testing.T, h *harness, scope string) {
 		{"tpm=100", "sk-journal-tokens", chatBody("mock-chat", `"max_tokens":500`), 429, "tokens", "quota_tokens"},
 		{"rpd=1", "sk-journal-daily", chatBody("mock-chat", ""), 200, "", ""},
 		{"rpd=1", "sk-journal-daily", chatBody("mock-chat", ""), 429, "daily", "quota_daily"},
+		{"itpm=2", "sk-journal-input", chatBody("mock-chat", ""), 429, "input_tokens", "quota_input_tokens"},
+		{"otpm=100", "sk-journal-output", chatBody("mock-chat", `"max_tokens":500`), 429, "output_tokens", "quota_output_tokens"},
 	}
 	for i, c := range calls {
 		if rr := h.do("POST", chatPath, c.body, in(c.quota, c.key)...); rr.Code != c.status {
 			t.Fatalf("call %d: %d %s", i, rr.Code, rr.Body)
 		}
 	}
-	got := readQuotaJournal(t, h, scope, "sk-journal-requests", "sk-journal-tokens", "sk-journal-daily")
+	got := readQuotaJournal(t, h, scope, "sk-journal-")
 	if len(got) != len(calls) {
 		t.Fatalf("%d entries, want %d", len(got), len(calls))
 	}

@@ -8,9 +8,12 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"mockgateway/internal/catalog"
 	"mockgateway/internal/protocol"
 	"mockgateway/internal/quota"
+	"mockgateway/internal/simulation"
 	"mockgateway/observability"
 )
 
@@ -19,7 +22,7 @@ import (
 type quotaAdmission struct {
 	key    quota.Key
 	limits quota.Limits
-	tokens int // what it was charged: its prompt and its output budget
+	asked  quota.Usage // what it was charged: its prompt and its output budget
 }
 
 // limited reports whether the request counts against a quota: its model has limits, or it
@@ -29,14 +32,120 @@ func (h *chatHandler) limited(r *http.Request, model *catalog.Model) bool {
 	return model.Limits != nil || (h.sim.headers && len(r.Header[quota.Header]) > 0)
 }
 
+// quotaTaken is what drawing on the quota made of a request: its admission (nil: it drew on
+// no quota — its fallback has no limits), the model that serves it (the requested one, or the
+// fallback of its gateway policy), and that policy's plan when one handled a refusal.
+type quotaTaken struct {
+	admitted *quotaAdmission
+	model    *catalog.Model
+	plan     *simulation.Plan
+}
+
 // takeQuota admits the request against its quota — one request, and its prompt plus its output
-// budget in tokens — or refuses it in the dialect's words; a model with a gateway policy may
-// have the refusal served by a fallback (quotaGateway), the model it returns. The answer carries
-// the rate-limit headers of the model whose quota it drew from. The buckets are the model's, the client key's (hashed: the key
-// itself is neither kept nor shown) and the scope's.
+// budget in tokens — or refuses it in the dialect's words; a model with a gateway policy has
+// the refusal handled by it (quotaGateway): its retries may get in, or a fallback serve. The
+// answer carries the rate-limit headers of the model whose quota it drew from last. The buckets
+// are the model's, the client key's (hashed: the key itself is neither kept nor shown) and the
+// scope's.
 //
 //go:noinline
-func (h *chatHandler) takeQuota(w http.ResponseWriter, r *http.Request, model *catalog.Model, req *protocol.Request, promptTokens int) (*quotaAdmission, *catalog.Model, error) {
+func (h *chatHandler) takeQuota(w http.ResponseWriter, r *http.Request, model *catalog.Model, req *protocol.Request, promptTokens int) (*quotaTaken, error) {
+	limits, err := h.limitsOf(r, model)
+	if err != nil {
+		return nil, err
+	}
+	rec := observability.RecordFrom(r.Context())
+	client := sha256.Sum256([]byte(h.clientKey(r)))
+	budget := req.MaxTokens
+	if budget <= 0 {
+		budget = model.DefaultTokens
+	}
+	a := &quotaAdmission{key: bucketKey(model.ID, rec.Scope, &limits, &client), limits: limits, asked: quota.Usage{Input: promptTokens, Output: budget * max(1, req.N)}}
+	st, err := h.state.TakeQuota(r.Context(), a.key, a.limits, a.asked, 0)
+	if err != nil {
+		return nil, stateError(err)
+	}
+	taken := &quotaTaken{admitted: a, model: model}
+	if st.Refused != "" {
+		rec.Fault = st.Refused.Fault() // the access line's and the journal's word for it
+		h.metrics.ObserveQuotaRefusal(model.ID, string(st.Refused))
+		noteLimit(rec, string(st.Refused))
+		if model.Gateway != nil && !st.TooLarge {
+			if taken.plan, taken.model, err = h.quotaGateway(r.Context(), model, a, &st); err != nil {
+				return nil, err
+			}
+		}
+		if st.Refused != "" && taken.model != model && taken.model != nil {
+			return h.quotaOfFallback(w, r, taken, req, promptTokens)
+		}
+	}
+	h.dialect.QuotaHeaders(w.Header(), &st, time.Now())
+	if st.Refused != "" { // no retry got in, and no fallback remained
+		if taken.plan != nil {
+			reportPlan(r.Context(), w, trace.SpanFromContext(r.Context()), h.metrics, model.ID, &simulated{plan: *taken.plan})
+		}
+		return nil, h.dialect.QuotaError(&st, model.ID, a.key.Org)
+	}
+	return taken, nil
+}
+
+// admission is what the request drew from a quota, nil for none.
+func (t *quotaTaken) admission() *quotaAdmission {
+	if t == nil {
+		return nil
+	}
+	return t.admitted
+}
+
+// hold makes the call hold its admission until it ends, and joins the gateway policy's
+// handling of the quota to the simulation's plan for the model that serves: its retries and
+// fallback first, then whatever that model's own fault and policy decided.
+func (t *quotaTaken) hold(sim *simulated) {
+	if t.admitted != nil {
+		sim.held = &held{quota: t.admitted}
+	}
+	q := t.plan
+	if q == nil {
+		return
+	}
+	p := sim.plan
+	if !p.Policy {
+		joined := *q
+		joined.Fault = p.Fault
+		sim.plan = joined
+		return
+	}
+	p.Steps = append(append([]simulation.Step(nil), q.Steps...), p.Steps...)
+	if q.FallbackFrom == "" { // the model's own retry got in: its attempts go on from there
+		p.Attempts += q.Attempts - 1
+	} else {
+		p.Attempts, p.FallbackFrom = q.Attempts, q.FallbackFrom
+	}
+	sim.plan = p
+}
+
+// quotaOfFallback draws on the quota of the fallback a gateway policy chose, if it has one (its
+// policy is not asked again); the answer then carries that quota's headers, or its refusal.
+func (h *chatHandler) quotaOfFallback(w http.ResponseWriter, r *http.Request, taken *quotaTaken, req *protocol.Request, promptTokens int) (*quotaTaken, error) {
+	fb := taken.model
+	taken.admitted = nil
+	if !h.limited(r, fb) {
+		return taken, nil
+	}
+	own := *fb
+	own.Gateway = nil
+	t, err := h.takeQuota(w, r, &own, req, promptTokens)
+	if err != nil {
+		reportPlan(r.Context(), w, trace.SpanFromContext(r.Context()), h.metrics, taken.plan.FallbackFrom, &simulated{plan: *taken.plan})
+		return nil, err
+	}
+	taken.admitted = t.admitted
+	return taken, nil
+}
+
+// limitsOf are the limits the request is counted against: its x-mock-quota header's, when
+// simulation headers are allowed, else its model's.
+func (h *chatHandler) limitsOf(r *http.Request, model *catalog.Model) (quota.Limits, error) {
 	var limits quota.Limits
 	if model.Limits != nil {
 		limits = *model.Limits
@@ -45,49 +154,28 @@ func (h *chatHandler) takeQuota(w http.ResponseWriter, r *http.Request, model *c
 		if v := r.Header.Get(quota.Header); v != "" {
 			l, err := quota.Parse(v)
 			if err != nil {
-				return nil, model, invalidHeader(quota.Header, err)
+				return limits, invalidHeader(quota.Header, err)
 			}
 			limits = l
 		}
 	}
-	rec := observability.RecordFrom(r.Context())
-	client := sha256.Sum256([]byte(h.clientKey(r)))
+	return limits, nil
+}
+
+// bucketKey names the buckets of a model, a scope, the limits they count under (a test that
+// changes its limits starts afresh) and a client key's hash, and the organization a refusal
+// names, derived from that hash.
+func bucketKey(model, scope string, l *quota.Limits, client *[sha256.Size]byte) quota.Key {
 	k := sha256.New()
-	for _, part := range []string{model.ID, rec.Scope, limits.String()} {
+	for _, part := range []string{model, scope, l.String()} {
 		k.Write([]byte(part))
 		k.Write([]byte{0})
 	}
 	k.Write(client[:])
-	key := quota.Key{ID: hex.EncodeToString(k.Sum(nil)[:16]), Model: model.ID, Scope: rec.Scope}
+	key := quota.Key{ID: hex.EncodeToString(k.Sum(nil)[:16]), Model: model, Scope: scope}
 	o := sha256.Sum256(append([]byte("org\x00"), client[:]...))
 	copy(key.Org[:], o[:])
-
-	budget := req.MaxTokens
-	if budget <= 0 {
-		budget = model.DefaultTokens
-	}
-	tokens := promptTokens + budget*max(1, req.N)
-	st, err := h.state.TakeQuota(r.Context(), key, limits, tokens, 0)
-	if err != nil {
-		return nil, model, stateError(err)
-	}
-	if st.Refused != "" {
-		rec.Fault = st.Refused.Fault() // the access line's and the journal's word for it
-		h.metrics.ObserveQuotaRefusal(model.ID, string(st.Refused))
-		noteLimit(rec, string(st.Refused))
-		if model.Gateway != nil && !st.TooLarge && rec.GatewayAttempts == 0 {
-			if fb := h.quotaGateway(w, r, model, &st); fb != nil {
-				if !h.limited(r, fb) {
-					return nil, fb, nil
-				}
-				return h.takeQuota(w, r, fb, req, promptTokens) // the fallback's own quota (its policy is not asked again)
-			}
-		}
-		h.dialect.QuotaHeaders(w.Header(), &st, time.Now())
-		return nil, model, h.dialect.QuotaError(&st, model.ID, key.Org)
-	}
-	h.dialect.QuotaHeaders(w.Header(), &st, time.Now())
-	return &quotaAdmission{key: key, limits: limits, tokens: tokens}, model, nil
+	return key
 }
 
 // clientKey is the key the request carries, as the dialect's clients send it: the bearer
@@ -108,13 +196,13 @@ func (h *chatHandler) clientKey(r *http.Request) string {
 	return ""
 }
 
-// settleQuota corrects the admission's token bucket to the tokens the call used: its prompt
+// settleQuota corrects the admission's token buckets to the tokens the call used: its prompt
 // and what it produced (a stream cut short gives back what it did not send). rec holds the
 // call's counts once its answer is written.
 func (h *chatHandler) settleQuota(ctx context.Context, a *quotaAdmission, rec *observability.Record) {
 	if a == nil {
 		return
 	}
-	used := rec.PromptTokens + rec.CompletionTokens
-	h.state.SettleQuota(context.WithoutCancel(ctx), a.key, a.limits, used-a.tokens)
+	delta := quota.Usage{Input: rec.PromptTokens - a.asked.Input, Output: rec.CompletionTokens - a.asked.Output}
+	h.state.SettleQuota(context.WithoutCancel(ctx), a.key, a.limits, delta)
 }

@@ -1,46 +1,55 @@
 package server
 
 import (
-	"net/http"
-	"strconv"
+	"context"
+	"time"
 
 	"mockgateway/internal/catalog"
 	"mockgateway/internal/quota"
 	"mockgateway/internal/simulation"
-	"mockgateway/observability"
 )
 
 // quotaGateway is what a model's gateway policy does with a refusal of its quota, as with the
-// rate_limit fault (simulation.Decide): its retries, then its fallback chain. A simulated
-// decision waits for nothing, so the bucket has not refilled when the retries are made: they
-// are refused alike, and the first executable model of the chain serves (external ones are skipped, metadata only). It
-// returns that model, or nil when none remains and the refusal stands. Either way the decision
-// is reported as a fault's is: the x-mock-gateway-* headers, the metrics and the access line.
-func (h *chatHandler) quotaGateway(w http.ResponseWriter, r *http.Request, model *catalog.Model, st *quota.Status) *catalog.Model {
-	fault := &simulation.Fault{Kind: simulation.RateLimit, RetryAfter: st.RetryAfter}
-	plan := simulation.Decide(model.ID, fault, 1, model.Gateway, h.catalog.Target)
-	var served *catalog.Model
-	if plan.Fault == nil {
-		served, _ = h.catalog.Lookup(plan.ServedBy)
-	}
-	ctx := r.Context()
-	rec := observability.RecordFrom(ctx)
-	rec.GatewayAttempts, rec.ServedBy, rec.FallbackFrom = plan.Attempts, plan.ServedBy, plan.FallbackFrom
-	hd := w.Header()
-	hd.Set("X-Mock-Gateway-Attempts", strconv.Itoa(plan.Attempts))
-	hd.Set("X-Mock-Gateway-Served-By", plan.ServedBy)
-	if plan.FallbackFrom != "" {
-		hd.Set("X-Mock-Gateway-Fallback-From", plan.FallbackFrom)
-	}
-	retries := 0
-	for _, step := range plan.Steps {
-		switch step.Kind {
-		case "retry":
-			retries++
-		case "fallback":
-			h.metrics.ObserveFallback(ctx, model.ID, step.To)
+// rate_limit fault: it retries, each time after the longer of its backoff and the refusal's
+// retry-after in whole seconds, as the header says it (simulation.Policy.RetryWait), then walks
+// its fallback chain. Each retry draws on the quota again: after really waiting when the policy
+// sleeps its backoff, else as if it came that much later — the buckets are charged ahead, so
+// the requests after it see what it took — so that a bucket which refills within the wait
+// admits the retry, and one that does not refuses it. st becomes the last draw's status. It
+// returns the policy's plan and the model that serves: the requested one when a retry got in
+// (st admitted), the fallback the chain lands on, or nil when the refusal stands. The plan is
+// reported by the caller, with the answer.
+func (h *chatHandler) quotaGateway(ctx context.Context, model *catalog.Model, a *quotaAdmission, st *quota.Status) (*simulation.Plan, *catalog.Model, error) {
+	policy := model.Gateway
+	plan := &simulation.Plan{Policy: true, Cause: simulation.RateLimit, ServedBy: model.ID, Attempts: 1}
+	var ahead time.Duration
+	for n := 1; n <= policy.Retries; n++ {
+		wait, ok := policy.RetryWait(n, time.Duration(quota.Seconds(st.RetryAfter))*time.Second)
+		if !ok {
+			break
 		}
+		plan.Retried(n, wait)
+		plan.Attempts = n + 1
+		if policy.SleepBackoff {
+			if !h.wait(ctx, wait) {
+				return nil, nil, errClientLeft
+			}
+		} else {
+			ahead += wait
+		}
+		next, err := h.state.TakeQuota(ctx, a.key, a.limits, a.asked, ahead)
+		if err != nil {
+			return nil, nil, stateError(err)
+		}
+		*st = next
+		if next.Refused == "" {
+			return plan, model, nil
+		}
+		h.metrics.ObserveQuotaRefusal(model.ID, string(next.Refused))
 	}
-	h.metrics.ObserveRetries(ctx, model.ID, simulation.RateLimit, retries)
-	return served
+	if plan.FallBack(model.ID, policy, h.catalog.Target) {
+		served, _ := h.catalog.Lookup(plan.ServedBy)
+		return plan, served, nil
+	}
+	return plan, nil, nil
 }

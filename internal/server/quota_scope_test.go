@@ -52,6 +52,12 @@ func TestScopeDeleteResetsQuota(t *testing.T) {
 
 // TestScopeDeleteResetsQuotaRedis: in the shared store.
 func TestScopeDeleteResetsQuotaRedis(t *testing.T) {
+	checkScopeDeleteResetsQuota(t, sharedStateHarness(t))
+}
+
+// sharedStateHarness is a harness on a shared store (--state-store) of a redis-server of its own.
+func sharedStateHarness(t *testing.T) *harness {
+	t.Helper()
 	rs := testutil.StartRedis(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wait func()
@@ -64,5 +70,5 @@ func TestScopeDeleteResetsQuotaRedis(t *testing.T) {
 		d.State, wait = s, s.Wait
 	})
 	t.Cleanup(func() { cancel(); wait() })
-	checkScopeDeleteResetsQuota(t, h)
+	return h
 }

@@ -282,14 +282,16 @@ func TestQuotaCutStreamRefunds(t *testing.T) {
 }
 
 // TestQuotaGatewayPolicy: a model's gateway policy handles its quota's refusal as it handles
-// the rate_limit fault — its retries, refused alike since a simulated decision waits for
-// nothing, then its fallback chain (the external gpt-4o skipped), reported in the
-// x-mock-gateway-* headers, the metrics and the access line; without an executable fallback the
-// refusal stands, in the dialect's words, with the gateway's headers.
+// the rate_limit fault, honouring the refusal's retry-after: a bucket that refills within the
+// wait admits the retry (the simulated wait is charged ahead, so the next call sees it); a
+// retry-after beyond a minute is not waited and the fallback chain serves (the external gpt-4o
+// skipped); without an executable fallback the refusal stands, in the dialect's words, with
+// the gateway's headers. Every decision shows in the x-mock-gateway-* headers, the span events,
+// the metrics and the access line.
 func TestQuotaGatewayPolicy(t *testing.T) {
 	cat, err := catalog.Parse([]byte(`models:
   - {id: mock-primary, kind: mock, behavior: chat, limits: {rpm: 1}, gateway: {retries: 2, backoff: 100ms, fallback: [gpt-4o, mock-backup]}}
-  - {id: mock-lonely, kind: mock, behavior: chat, limits: {rpm: 1}, gateway: {retries: 1, backoff: 100ms}}
+  - {id: mock-lonely, kind: mock, behavior: chat, limits: {rpd: 1}, gateway: {retries: 1, backoff: 100ms}}
   - {id: mock-backup, kind: mock, behavior: echo, limits: {rpm: 5}}
   - {id: gpt-4o, kind: external, provider: openai}
 `))
@@ -300,27 +302,98 @@ func TestQuotaGatewayPolicy(t *testing.T) {
 	if rr := h.do("POST", chatPath, chatBody("mock-primary", "")); rr.Code != 200 || rr.Header().Get("X-Mock-Gateway-Attempts") != "" {
 		t.Fatalf("first: %d %v", rr.Code, rr.Header())
 	}
+	// Refused, retry-after 60s: the policy's first retry waits it (not its 100ms backoff), and
+	// the bucket has refilled by then.
 	rr := h.do("POST", chatPath, chatBody("mock-primary", ""))
 	hd := rr.Header()
-	if rr.Code != 200 || hd.Get("X-Mock-Gateway-Attempts") != "3" || hd.Get("X-Mock-Gateway-Served-By") != "mock-backup" ||
+	if rr.Code != 200 || hd.Get("X-Mock-Gateway-Attempts") != "2" || hd.Get("X-Mock-Gateway-Served-By") != "mock-primary" ||
+		hd.Get("X-Mock-Gateway-Fallback-From") != "" || hd.Get("X-Ratelimit-Limit-Requests") != "1" || hd.Get("X-Ratelimit-Remaining-Requests") != "0" ||
+		!strings.Contains(rr.Body.String(), `"model":"mock-primary"`) {
+		t.Fatalf("second, its retry after the retry-after: %d %v %s", rr.Code, hd, rr.Body)
+	}
+	if rec := lastAccess(t, h); rec["served_by"] != "mock-primary" || rec["fault"] != "quota_requests" || rec["attempts"] != 2.0 {
+		t.Errorf("access line: %v", rec)
+	}
+	if got := retryBackoffs(h); len(got) != 1 || got[0] != 60000 {
+		t.Errorf("gateway.retry backoff_ms: %v, want [60000]", got)
+	}
+	// The retry was charged a minute ahead: the bucket is in debt until then, so this call's
+	// retry-after is two minutes — not waited — and the fallback serves.
+	rr = h.do("POST", chatPath, chatBody("mock-primary", ""))
+	hd = rr.Header()
+	if rr.Code != 200 || hd.Get("X-Mock-Gateway-Attempts") != "1" || hd.Get("X-Mock-Gateway-Served-By") != "mock-backup" ||
 		hd.Get("X-Mock-Gateway-Fallback-From") != "mock-primary" || hd.Get("X-Ratelimit-Limit-Requests") != "5" || hd.Get("Retry-After") != "" ||
 		!strings.Contains(rr.Body.String(), `"model":"mock-backup"`) {
-		t.Fatalf("second, on the fallback: %d %v %s", rr.Code, hd, rr.Body)
+		t.Fatalf("third, on the fallback: %d %v %s", rr.Code, hd, rr.Body)
 	}
-	if rec := lastAccess(t, h); rec["served_by"] != "mock-backup" || rec["fallback_from"] != "mock-primary" || rec["fault"] != "quota_requests" || rec["attempts"] != 3.0 {
+	if rec := lastAccess(t, h); rec["served_by"] != "mock-backup" || rec["fallback_from"] != "mock-primary" || rec["fault"] != "quota_requests" || rec["attempts"] != 1.0 {
 		t.Errorf("access line: %v", rec)
 	}
 	if v := metricValue(t, h.metrics, "mockgateway_simulated_fallbacks_total", map[string]string{"model": "mock-primary", "target": "mock-backup"}); v != 1 {
 		t.Errorf("fallbacks counted: %v", v)
 	}
-	if v := metricValue(t, h.metrics, "mockgateway_simulated_retries_total", map[string]string{"model": "mock-primary", "fault": "rate_limit"}); v != 2 {
+	if v := metricValue(t, h.metrics, "mockgateway_simulated_retries_total", map[string]string{"model": "mock-primary", "fault": "rate_limit"}); v != 1 {
 		t.Errorf("retries counted: %v", v)
 	}
+	if v := metricValue(t, h.metrics, "mockgateway_quota_refusals_total", map[string]string{"model": "mock-primary", "limit": "requests"}); v != 2 {
+		t.Errorf("refusals counted: %v", v)
+	}
 
+	// A daily quota: its retry-after is hours, the policy does not retry, and with no fallback
+	// the refusal stands.
 	h.do("POST", chatPath, chatBody("mock-lonely", ""))
 	rr = h.do("POST", chatPath, chatBody("mock-lonely", ""))
-	if e := decodeError(t, rr.Body.Bytes()); rr.Code != 429 || e.Code != "rate_limit_exceeded" || rr.Header().Get("X-Mock-Gateway-Attempts") != "2" ||
+	if e := decodeError(t, rr.Body.Bytes()); rr.Code != 429 || e.Code != "rate_limit_exceeded" || rr.Header().Get("X-Mock-Gateway-Attempts") != "1" ||
 		rr.Header().Get("X-Mock-Gateway-Served-By") != "mock-lonely" || rr.Header().Get("Retry-After") == "" {
 		t.Errorf("no fallback: %d %v %s", rr.Code, rr.Header(), rr.Body)
 	}
+}
+
+// TestQuotaGatewaySleeps: a policy that sleeps its backoff really waits the refusal's
+// retry-after, then draws again on the refilled bucket; a client that leaves while it waits
+// is answered nothing.
+func TestQuotaGatewaySleeps(t *testing.T) {
+	cat, err := catalog.Parse([]byte(`models:
+  - {id: mock-patient, kind: mock, behavior: chat, limits: {rpm: 1, window: 1s}, gateway: {retries: 1, backoff: 10ms, sleep_backoff: true}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, func(d *Deps) {
+		d.Catalog = cat
+		m := memoryState(d.Config, false)
+		m.Quotas = quota.NewBuckets(100, time.Now)
+		d.State = m
+	})
+	h.do("POST", chatPath, chatBody("mock-patient", ""))
+	start := time.Now()
+	rr := h.do("POST", chatPath, chatBody("mock-patient", ""))
+	if waited := time.Since(start); rr.Code != 200 || rr.Header().Get("X-Mock-Gateway-Attempts") != "2" || waited < 900*time.Millisecond {
+		t.Fatalf("the retry after a real wait: %d %v, waited %v", rr.Code, rr.Header(), waited)
+	}
+	if got := retryBackoffs(h); len(got) != 1 || got[0] != 1000 {
+		t.Errorf("gateway.retry backoff_ms: %v, want [1000]", got)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	req := httptest.NewRequest("POST", chatPath, strings.NewReader(chatBody("mock-patient", ""))).WithContext(ctx)
+	req.Header.Set("Content-Type", "application/json")
+	w := httptest.NewRecorder()
+	h.handler.ServeHTTP(w, req)
+	if w.Body.Len() != 0 {
+		t.Errorf("a client that left was answered: %d %s", w.Code, w.Body)
+	}
+}
+
+// retryBackoffs are the backoffs of the gateway.retry span events, in milliseconds.
+func retryBackoffs(h *harness) []int64 {
+	var got []int64
+	for _, s := range h.spans.GetSpans() {
+		for _, e := range s.Events {
+			if e.Name == "gateway.retry" {
+				got = append(got, attributeKeys(e.Attributes)["mockgateway.gateway.backoff_ms"].AsInt64())
+			}
+		}
+	}
+	return got
 }

@@ -14,13 +14,17 @@ import (
 type listedQuota struct {
 	Model, Scope, Org string
 	Limits            struct {
-		RPM, TPM, RPD int
-		WindowMS      int64 `json:"window_ms"`
+		RPM, TPM, RPD, ITPM, OTPM int
+		WindowMS                  int64 `json:"window_ms"`
 	}
-	Requests, Tokens, Daily *struct {
-		Limit, Remaining int
-		ResetMS          int64 `json:"reset_ms"`
-	}
+	Requests, Tokens, Daily *listedBucket
+	InputTokens             *listedBucket `json:"input_tokens"`
+	OutputTokens            *listedBucket `json:"output_tokens"`
+}
+
+type listedBucket struct {
+	Limit, Remaining int
+	ResetMS          int64 `json:"reset_ms"`
 }
 
 var orgID = regexp.MustCompile(`^org-[0-9a-f]+$`)
@@ -87,6 +91,14 @@ func checkQuotaList(t *testing.T, h *harness, scope string) {
 	}
 	if other := readQuotas(t, h, d, "?scope="+scope+"-other"); len(other) != 0 {
 		t.Errorf("another scope's buckets: %+v", other)
+	}
+	// Anthropic's input and output token limits have buckets of their own.
+	if rr := h.do("POST", chatPath, chatBody("mock-chat", `"max_tokens":100`), "X-Mock-Scope", scope+"-io", "X-Mock-Quota", "itpm=1000;otpm=2000"); rr.Code != 200 {
+		t.Fatalf("itpm and otpm: %d %s", rr.Code, rr.Body)
+	}
+	if io := readQuotas(t, h, d, "?scope="+scope+"-io"); len(io) != 1 || io[0].Limits.ITPM != 1000 || io[0].Limits.OTPM != 2000 || io[0].Requests != nil ||
+		io[0].InputTokens == nil || io[0].InputTokens.Limit != 1000 || io[0].InputTokens.Remaining >= 1000 || io[0].OutputTokens == nil || io[0].OutputTokens.Limit != 2000 {
+		t.Errorf("input and output tokens: %+v", io)
 	}
 	if one := readQuotas(t, h, d, "?limit=1&scope="+scope); len(one) != 1 {
 		t.Errorf("limit 1: %d entries", len(one))

@@ -145,6 +145,9 @@ func reportPlan(ctx context.Context, w http.ResponseWriter, span trace.Span, met
 	if !p.Policy {
 		return
 	}
+	if p.FallbackFrom != "" {
+		requested = p.FallbackFrom // a quota's fallback: the handler goes on with the model it landed on
+	}
 	rec := observability.RecordFrom(ctx)
 	rec.GatewayAttempts, rec.ServedBy, rec.FallbackFrom = p.Attempts, p.ServedBy, p.FallbackFrom
 	h := w.Header()

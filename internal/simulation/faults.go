@@ -45,6 +45,15 @@ func (f *Fault) ActiveOn(attempt int) bool {
 	return f != nil && (f.Attempts == 0 || attempt <= f.Attempts)
 }
 
+// retryAfter is what the fault's answer tells a client to wait: only a rate limit and an
+// unavailability say it.
+func (f *Fault) retryAfter() time.Duration {
+	if f.Kind == RateLimit || f.Kind == Unavailable {
+		return f.RetryAfter
+	}
+	return 0
+}
+
 // BeforeOutput reports whether the fault happens before anything is sent: only those can be
 // retried by a gateway, since a stream that has started cannot be taken back.
 func (f *Fault) BeforeOutput() bool { return f.Kind != StreamError && f.Kind != StreamCut }

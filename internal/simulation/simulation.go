@@ -40,7 +40,7 @@ func (p *Policy) Validate() error {
 	switch {
 	case p.Retries < 0 || p.Retries > 10:
 		return errors.New("gateway.retries must be from 0 to 10")
-	case p.Backoff < 0 || p.Backoff > time.Minute:
+	case p.Backoff < 0 || p.Backoff > MaxBackoff:
 		return errors.New("gateway.backoff must be from 0 to 1m")
 	case p.BackoffMultiplier != 0 && (p.BackoffMultiplier < 1 || p.BackoffMultiplier > 10):
 		return errors.New("gateway.backoff_multiplier must be from 1 to 10")
@@ -50,6 +50,11 @@ func (p *Policy) Validate() error {
 	return nil
 }
 
+// MaxBackoff is the longest wait a policy makes before a retry: its own backoff is at most
+// that, and a refusal whose retry-after is longer is not retried — the gateway goes on to its
+// fallback chain rather than hold the request for minutes or a day.
+const MaxBackoff = time.Minute
+
 // backoff is the wait before retry number n (1-based).
 func (p *Policy) backoff(n int) time.Duration {
 	m := p.BackoffMultiplier
@@ -57,6 +62,16 @@ func (p *Policy) backoff(n int) time.Duration {
 		m = 1
 	}
 	return time.Duration(float64(p.Backoff) * math.Pow(m, float64(n-1)))
+}
+
+// RetryWait is the wait before retry number n (1-based) of a refusal that said retryAfter (0:
+// it said nothing): the policy's backoff, or the retry-after when that is longer, as gateways
+// honour it. ok is false when the retry-after is beyond MaxBackoff: no retry is made.
+func (p *Policy) RetryWait(n int, retryAfter time.Duration) (wait time.Duration, ok bool) {
+	if retryAfter > MaxBackoff {
+		return 0, false
+	}
+	return max(p.backoff(n), retryAfter), true
 }
 
 // Target is what a fallback id resolves to.
@@ -113,23 +128,40 @@ func Decide(model string, fault *Fault, attempt int, policy *Policy, lookup func
 			return plan // this attempt of the primary succeeds
 		}
 		if a <= policy.Retries {
-			b := policy.backoff(a)
-			plan.Steps = append(plan.Steps, Step{Kind: "retry", Attempt: a, Backoff: b})
-			plan.Wait += b
+			wait, ok := policy.RetryWait(a, fault.retryAfter())
+			if !ok {
+				break
+			}
+			plan.Retried(a, wait)
 		}
 	}
+	if !plan.FallBack(model, policy, lookup) {
+		plan.Fault = fault // every attempt failed and no executable fallback remained
+	}
+	return plan
+}
+
+// Retried records that attempt failed and is retried after wait.
+func (p *Plan) Retried(attempt int, wait time.Duration) {
+	p.Steps = append(p.Steps, Step{Kind: "retry", Attempt: attempt, Backoff: wait})
+	p.Wait += wait
+}
+
+// FallBack walks the policy's fallback chain once model's attempts have failed: an external
+// target is skipped (metadata only, never executed), the first executable one serves. It
+// reports false when none remains.
+func (p *Plan) FallBack(model string, policy *Policy, lookup func(string) (Target, bool)) bool {
 	for _, id := range policy.Fallback {
 		t, ok := lookup(id)
 		if !ok || !t.Executable {
-			plan.Steps = append(plan.Steps, Step{Kind: "fallback", To: id, Skipped: true})
+			p.Steps = append(p.Steps, Step{Kind: "fallback", To: id, Skipped: true})
 			continue
 		}
-		plan.Steps = append(plan.Steps, Step{Kind: "fallback", To: id})
-		plan.ServedBy, plan.FallbackFrom = id, model
-		return plan
+		p.Steps = append(p.Steps, Step{Kind: "fallback", To: id})
+		p.ServedBy, p.FallbackFrom = id, model
+		return true
 	}
-	plan.Fault = fault // every attempt failed and no executable fallback remained
-	return plan
+	return false
 }
 
 // AttemptOf reads the client's attempt number: x-mock-attempt (1-based) when sent, else

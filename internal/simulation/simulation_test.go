@@ -168,3 +168,26 @@ func TestTimingsInstant(t *testing.T) {
 		}
 	}
 }
+
+// TestDecideHonoursRetryAfter: a refusal's retry-after is waited when it is longer than the
+// policy's backoff, and one beyond MaxBackoff is not retried at all — the fallback serves.
+func TestDecideHonoursRetryAfter(t *testing.T) {
+	policy := &Policy{Retries: 2, Backoff: 100 * time.Millisecond, Fallback: []string{"mock-chat"}}
+	p := Decide("m", &Fault{Kind: RateLimit, Attempts: 1, RetryAfter: 2 * time.Second}, 1, policy, lookup)
+	if p.Fault != nil || p.Attempts != 2 || p.ServedBy != "m" || len(p.Steps) != 1 || p.Steps[0].Backoff != 2*time.Second || p.Wait != 2*time.Second {
+		t.Errorf("retry-after 2s over a 100ms backoff: %+v", p)
+	}
+	// A server error says no retry-after: the backoff alone.
+	p = Decide("m", &Fault{Kind: ServerError, Attempts: 1, RetryAfter: 2 * time.Second}, 1, policy, lookup)
+	if len(p.Steps) != 1 || p.Steps[0].Backoff != 100*time.Millisecond {
+		t.Errorf("server error: %+v", p)
+	}
+	// A retry-after of two minutes is not waited: straight to the fallback.
+	p = Decide("m", &Fault{Kind: RateLimit, RetryAfter: 2 * time.Minute}, 1, policy, lookup)
+	if p.Fault != nil || p.Attempts != 1 || p.ServedBy != "mock-chat" || p.Wait != 0 || len(p.Steps) != 1 || p.Steps[0].Kind != "fallback" {
+		t.Errorf("retry-after beyond MaxBackoff: %+v", p)
+	}
+	if w, ok := policy.RetryWait(1, MaxBackoff+time.Second); ok || w != 0 {
+		t.Errorf("RetryWait beyond MaxBackoff = %v, %v", w, ok)
+	}
+}

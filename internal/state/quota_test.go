@@ -14,10 +14,13 @@ import (
 // what the Take's status must say.
 type quotaStep struct {
 	key      string
-	tokens   int
+	tokens   int // its input
+	out      int // its output budget
 	ahead    time.Duration
 	settle   int
 	tokenly  bool // under tokensOnly
+	io       bool // under inputOutput, its buckets checked
+	in, outb quota.Bucket
 	refused  quota.Kind
 	requests quota.Bucket // Limit unchecked
 	tok      quota.Bucket // Limit unchecked
@@ -29,6 +32,7 @@ type quotaStep struct {
 var (
 	quotaTableLimits = quota.Limits{Requests: 2, Tokens: 1000, Window: 10000 * time.Second}
 	tokensOnly       = quota.Limits{Tokens: 1000, Window: 10000 * time.Second}
+	inputOutput      = quota.Limits{InputTokens: 1000, OutputTokens: 500, Window: 10000 * time.Second}
 )
 
 const hs = 100 * time.Second // a hundredth of the window
@@ -66,6 +70,14 @@ var quotaTable = []quotaStep{
 	{key: "t", tokenly: true, tokens: 100, tok: quota.Bucket{Remaining: 900, Reset: 10 * hs}},
 	// Too large: refused at once, whatever ahead (the bucket it sees is the one at +1000: full).
 	{key: "t", tokenly: true, tokens: 1001, ahead: 1000 * hs, refused: quota.Tokens, tok: quota.Bucket{Remaining: 1000}},
+
+	// Input and output: each its own bucket, the output corrected by a settle.
+	{key: "io", io: true, tokens: 300, out: 200, in: quota.Bucket{Remaining: 700, Reset: 30 * hs}, outb: quota.Bucket{Remaining: 300, Reset: 40 * hs}},
+	{key: "io", io: true, tokens: 100, out: 400, refused: quota.OutputTokens, retry: 20 * hs, in: quota.Bucket{Remaining: 700, Reset: 30 * hs}, outb: quota.Bucket{Remaining: 300, Reset: 40 * hs}},
+	{key: "io", io: true, tokens: 100, out: 400, ahead: 20 * hs, in: quota.Bucket{Remaining: 800, Reset: 20 * hs}, outb: quota.Bucket{Remaining: 0, Reset: 100 * hs}},
+	{key: "io", io: true, settle: -300}, // the reservation produced 100 of its 400: output at 200
+	{key: "io", io: true, out: 200, in: quota.Bucket{Remaining: 600, Reset: 40 * hs}, outb: quota.Bucket{Remaining: 0, Reset: 100 * hs}},
+	{key: "io", io: true, tokens: 1001, refused: quota.InputTokens, in: quota.Bucket{Remaining: 600, Reset: 40 * hs}, outb: quota.Bucket{Remaining: 0, Reset: 100 * hs}},
 }
 
 // runQuotaTable runs quotaTable on s, durations within tolerance (the store's clock runs).
@@ -75,19 +87,24 @@ func runQuotaTable(t *testing.T, s Store, tolerance time.Duration) {
 	near := func(got, want time.Duration) bool { return got <= want && got >= want-tolerance }
 	for i, step := range quotaTable {
 		l := quotaTableLimits
-		if step.tokenly {
+		switch {
+		case step.tokenly:
 			l = tokensOnly
+		case step.io:
+			l = inputOutput
 		}
 		if step.settle != 0 {
-			s.SettleQuota(ctx, quota.Key{ID: step.key}, l, step.settle)
+			s.SettleQuota(ctx, quota.Key{ID: step.key}, l, quota.Usage{Output: step.settle})
 			continue
 		}
-		st, err := s.TakeQuota(ctx, quota.Key{ID: step.key}, l, step.tokens, step.ahead)
+		st, err := s.TakeQuota(ctx, quota.Key{ID: step.key}, l, quota.Usage{Input: step.tokens, Output: step.out}, step.ahead)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if st.Refused != step.refused || st.Requests.Remaining != step.requests.Remaining || st.Tokens.Remaining != step.tok.Remaining ||
-			!near(st.RetryAfter, step.retry) || !near(st.Requests.Reset, step.requests.Reset) || !near(st.Tokens.Reset, step.tok.Reset) {
+			!near(st.RetryAfter, step.retry) || !near(st.Requests.Reset, step.requests.Reset) || !near(st.Tokens.Reset, step.tok.Reset) ||
+			st.InputTokens.Remaining != step.in.Remaining || !near(st.InputTokens.Reset, step.in.Reset) ||
+			st.OutputTokens.Remaining != step.outb.Remaining || !near(st.OutputTokens.Reset, step.outb.Reset) {
 			t.Fatalf("step %d %+v:\ngot %+v", i, step, st)
 		}
 	}
@@ -112,7 +129,7 @@ func checkDropScopeQuotas(t *testing.T, s Store) {
 	ctx := context.Background()
 	l := quota.Limits{Requests: 1}
 	for _, k := range []quota.Key{{ID: "a", Scope: "s"}, {ID: "b", Scope: "s"}, {ID: "c", Scope: "other"}} {
-		if st, err := s.TakeQuota(ctx, k, l, 0, 0); err != nil || st.Refused != "" {
+		if st, err := s.TakeQuota(ctx, k, l, quota.Usage{}, 0); err != nil || st.Refused != "" {
 			t.Fatalf("%v: %+v %v", k, st, err)
 		}
 	}
@@ -120,11 +137,11 @@ func checkDropScopeQuotas(t *testing.T, s Store) {
 		t.Fatalf("DropScope: %v %v, want true", had, err)
 	}
 	for _, k := range []quota.Key{{ID: "a", Scope: "s"}, {ID: "b", Scope: "s"}} {
-		if st, _ := s.TakeQuota(ctx, k, l, 0, 0); st.Refused != "" {
+		if st, _ := s.TakeQuota(ctx, k, l, quota.Usage{}, 0); st.Refused != "" {
 			t.Errorf("%v after DropScope: %+v", k, st)
 		}
 	}
-	if st, _ := s.TakeQuota(ctx, quota.Key{ID: "c", Scope: "other"}, l, 0, 0); st.Refused != quota.Requests {
+	if st, _ := s.TakeQuota(ctx, quota.Key{ID: "c", Scope: "other"}, l, quota.Usage{}, 0); st.Refused != quota.Requests {
 		t.Errorf("another scope's bucket: %+v", st)
 	}
 	if had, _ := s.DropScope(ctx, "none", false); had {
@@ -159,11 +176,11 @@ func checkListQuotas(t *testing.T, s Store, tolerance time.Duration) {
 	t.Helper()
 	ctx := context.Background()
 	a := quota.Key{ID: "a", Model: "m1", Scope: "s", Org: quota.Org{1}}
-	la := quota.Limits{Requests: 2, Tokens: 1000, Window: 10000 * time.Second}
+	la := quota.Limits{Requests: 2, Tokens: 1000, InputTokens: 2000, Window: 10000 * time.Second}
 	b := quota.Key{ID: "b", Model: "m2", Scope: "s", Org: quota.Org{2}}
 	lb := quota.Limits{Daily: 10}
 	take := func(k quota.Key, l quota.Limits, tokens int) {
-		if _, err := s.TakeQuota(ctx, k, l, tokens, 0); err != nil {
+		if _, err := s.TakeQuota(ctx, k, l, quota.Usage{Input: tokens}, 0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -186,7 +203,8 @@ func checkListQuotas(t *testing.T, s Store, tolerance time.Duration) {
 		t.Errorf("the first, full last: %+v", vb)
 	}
 	if va.Model != "m1" || va.Org != a.Org.String() || va.Limits != la || va.Requests.Limit != 2 || va.Requests.Remaining != 1 ||
-		!near(va.Requests.Reset, 5000*time.Second) || va.Tokens.Remaining != 700 || !near(va.Tokens.Reset, 3000*time.Second) {
+		!near(va.Requests.Reset, 5000*time.Second) || va.Tokens.Remaining != 700 || !near(va.Tokens.Reset, 3000*time.Second) ||
+		va.InputTokens.Limit != 2000 || va.InputTokens.Remaining != 1700 || !near(va.InputTokens.Reset, 1500*time.Second) || va.OutputTokens != (quota.Bucket{}) {
 		t.Errorf("the second: %+v", va)
 	}
 	if vs, _ := s.ListQuotas(ctx, "s", 1); len(vs) != 1 || vs[0].Model != "m2" {

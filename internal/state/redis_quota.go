@@ -11,23 +11,28 @@ import (
 
 // A quota key's buckets live in one hash under its scope, mockgateway:{scope}:q:<id> (the id
 // is a hash already: of the model, the client key, the scope and the limits): each bucket's
-// level ("r", "t", "d"), when they were last replenished ("at", the store's clock), and what a
-// listing shows of them — the model ("m"), the organization ("o", in hex) and the limits ("R", "T",
-// "D", "W"). The scope's index, mockgateway:{scope}:qk, a sorted set of its ids by when their
-// hash expires, is how a scope's buckets are listed and forgotten with it, without a SCAN; it
-// expires with the last of them, and each take drops the ids whose hash has expired. The
-// arithmetic is internal/quota's (refill, take, clamp), here in Lua so that replicas draw from
-// one bucket atomically: KEYS the hash and the index; ARGV the sizes, the window (ms), the
-// tokens, "1" to take ("0" to settle), how far ahead the request comes (ms), the id, the model
-// and the organization. The hash expires once every bucket would be full again, when it means
-// nothing.
+// level ("r", "t", "d", "i", "o": requests, tokens, daily, input and output tokens), when they
+// were last replenished ("at", the store's clock), and what a listing shows of them — the
+// model ("model"), the organization ("org", in hex) and the limits ("R", "T", "D", "I", "O",
+// and "W" the window in ms). The scope's index, mockgateway:{scope}:qk, a sorted set of its
+// ids by when their hash expires, is how a scope's buckets are listed and forgotten with it,
+// without a SCAN; it expires with the last of them, and each take drops the ids whose hash has
+// expired. The arithmetic is internal/quota's (refill, take, settle, clamp), here in Lua so
+// that replicas draw from one bucket atomically: KEYS the hash and the index; ARGV the five
+// sizes in that order, the window (ms), the input and the output tokens, "1" to take ("0" to
+// settle), how far ahead the request comes (ms), the id, the model and the organization. The
+// hash expires once every bucket would be full again, when it means nothing (buckets all full
+// are not written).
 var quotaScript = newScript(luaNow + `
-local rs, ts, ds, win, tokens, take, ahead = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6] == '1', tonumber(ARGV[7])
-local size, period = {rs, ts, ds}, {win, win, 86400000}
-local v = redis.call('HMGET', KEYS[1], 'r', 't', 'd', 'at')
-local last = tonumber(v[4])
+local size, win = {}, tonumber(ARGV[6])
+for i = 1, 5 do size[i] = tonumber(ARGV[i]) end
+local period = {win, win, 86400000, win, win}
+local input, output, take, ahead = tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9] == '1', tonumber(ARGV[10])
+local names = {'r', 't', 'd', 'i', 'o'}
+local v = redis.call('HMGET', KEYS[1], 'r', 't', 'd', 'i', 'o', 'at')
+local last = tonumber(v[6])
 local lv = {}
-for i = 1, 3 do
+for i = 1, 5 do
   local l = tonumber(v[i])
   if l == nil or last == nil then l = size[i]
   elseif now > last then l = math.min(size[i], l + size[i] * (now - last) / period[i]) end
@@ -35,32 +40,44 @@ for i = 1, 3 do
 end
 local refused, large = 0, 0
 if take then
-  local need = {1, tokens, 1}
-  if ts > 0 and tokens > ts then refused, large = 2, 1
-  else
-    for i = 1, 3 do
+  local need = {1, input + output, 1, input, output}
+  for _, i in ipairs({2, 4, 5}) do
+    if size[i] > 0 and need[i] > size[i] then refused, large = i, 1; break end
+  end
+  if refused == 0 then
+    for i = 1, 5 do
       if size[i] > 0 then
         local at = lv[i]
         if ahead > 0 then at = math.min(size[i], at + size[i] * ahead / period[i]) end
         if at < need[i] then refused = i; break end
       end
     end
-    if refused == 0 then for i = 1, 3 do if size[i] > 0 then lv[i] = lv[i] - need[i] end end end
+    if refused == 0 then for i = 1, 5 do if size[i] > 0 then lv[i] = lv[i] - need[i] end end end
   end
 else
-  lv[2] = math.max(math.min(0, lv[2]), lv[2] - tokens)
+  lv[2] = math.max(math.min(0, lv[2]), lv[2] - (input + output))
+  lv[5] = math.max(math.min(0, lv[5]), lv[5] - output)
 end
 local f = function(x) return string.format('%.17g', x) end
-local out = {f(lv[1]), f(lv[2]), f(lv[3]), refused - 1, large}
-local ttl = 1
-for i = 1, 3 do
+local out = {refused - 1, large}
+local ttl = 0
+local set = {'at', now, 'model', ARGV[12], 'org', ARGV[13], 'R', size[1], 'T', size[2], 'D', size[3], 'I', size[4], 'O', size[5], 'W', win}
+for i = 1, 5 do
+  out[#out + 1] = f(lv[i])
   lv[i] = math.max(-size[i], math.min(size[i], lv[i]))
   if size[i] > 0 then ttl = math.max(ttl, math.ceil((size[i] - lv[i]) / size[i] * period[i])) end
+  set[#set + 1] = names[i]
+  set[#set + 1] = f(lv[i])
 end
-redis.call('HSET', KEYS[1], 'r', f(lv[1]), 't', f(lv[2]), 'd', f(lv[3]), 'at', now, 'm', ARGV[9], 'o', ARGV[10], 'R', rs, 'T', ts, 'D', ds, 'W', win)
-redis.call('PEXPIRE', KEYS[1], ttl)
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-redis.call('ZADD', KEYS[2], now + ttl, ARGV[8])
+if ttl == 0 then
+  redis.call('DEL', KEYS[1])
+  redis.call('ZREM', KEYS[2], ARGV[11])
+  return out
+end
+redis.call('HSET', KEYS[1], unpack(set))
+redis.call('PEXPIRE', KEYS[1], ttl)
+redis.call('ZADD', KEYS[2], now + ttl, ARGV[11])
 if redis.call('PTTL', KEYS[2]) < ttl then redis.call('PEXPIRE', KEYS[2], ttl) end
 return out
 `)
@@ -72,29 +89,30 @@ func quotaIndex(scope string) string { return key(scope, "qk") }
 
 // TakeQuota draws from the buckets in the store, as if the request came ahead after now
 // (quota.Buckets.Take): every replica draws from the same ones.
-func (r *Redis) TakeQuota(ctx context.Context, k quota.Key, l quota.Limits, tokens int, ahead time.Duration) (quota.Status, error) {
+func (r *Redis) TakeQuota(ctx context.Context, k quota.Key, l quota.Limits, u quota.Usage, ahead time.Duration) (quota.Status, error) {
 	var st quota.Status
 	err := r.call(ctx, "quota", func(ctx context.Context) error {
-		res, err := r.runQuota(ctx, &k, &l, tokens, true, ahead)
+		res, err := r.runQuota(ctx, &k, &l, u, true, ahead)
 		if err != nil {
 			return err
 		}
+		refused, _ := res[0].(int64)
+		large, _ := res[1].(int64)
 		var lv quota.Levels
 		for i := range lv {
-			lv[i], _ = strconv.ParseFloat(res[i].(string), 64)
+			s, _ := res[2+i].(string)
+			lv[i], _ = strconv.ParseFloat(s, 64)
 		}
-		refused, _ := res[3].(int64)
-		large, _ := res[4].(int64)
-		st = quota.StatusOf(&l, lv, int(refused), large == 1, tokens, ahead)
+		st = quota.StatusOf(&l, lv, int(refused), large == 1, u, ahead)
 		return nil
 	})
 	return st, err
 }
 
-// SettleQuota corrects the token bucket in the store; a failure only leaves the admission's
-// estimate, which the bucket replenishes like any other.
-func (r *Redis) SettleQuota(ctx context.Context, k quota.Key, l quota.Limits, delta int) {
-	if l.Tokens == 0 || delta == 0 {
+// SettleQuota corrects the token buckets in the store; a failure only leaves the admission's
+// estimate, which the buckets replenish like any other.
+func (r *Redis) SettleQuota(ctx context.Context, k quota.Key, l quota.Limits, delta quota.Usage) {
+	if l.Tokens == 0 && l.OutputTokens == 0 || delta == (quota.Usage{}) {
 		return
 	}
 	_ = r.call(ctx, "quota", func(ctx context.Context) error {
@@ -103,13 +121,14 @@ func (r *Redis) SettleQuota(ctx context.Context, k quota.Key, l quota.Limits, de
 	})
 }
 
-func (r *Redis) runQuota(ctx context.Context, k *quota.Key, l *quota.Limits, tokens int, take bool, ahead time.Duration) ([]any, error) {
+func (r *Redis) runQuota(ctx context.Context, k *quota.Key, l *quota.Limits, u quota.Usage, take bool, ahead time.Duration) ([]any, error) {
 	t := "0"
 	if take {
 		t = "1"
 	}
-	return quotaScript.Run(ctx, r.client, []string{quotaKey(k), quotaIndex(k.Scope)}, l.Requests, l.Tokens, l.Daily,
-		l.Period().Milliseconds(), tokens, t, strconv.FormatFloat(float64(ahead)/float64(time.Millisecond), 'g', -1, 64),
+	return quotaScript.Run(ctx, r.client, []string{quotaKey(k), quotaIndex(k.Scope)},
+		l.Requests, l.Tokens, l.Daily, l.InputTokens, l.OutputTokens, l.Period().Milliseconds(),
+		u.Input, u.Output, t, strconv.FormatFloat(float64(ahead)/float64(time.Millisecond), 'g', -1, 64),
 		k.ID, k.Model, hex.EncodeToString(k.Org[:])).Slice()
 }
 
@@ -120,7 +139,7 @@ var listQuotaScript = newScript(luaNow + `
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local out = {now}
 for _, id in ipairs(redis.call('ZREVRANGE', KEYS[1], 0, tonumber(ARGV[2]) - 1)) do
-  local v = redis.call('HMGET', ARGV[1] .. id, 'at', 'm', 'o', 'R', 'T', 'D', 'W', 'r', 't', 'd')
+  local v = redis.call('HMGET', ARGV[1] .. id, 'at', 'model', 'org', 'W', 'R', 'T', 'D', 'I', 'O', 'r', 't', 'd', 'i', 'o')
   if v[1] then
     out[#out + 1] = id
     for i = 1, #v do out[#out + 1] = v[i] or '' end
@@ -130,7 +149,7 @@ return out
 `)
 
 // quotaFields is how many fields listQuotaScript answers for each key, its id included.
-const quotaFields = 11
+const quotaFields = 15
 
 // ListQuotas reads the scope's index and the hashes it names in one script.
 func (r *Redis) ListQuotas(ctx context.Context, scope string, limit int) ([]quota.View, error) {
@@ -150,12 +169,14 @@ func (r *Redis) ListQuotas(ctx context.Context, scope string, limit int) ([]quot
 	for row := res[1:]; len(row) >= quotaFields; row = row[quotaFields:] {
 		f := func(i int) string { s, _ := row[i].(string); return s }
 		n := func(i int) int { v, _ := strconv.Atoi(f(i)); return v }
-		x := func(i int) float64 { v, _ := strconv.ParseFloat(f(i), 64); return v }
 		k := quota.Key{ID: f(0), Model: f(2), Scope: scope}
 		_, _ = hex.Decode(k.Org[:], []byte(f(3)))
-		l := quota.Limits{Requests: n(4), Tokens: n(5), Daily: n(6), Window: time.Duration(n(7)) * time.Millisecond}
-		v := quota.ViewOf(&k, l, quota.Levels{x(8), x(9), x(10)}, time.Duration(now-int64(n(1)))*time.Millisecond)
-		vs = append(vs, v)
+		l := quota.Limits{Window: time.Duration(n(4)) * time.Millisecond, Requests: n(5), Tokens: n(6), Daily: n(7), InputTokens: n(8), OutputTokens: n(9)}
+		var lv quota.Levels
+		for i := range lv {
+			lv[i], _ = strconv.ParseFloat(f(10+i), 64)
+		}
+		vs = append(vs, quota.ViewOf(&k, l, lv, time.Duration(now-int64(n(1)))*time.Millisecond))
 	}
 	return vs, nil
 }

@@ -19,7 +19,7 @@ func TestRedisQuotaMatchesMemory(t *testing.T) {
 		remaining, tokens int
 		refused           quota.Kind
 	}{{1, 700, ""}, {0, 400, ""}, {0, 400, quota.Requests}} {
-		st, err := r.TakeQuota(ctx, quota.Key{ID: "k"}, l, 300, 0)
+		st, err := r.TakeQuota(ctx, quota.Key{ID: "k"}, l, quota.Usage{Input: 300}, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -30,8 +30,8 @@ func TestRedisQuotaMatchesMemory(t *testing.T) {
 			t.Errorf("retry after %v, want about 30s", st.RetryAfter)
 		}
 	}
-	r.SettleQuota(ctx, quota.Key{ID: "k"}, l, -250)
-	st, err := r.TakeQuota(ctx, quota.Key{ID: "other"}, l, 1001, 0)
+	r.SettleQuota(ctx, quota.Key{ID: "k"}, l, quota.Usage{Output: -250})
+	st, err := r.TakeQuota(ctx, quota.Key{ID: "other"}, l, quota.Usage{Input: 1001}, 0)
 	if err != nil || st.Refused != quota.Tokens || !st.TooLarge {
 		t.Errorf("too large: %+v %v", st, err)
 	}

@@ -138,7 +138,7 @@ func TestRedisKeysExpire(t *testing.T) {
 	if _, err := r.NextAttempt(ctx, 43, ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.TakeQuota(ctx, quota.Key{ID: "q1", Scope: "kept"}, quota.Limits{Requests: 1}, 0, 0); err != nil {
+	if _, err := r.TakeQuota(ctx, quota.Key{ID: "q1", Scope: "kept"}, quota.Limits{Requests: 1}, quota.Usage{}, 0); err != nil {
 		t.Fatal(err)
 	}
 	r.RecordCall(ctx, "kept", journal.Entry{RequestID: "req_1", Time: time.Now()})

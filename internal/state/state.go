@@ -38,12 +38,12 @@ type Store interface {
 	// AttemptDone forgets the key once an attempt got through.
 	NextAttempt(ctx context.Context, key uint64, scope string) (int, error)
 	AttemptDone(ctx context.Context, key uint64, scope string)
-	// TakeQuota admits a request asking tokens of the quota buckets of key (its ID covers the
-	// model, the client key, the scope and the limits) or refuses it, as if it came ahead after
-	// now (quota.Buckets.Take; 0: a request of now); SettleQuota corrects the token bucket once
-	// the answer is made (quota.Buckets.Settle).
-	TakeQuota(ctx context.Context, key quota.Key, l quota.Limits, tokens int, ahead time.Duration) (quota.Status, error)
-	SettleQuota(ctx context.Context, key quota.Key, l quota.Limits, delta int)
+	// TakeQuota admits a request asking u (its input tokens and its output budget) of the quota
+	// buckets of key (its ID covers the model, the client key, the scope and the limits) or
+	// refuses it, as if it came ahead after now (quota.Buckets.Take; 0: a request of now);
+	// SettleQuota corrects the token buckets once the answer is made (quota.Buckets.Settle).
+	TakeQuota(ctx context.Context, key quota.Key, l quota.Limits, u quota.Usage, ahead time.Duration) (quota.Status, error)
+	SettleQuota(ctx context.Context, key quota.Key, l quota.Limits, delta quota.Usage)
 	// ListQuotas lists the quota buckets the store holds for scope ("": the unscoped calls'),
 	// replenished to now, at most limit of them (none below 1), those that will be full last
 	// first; buckets all full are not held (quota.Buckets.List).
@@ -124,12 +124,12 @@ func (m *Memory) NextAttempt(_ context.Context, key uint64, scope string) (int, 
 func (m *Memory) AttemptDone(_ context.Context, key uint64, _ string) { m.Attempts.Done(key) }
 
 // TakeQuota is Quotas.Take.
-func (m *Memory) TakeQuota(_ context.Context, key quota.Key, l quota.Limits, tokens int, ahead time.Duration) (quota.Status, error) {
-	return m.Quotas.Take(key, l, tokens, ahead), nil
+func (m *Memory) TakeQuota(_ context.Context, key quota.Key, l quota.Limits, u quota.Usage, ahead time.Duration) (quota.Status, error) {
+	return m.Quotas.Take(key, l, u, ahead), nil
 }
 
 // SettleQuota is Quotas.Settle.
-func (m *Memory) SettleQuota(_ context.Context, key quota.Key, l quota.Limits, delta int) {
+func (m *Memory) SettleQuota(_ context.Context, key quota.Key, l quota.Limits, delta quota.Usage) {
 	m.Quotas.Settle(key, l, delta)
 }
 

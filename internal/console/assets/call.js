@@ -39,6 +39,8 @@ const LIMIT_MEANS = {
   requests: 'its quota\'s requests per window (rpm)',
   tokens: 'its quota\'s tokens per window (tpm), or a request larger than the whole bucket',
   daily: 'its quota\'s requests per day (rpd)',
+  input_tokens: 'its quota\'s input tokens per window (itpm), or a prompt larger than the whole bucket',
+  output_tokens: 'its quota\'s output tokens per window (otpm), or a budget larger than the whole bucket',
   overloaded: 'its model\'s capacity and queue were full',
 };
 

@@ -42,6 +42,8 @@ export const LIMITS = {
   requests: 'quota: requests',
   tokens: 'quota: tokens',
   daily: 'quota: daily requests',
+  input_tokens: 'quota: input tokens',
+  output_tokens: 'quota: output tokens',
   overloaded: 'overloaded',
 };
 

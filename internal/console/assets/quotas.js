@@ -15,7 +15,7 @@ export function quotasPath(scope) {
 
 // limitsText is a quota's limits in the catalog's and x-mock-quota's names.
 function limitsText(l) {
-  const perWindow = [l.rpm && `rpm ${l.rpm}`, l.tpm && `tpm ${l.tpm}`].filter(Boolean).join(', ');
+  const perWindow = ['rpm', 'tpm', 'itpm', 'otpm'].filter((k) => l[k]).map((k) => `${k} ${l[k]}`).join(', ');
   return [perWindow && `${perWindow} per ${until(l.window_ms)}`, l.rpd && `rpd ${l.rpd}`].filter(Boolean).join('; ');
 }
 
@@ -29,12 +29,19 @@ function until(v) {
   return rest ? `${m} min ${rest} s` : `${m} min`;
 }
 
-// bucketCells are a bucket's remaining of its limit and its reset, blank for a limit the quota
-// does not have.
-function bucketCells(b) {
-  if (!b) return ['', ''];
+// BUCKETS are the panel's bucket columns, in the order the providers list their limits; only
+// those some listed quota has are shown.
+const BUCKETS = [
+  ['requests', 'requests left'], ['tokens', 'tokens left'], ['input_tokens', 'input tokens left'],
+  ['output_tokens', 'output tokens left'], ['daily', 'today\'s requests left'],
+];
+
+// bucketCell is a bucket's remaining of its limit and when it is full again; blank for a limit
+// the quota does not have.
+function bucketCell(b) {
+  if (!b) return '';
   const left = el('span', { class: b.remaining <= 0 ? 'bucket-empty' : '', text: `${b.remaining} / ${b.limit}` });
-  return [left, b.reset_ms > 0 ? until(b.reset_ms) : 'full'];
+  return el('span', {}, left, ` · ${b.reset_ms > 0 ? `full in ${until(b.reset_ms)}` : 'full'}`);
 }
 
 export class QuotasPanel {
@@ -60,8 +67,12 @@ export class QuotasPanel {
     if (seq !== this.seq || text === this.lastText) return;
     this.lastText = text;
     const list = JSON.parse(text).data || [];
+    const shown = BUCKETS.filter(([b]) => list.some((q) => q[b]));
+    const head = row('model', 'organization', 'limits', ...shown.map(([, label]) => label));
+    head.replaceChildren(...[...head.children].map((c) => el('th', { text: c.textContent })));
+    $('quotas-table').tHead.replaceChildren(head);
     fill(this.tbody, list.map((q) => {
-      const tr = row(q.model, q.org, limitsText(q.limits), ...bucketCells(q.requests), ...bucketCells(q.tokens), ...bucketCells(q.daily));
+      const tr = row(q.model, q.org, limitsText(q.limits), ...shown.map(([b]) => bucketCell(q[b])));
       tr.dataset.model = q.model;
       tr.dataset.org = q.org;
       return tr;

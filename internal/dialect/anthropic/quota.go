@@ -11,10 +11,11 @@ import (
 )
 
 // QuotaHeaders sets Anthropic's anthropic-ratelimit-* headers for the requests and the tokens
-// the model limits, each reset as the RFC 3339 time the bucket is full again. The mock keeps
-// one token bucket, prompt and output together: it is shown as the tokens, the input tokens
-// and the output tokens alike. A refusal adds retry-after (whole seconds) and x-should-retry,
-// which the SDKs obey: true, but false for a request no wait would admit.
+// the model limits, each reset as the RFC 3339 time the bucket is full again: the input and
+// the output tokens from their own buckets (itpm, otpm), or from the one token bucket (tpm)
+// when the model has no bucket of theirs; the tokens, as Anthropic's do, from the most
+// restrictive of the token buckets in effect. A refusal adds retry-after (whole seconds) and
+// x-should-retry, which the SDKs obey: true, but false for a request no wait would admit.
 func (*Dialect) QuotaHeaders(h http.Header, s *quota.Status, now time.Time) {
 	set := func(name string, b quota.Bucket) {
 		if b.Limit == 0 {
@@ -24,10 +25,17 @@ func (*Dialect) QuotaHeaders(h http.Header, s *quota.Status, now time.Time) {
 		h.Set("Anthropic-Ratelimit-"+name+"-Remaining", strconv.Itoa(b.Remaining))
 		h.Set("Anthropic-Ratelimit-"+name+"-Reset", now.Add(b.Reset).UTC().Format(time.RFC3339))
 	}
+	in, out := s.InputTokens, s.OutputTokens
+	if in.Limit == 0 {
+		in = s.Tokens
+	}
+	if out.Limit == 0 {
+		out = s.Tokens
+	}
 	set("Requests", s.Requests)
-	set("Tokens", s.Tokens)
-	set("Input-Tokens", s.Tokens)
-	set("Output-Tokens", s.Tokens)
+	set("Tokens", s.TokenBucket())
+	set("Input-Tokens", in)
+	set("Output-Tokens", out)
 	switch {
 	case s.Refused == "":
 	case s.TooLarge:
@@ -39,13 +47,18 @@ func (*Dialect) QuotaHeaders(h http.Header, s *quota.Status, now time.Time) {
 }
 
 // QuotaError is Anthropic's 429 rate_limit_error in Anthropic's words: "This request would
-// exceed the rate limit for your organization (…) of 3 requests per minute. …".
+// exceed the rate limit for your organization (…) of 3 requests per minute. …" (tokens, input
+// tokens, output tokens per minute; requests per day).
 func (*Dialect) QuotaError(s *quota.Status, model string, org quota.Org) *apierr.Error {
 	b := s.Bucket()
 	what := " requests per minute"
 	switch s.Refused {
 	case quota.Tokens:
 		what = " tokens per minute"
+	case quota.InputTokens:
+		what = " input tokens per minute"
+	case quota.OutputTokens:
+		what = " output tokens per minute"
 	case quota.Daily:
 		what = " requests per day"
 	}

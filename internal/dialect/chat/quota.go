@@ -9,15 +9,16 @@ import (
 	"mockgateway/internal/quota"
 )
 
-// QuotaHeaders sets OpenAI's x-ratelimit-* headers, for the requests and the tokens per window
-// that the model limits (the daily limit shows only in a refusal), their reset as OpenAI writes
-// it ("1s", "6m0s", "20ms"); and on a refusal retry-after (whole seconds) and retry-after-ms,
+// QuotaHeaders sets OpenAI's x-ratelimit-* headers, for the requests (requestsShown) and the
+// tokens per window that the model limits (OpenAI counts one kind of token, so the tokens are
+// the most restrictive of the token buckets — tpm, itpm, otpm), their reset as OpenAI writes it
+// ("1s", "6m0s", "20ms"); and on a refusal retry-after (whole seconds) and retry-after-ms,
 // which the SDKs wait before their retry.
 func (*Dialect) QuotaHeaders(h http.Header, s *quota.Status, _ time.Time) {
 	for _, b := range [...]struct {
 		name string
 		b    quota.Bucket
-	}{{"Requests", s.Requests}, {"Tokens", s.Tokens}} {
+	}{{"Requests", requestsShown(s)}, {"Tokens", s.TokenBucket()}} {
 		if b.b.Limit == 0 {
 			continue
 		}
@@ -29,6 +30,24 @@ func (*Dialect) QuotaHeaders(h http.Header, s *quota.Status, _ time.Time) {
 		h.Set("Retry-After", strconv.Itoa(quota.Seconds(s.RetryAfter)))
 		h.Set("Retry-After-Ms", strconv.FormatInt(s.RetryAfter.Milliseconds(), 10))
 	}
+}
+
+// requestsShown is the requests bucket OpenAI's headers show. OpenAI has one set of requests
+// headers, and for a key limited both per minute and per day they show the daily limit — the
+// one that binds over time, though the minute's is the one a burst meets first. So of a
+// model's window and daily buckets, the one that allows fewer requests over a day (the daily
+// one on a tie); the refusal still names the bucket that refused.
+func requestsShown(s *quota.Status) quota.Bucket {
+	if s.Daily.Limit == 0 {
+		return s.Requests
+	}
+	if s.Requests.Limit == 0 {
+		return s.Daily
+	}
+	if float64(s.Daily.Limit) <= float64(s.Requests.Limit)*float64(quota.Day)/float64(s.Limits.Period()) {
+		return s.Daily
+	}
+	return s.Requests
 }
 
 // resetDuration is a reset as OpenAI's headers and messages write it: a Go duration to the
@@ -43,7 +62,7 @@ func (*Dialect) QuotaError(s *quota.Status, model string, org quota.Org) *apierr
 	b := s.Bucket()
 	typ, per := "requests", "requests per min (RPM)"
 	switch s.Refused {
-	case quota.Tokens:
+	case quota.Tokens, quota.InputTokens, quota.OutputTokens: // OpenAI has one kind of token limit
 		typ, per = "tokens", "tokens per min (TPM)"
 	case quota.Daily:
 		per = "requests per day (RPD)"

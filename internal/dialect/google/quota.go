@@ -33,7 +33,7 @@ func (*Dialect) QuotaError(s *quota.Status, model string, _ quota.Org) *apierr.E
 	f := &quotaFailure{metric: "generativelanguage.googleapis.com/generate_content_free_tier_requests",
 		id: "GenerateRequestsPerMinutePerProjectPerModel-FreeTier", model: model, value: s.Bucket().Limit}
 	switch s.Refused {
-	case quota.Tokens:
+	case quota.Tokens, quota.InputTokens, quota.OutputTokens: // the Gemini API's one token quota counts input tokens
 		f.metric, f.id = "generativelanguage.googleapis.com/generate_content_free_tier_input_token_count", "GenerateContentInputTokensPerModelPerMinute-FreeTier"
 	case quota.Daily:
 		f.id = "GenerateRequestsPerDayPerProjectPerModel-FreeTier"
