@@ -96,23 +96,6 @@ func TestJournalQuotaLimitHitShared(t *testing.T) {
 	checkQuotaJournal(t, sharedHarness(t, testutil.StartRedis(t).URL()), "journal-quota-shared")
 }
 
-// sharedHarness is a harness on the shared store at url, journaling.
-func sharedHarness(t *testing.T, url string, opts ...func(*Deps)) *harness {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	var wait func()
-	h := newHarness(t, append(opts, func(d *Deps) {
-		d.Config.StateStore = url
-		s, err := NewSharedState(ctx, d.Config, NewFixtureStore(d.Config), nil, d.Logger)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d.State, wait = s, s.Wait
-	})...)
-	t.Cleanup(func() { cancel(); wait() })
-	return h
-}
-
 // checkLoadJournal fills mock-busy (one place, one waiting) and checks the entries: the call
 // that waited for a place has its wait, queue_ms, as its access line has it; the one the queue
 // had no room for says overloaded.
