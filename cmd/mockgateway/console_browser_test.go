@@ -373,6 +373,8 @@ func TestConsoleBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("limits", func(t *testing.T) { consoleLimits(t, b) })
+
 	t.Run("1000 calls", func(t *testing.T) {
 		const n, workers = 1000, 16
 		jobs := make(chan int)
@@ -436,6 +438,15 @@ func runGoSnippet(t *testing.T, snippet string) {
 // (403 origin_not_allowed), from its metrics.
 func refusedJournalReads(t *testing.T, base string) float64 {
 	t.Helper()
+	return metricSum(t, base, func(line string) bool {
+		return strings.HasPrefix(line, "mockgateway_http_requests_total{") && strings.Contains(line, `route="/_mock/journal"`) &&
+			strings.Contains(line, `status_code="403"`) && strings.Contains(line, `error_code="origin_not_allowed"`)
+	})
+}
+
+// metricSum is the sum of the samples of the service's /metrics whose lines keep holds.
+func metricSum(t *testing.T, base string, keep func(line string) bool) float64 {
+	t.Helper()
 	resp, err := http.Get(base + "/metrics")
 	if err != nil {
 		t.Fatal(err)
@@ -444,8 +455,7 @@ func refusedJournalReads(t *testing.T, base string) float64 {
 	b, _ := io.ReadAll(resp.Body)
 	var n float64
 	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, "mockgateway_http_requests_total{") && strings.Contains(line, `route="/_mock/journal"`) &&
-			strings.Contains(line, `status_code="403"`) && strings.Contains(line, `error_code="origin_not_allowed"`) {
+		if keep(line) {
 			var v float64
 			if _, err := fmt.Sscan(line[strings.LastIndexByte(line, '}')+1:], &v); err == nil {
 				n += v

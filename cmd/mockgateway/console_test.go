@@ -18,7 +18,7 @@ import (
 // consoleScreenshots are the images TestConsoleBrowser takes — written to docs/screenshots with
 // MOCKGATEWAY_UPDATE_SCREENSHOTS=1 — and the only ones README.md may show
 // (TestReadmeScreenshotsExist).
-var consoleScreenshots = []string{"console-setup.png", "console-calls.png", "console-call.png"}
+var consoleScreenshots = []string{"console-setup.png", "console-calls.png", "console-call.png", "console-quotas.png"}
 
 const screenshotDir = "../../docs/screenshots"
 

@@ -1,8 +1,8 @@
 // Package console serves the mock's embedded web console (docs/console.md): one page at GET /
 // and its assets at GET /console/<asset>, all embedded with go:embed, so the page works offline
 // and needs no build step. The page reads only the content-free endpoints (/v1/models,
-// /_mock/fixtures, /_mock/journal, /debug/traces, /metrics, /health) and renders every value as
-// text.
+// /_mock/fixtures, /_mock/journal, /_mock/quotas, /debug/traces, /metrics, /health) and renders
+// every value as text.
 package console
 
 import (

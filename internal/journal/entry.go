@@ -45,7 +45,14 @@ type Entry struct {
 	// attempt sequence (1 for the first).
 	Fault   string `json:"fault,omitempty"`
 	Attempt int    `json:"attempt,omitempty"`
-	SDK     SDK    `json:"sdk,omitzero"`
+	// LimitHit is the simulated limit that refused the call, in the words of the refusals
+	// counter's limit label: requests, tokens or daily (its quota), overloaded (its model's
+	// capacity and queue were full). QueueMS is how long it waited for a place in its model's
+	// capacity. Neither says whose quota it was: the client key is never part of an entry.
+	LimitHit string  `json:"limit_hit,omitempty"`
+	QueueMS  float64 `json:"queue_ms,omitempty"`
+
+	SDK SDK `json:"sdk,omitzero"`
 	// Shape is the request's; zero (and omitted) when the call was not a chat request or its
 	// body did not decode.
 	Shape Shape `json:"shape,omitzero"`
@@ -59,8 +66,8 @@ const timeLayout = "2006-01-02T15:04:05.000Z07:00"
 // encoding/json reads it back into an Entry unchanged but for the time's precision.
 func (e Entry) MarshalJSON() ([]byte, error) { return e.AppendJSON(make([]byte, 0, 512)), nil }
 
-// Millis is d in milliseconds, to the microsecond: the unit of DurationMS and
-// TimeToFirstChunkMS (and of the access log's duration_ms).
+// Millis is d in milliseconds, to the microsecond: the unit of DurationMS, TimeToFirstChunkMS
+// and QueueMS (and of the access log's duration_ms).
 func Millis(d time.Duration) float64 {
 	return math.Round(float64(d)/float64(time.Microsecond)) / 1000
 }
@@ -70,7 +77,7 @@ func Millis(d time.Duration) float64 {
 // passes, not to shape values.
 const (
 	maxIDBytes    = 128 // request ids and scopes: the request-id syntax's length
-	maxValueBytes = 128 // routes, dialects, models, codes, outcomes, reasons, fixture names, faults
+	maxValueBytes = 128 // routes, dialects, models, codes, outcomes, reasons, fixture names, faults, limits
 )
 
 // bound cuts e's strings to the bounds above and clears non-finite numbers (which JSON cannot
@@ -80,14 +87,14 @@ const (
 func (e *Entry) bound() {
 	clip(&e.RequestID, maxIDBytes)
 	for _, s := range [...]*string{&e.Method, &e.Route, &e.Dialect, &e.ErrorCode, &e.Model, &e.StreamOutcome,
-		&e.FinishReason, &e.Fixture, &e.Fault, &e.Shape.ToolChoice, &e.Shape.ResponseFormat,
+		&e.FinishReason, &e.Fixture, &e.Fault, &e.LimitHit, &e.Shape.ToolChoice, &e.Shape.ResponseFormat,
 		&e.Shape.MaxTokensParam} {
 		clip(s, maxValueBytes)
 	}
 	for i, sh := range sdkHeaders {
 		clip(e.SDK.slot(i), sh.max)
 	}
-	for _, f := range [...]*float64{&e.DurationMS, &e.TimeToFirstChunkMS} {
+	for _, f := range [...]*float64{&e.DurationMS, &e.TimeToFirstChunkMS, &e.QueueMS} {
 		if math.IsNaN(*f) || math.IsInf(*f, 0) {
 			*f = 0
 		}

@@ -45,6 +45,11 @@ func (e *Entry) AppendJSON(buf []byte) []byte {
 	buf = appendOptString(buf, `,"fixture":`, e.Fixture)
 	buf = appendOptString(buf, `,"fault":`, e.Fault)
 	buf = appendOptInt(buf, `,"attempt":`, e.Attempt)
+	buf = appendOptString(buf, `,"limit_hit":`, e.LimitHit)
+	if e.QueueMS != 0 {
+		buf = append(buf, `,"queue_ms":`...)
+		buf = appendFloat(buf, e.QueueMS)
+	}
 	if e.SDK != (SDK{}) {
 		buf = append(buf, `,"sdk":`...)
 		buf = e.SDK.appendJSON(buf)

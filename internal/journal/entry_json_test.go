@@ -36,7 +36,7 @@ func FuzzAppendJSONMatchesEncodingJSON(f *testing.F) {
 		e := Entry{RequestID: id, Time: time.Unix(0, nanos), Scope: scope, Method: method, Route: route, Dialect: dialectName, Status: status, ErrorCode: code,
 			Model: model, Stream: stream, Chunks: chunks, StreamOutcome: outcome, TimeToFirstChunkMS: ttfc, DurationMS: dur,
 			FinishReason: finish, PromptTokens: prompt, CompletionTokens: completion, ReasoningTokens: reasoning, Fixture: fixture,
-			Fault: fault, Attempt: attempt, SDK: SDK{Lang: lang, UserAgent: ua, RetryCount: toolChoice},
+			Fault: fault, Attempt: attempt, LimitHit: outcome + fault, QueueMS: ttfc * 3, SDK: SDK{Lang: lang, UserAgent: ua, RetryCount: toolChoice},
 			Shape: Shape{Fields: fieldSets[fieldBits%uint64(len(fieldSets))], Messages: RoleCounts{User: users, Tool: tools}, ContentChars: RoleCounts{Assistant: users * 7},
 				MessageNames: names, Tools: tools, ToolChoice: toolChoice, N: users, MaxTokens: maxTokens, MaxTokensParam: model,
 				Stream: stream, IncludeUsage: names, ParallelToolCalls: !names, ResponseSchema: stream && names}}

@@ -211,6 +211,37 @@ func TestAppendJSON(t *testing.T) {
 	}
 }
 
+// TestAppendJSONLimitAndQueue: a call a simulated quota refused names the limit it hit beside
+// its fault; a call that waited for its model's capacity has its wait. (docs/fixtures.md shows
+// these two entries.)
+func TestAppendJSONLimitAndQueue(t *testing.T) {
+	start := time.Date(2026, 12, 6, 5, 1, 2, 345000000, time.UTC)
+	refused := Entry{RequestID: "demo-3", Time: start, Scope: "load-test", Method: "POST", Route: "/v1/messages", Dialect: "Anthropic Messages",
+		Status: 429, ErrorCode: "rate_limit_exceeded", Model: "mock-chat", DurationMS: 0.412, Fault: "quota_tokens", Attempt: 1, LimitHit: "tokens"}
+	queued := Entry{RequestID: "demo-4", Time: start, Scope: "load-test", Method: "POST", Route: "/v1/chat/completions", Dialect: "OpenAI Chat Completions",
+		Status: 200, Model: "mock-busy", DurationMS: 1203.5, FinishReason: "stop", PromptTokens: 9, CompletionTokens: 24, Fixture: "generated",
+		Attempt: 1, QueueMS: Millis(850*time.Millisecond + 250*time.Microsecond)}
+	for _, c := range []struct {
+		e    Entry
+		want string
+	}{
+		{refused, `{"request_id":"demo-3","time":"2026-12-06T05:01:02.345Z","scope":"load-test","method":"POST","route":"/v1/messages",` +
+			`"dialect":"Anthropic Messages","status":429,"error_code":"rate_limit_exceeded","model":"mock-chat","duration_ms":0.412,` +
+			`"fault":"quota_tokens","attempt":1,"limit_hit":"tokens"}`},
+		{queued, `{"request_id":"demo-4","time":"2026-12-06T05:01:02.345Z","scope":"load-test","method":"POST","route":"/v1/chat/completions",` +
+			`"dialect":"OpenAI Chat Completions","status":200,"model":"mock-busy","duration_ms":1203.5,"finish_reason":"stop",` +
+			`"prompt_tokens":9,"completion_tokens":24,"fixture":"generated","attempt":1,"queue_ms":850.25}`},
+	} {
+		if got := string(c.e.AppendJSON(nil)); got != c.want {
+			t.Errorf("got\n%s\nwant\n%s", got, c.want)
+		}
+		var back Entry
+		if err := json.Unmarshal([]byte(c.want), &back); err != nil || back != c.e {
+			t.Errorf("read back %+v (%v), want %+v", back, err, c.e)
+		}
+	}
+}
+
 func TestEntryIsBounded(t *testing.T) {
 	j := New(Config{})
 	long := strings.Repeat("r", 10000)

@@ -10,6 +10,7 @@ import (
 
 	"mockgateway/internal/journal"
 	"mockgateway/internal/protocol"
+	"mockgateway/internal/quota"
 	"mockgateway/internal/simulation"
 	"mockgateway/observability"
 )
@@ -77,8 +78,17 @@ func TestOpenAPIJournalIsTheJournals(t *testing.T) {
 		}
 	}
 
-	if got, want := docStrings(t, "/components/schemas/JournalEntry/properties/fault/enum"), slices.Sorted(slices.Values(simulation.Kinds())); !slices.Equal(got, want) {
-		t.Errorf("the journal's fault kinds %v are not simulation's %v", got, want)
+	// A fault is a simulated fault's kind or a simulated limit's refusal; limit_hit names the
+	// limit as the refusals counter does.
+	faults, limits := simulation.Kinds(), []string{}
+	for _, k := range quota.Refusals() {
+		faults, limits = append(faults, k.Fault()), append(limits, string(k))
+	}
+	if got, want := docStrings(t, "/components/schemas/JournalEntry/properties/fault/enum"), slices.Sorted(slices.Values(faults)); !slices.Equal(got, want) {
+		t.Errorf("the journal's fault kinds %v are not simulation's and the quotas' %v", got, want)
+	}
+	if got, want := docStrings(t, "/components/schemas/JournalEntry/properties/limit_hit/enum"), slices.Sorted(slices.Values(limits)); !slices.Equal(got, want) {
+		t.Errorf("the journal's limits %v are not the quotas' %v", got, want)
 	}
 	outcomes := []string{observability.OutcomeCompleted, observability.OutcomeClientDisconnected, observability.OutcomeAborted, observability.OutcomeTimedOut}
 	if got, want := docStrings(t, "/components/schemas/JournalEntry/properties/stream_outcome/enum"), slices.Sorted(slices.Values(outcomes)); !slices.Equal(got, want) {

@@ -18,6 +18,21 @@ const (
 	OutputTokens Kind = "output_tokens" // output tokens per window
 )
 
+// Overloaded is the word for a request its model's simulated capacity and queue had no room
+// for: not a bucket's limit, but counted and journaled beside them.
+const Overloaded Kind = "overloaded"
+
+// Refusals are every word a refusal has: each bucket's, and Overloaded.
+func Refusals() []Kind { return []Kind{Requests, Tokens, Daily, InputTokens, OutputTokens, Overloaded} }
+
+// Fault is the access line's fault word for a refusal: quota_ and its bucket, or overloaded.
+func (k Kind) Fault() string {
+	if k == Overloaded {
+		return string(k)
+	}
+	return "quota_" + string(k)
+}
+
 // Bucket is what one bucket says after a request: its limit, what is left, and how long until
 // it is full again. Limit 0: the model has no limit of this kind.
 type Bucket struct {

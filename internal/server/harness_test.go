@@ -123,6 +123,23 @@ func memoryState(cfg config.Config, journaled bool) *state.Memory {
 	return m
 }
 
+// sharedHarness is a harness on the shared state store (--state-store) at url, which journals.
+func sharedHarness(t *testing.T, url string, opts ...func(*Deps)) *harness {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wait func()
+	h := newHarness(t, append(opts, func(d *Deps) {
+		d.Config.StateStore = url
+		s, err := NewSharedState(ctx, d.Config, NewFixtureStore(d.Config), nil, d.Logger)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.State, wait = s, s.Wait
+	})...)
+	t.Cleanup(func() { cancel(); wait() })
+	return h
+}
+
 // withState gives d what run builds and New does not: the state (in memory, without a journal
 // unless the test asks: journaled) and the sealer.
 func withState(d Deps) Deps {

@@ -32,10 +32,12 @@ func readScope(r *http.Request, rec *observability.Record) *apierr.Error {
 }
 
 // callNote is what the handlers learn of a call for its journal entry beyond the Record: the
-// request's shape, once its body decoded.
+// request's shape, once its body decoded, and the simulated limit that refused it. (Here
+// rather than on the Record, which every request allocates: a note only journaled calls do.)
 type callNote struct {
-	shape journal.Shape
-	filed bool // the entry is filed already (entryFirst)
+	shape    journal.Shape
+	limitHit string // requests, tokens, daily or overloaded (noteLimit)
+	filed    bool   // the entry is filed already (entryFirst)
 
 	// The call, for file: held here rather than as the deferred call's arguments, which would
 	// be slots of v1Guard's frame, below every parked stream (TestParkedStreamStack).
@@ -52,6 +54,15 @@ type callNote struct {
 //go:noinline
 func (n *callNote) noteShape(req *protocol.Request) {
 	n.shape = journal.ShapeOf(req)
+}
+
+// noteLimit notes for the call's journal entry the simulated limit that refused it: a quota's
+// kind (internal/quota) or overloaded, the label the refusals counter gives it. The last one
+// noted stands: a gateway policy's fallback that is refused in turn names its own.
+func noteLimit(rec *observability.Record, limit string) {
+	if n, ok := rec.Note.(*callNote); ok {
+		n.limitHit = limit
+	}
 }
 
 // file files the call in the journal once (journalCall): as v1Guard's deferred call, before
@@ -96,6 +107,8 @@ func journalCall(j state.Store, r *http.Request, rec *observability.Record, note
 		Fixture:            fixture,
 		Fault:              rec.Fault,
 		Attempt:            rec.Attempt,
+		LimitHit:           note.limitHit,
+		QueueMS:            journal.Millis(rec.QueueWait),
 		SDK:                journal.SDKOf(r.Header),
 		Shape:              note.shape,
 	})

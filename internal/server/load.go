@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"mockgateway/internal/catalog"
+	"mockgateway/internal/quota"
 	"mockgateway/internal/simulation"
 	"mockgateway/observability"
 )
@@ -131,8 +132,9 @@ func (h *chatHandler) enterLoad(ctx context.Context, w http.ResponseWriter, sim 
 			rec.Status = 499 // client closed the request
 			return false, nil
 		}
-		rec.Fault = "overloaded"
-		h.metrics.ObserveQuotaRefusal(sim.served.ID, "overloaded")
+		rec.Fault = quota.Overloaded.Fault()
+		h.metrics.ObserveQuotaRefusal(sim.served.ID, string(quota.Overloaded))
+		noteLimit(rec, string(quota.Overloaded))
 		return false, h.dialect.OverloadError(w.Header())
 	}
 	if sim.held == nil {

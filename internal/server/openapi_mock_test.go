@@ -132,6 +132,11 @@ func conformMockControl(t *testing.T, d *apiDoc, do func(*harness, string, strin
 	expect(do(j, "GET", "/_mock/journal?limit=two", "", in...), http.StatusBadRequest, `"param":"limit"`)
 	expect(do(j, "GET", "/_mock/journal?scope=a%2Fb", ""), http.StatusBadRequest, `"param":"scope"`)
 	expect(do(newHarness(t), "GET", "/_mock/journal", ""), http.StatusNotFound, `"code":"not_found"`) // --journal-entries 0
+	// The quota buckets of a scope whose calls drew from a quota.
+	expect(do(j, "POST", chatPath, chatBody("mock-chat", ""), with("X-Mock-Quota", "rpm=5;tpm=9000;rpd=50;window=30s")...), http.StatusOK)
+	expect(do(j, "GET", "/_mock/quotas", "", in...), http.StatusOK, `"model":"mock-chat"`, `"requests":{"limit":5,"remaining":4,`, `"daily":{"limit":50,"remaining":49,`)
+	expect(do(j, "GET", "/_mock/quotas?scope=oa-strict&limit=1", ""), http.StatusOK, `"data":[]`)
+	expect(do(j, "GET", "/_mock/quotas?limit=0", "", in...), http.StatusBadRequest, `"param":"limit"`)
 
 	// Dropping scopes.
 	expect(do(j, "DELETE", "/_mock/scopes/"+scope, ""), http.StatusOK, `"object":"scope.deleted"`, `"deleted":true`)

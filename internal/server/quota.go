@@ -67,8 +67,9 @@ func (h *chatHandler) takeQuota(w http.ResponseWriter, r *http.Request, model *c
 	}
 	taken := &quotaTaken{admitted: a, model: model}
 	if st.Refused != "" {
-		rec.Fault = "quota_" + string(st.Refused) // the access line's and the journal's word for it
+		rec.Fault = st.Refused.Fault() // the access line's and the journal's word for it
 		h.metrics.ObserveQuotaRefusal(model.ID, string(st.Refused))
+		noteLimit(rec, string(st.Refused))
 		if model.Gateway != nil && !st.TooLarge {
 			if taken.plan, taken.model, err = h.quotaGateway(r.Context(), model, a, &st); err != nil {
 				return nil, err

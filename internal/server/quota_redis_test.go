@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"regexp"
 	"testing"
 
@@ -19,17 +18,7 @@ func TestQuotaAcrossReplicas(t *testing.T) {
 	rs := testutil.StartRedis(t)
 	var replicas []*harness
 	for range 3 {
-		ctx, cancel := context.WithCancel(context.Background())
-		var wait func()
-		replicas = append(replicas, newHarness(t, func(d *Deps) {
-			d.Config.StateStore = rs.URL()
-			s, err := NewSharedState(ctx, d.Config, NewFixtureStore(d.Config), nil, d.Logger)
-			if err != nil {
-				t.Fatal(err)
-			}
-			d.State, wait = s, s.Wait
-		}))
-		t.Cleanup(func() { cancel(); wait() })
+		replicas = append(replicas, sharedHarness(t, rs.URL()))
 	}
 	q := []string{"X-Mock-Quota", "rpm=3;window=1m", "Authorization", "Bearer sk-shared"}
 	for i, want := range []string{"2", "1", "0"} {

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"testing"
 
 	"mockgateway/internal/testutil"
@@ -58,17 +57,5 @@ func TestScopeDeleteResetsQuotaRedis(t *testing.T) {
 // sharedStateHarness is a harness on a shared store (--state-store) of a redis-server of its own.
 func sharedStateHarness(t *testing.T) *harness {
 	t.Helper()
-	rs := testutil.StartRedis(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	var wait func()
-	h := newHarness(t, func(d *Deps) {
-		d.Config.StateStore = rs.URL()
-		s, err := NewSharedState(ctx, d.Config, NewFixtureStore(d.Config), nil, d.Logger)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d.State, wait = s, s.Wait
-	})
-	t.Cleanup(func() { cancel(); wait() })
-	return h
+	return sharedHarness(t, testutil.StartRedis(t).URL())
 }

@@ -114,6 +114,7 @@ func addRoutes(r *mux.Router, d Deps, ds *dialects, metricsOn bool) {
 	handle("/_mock/fixtures", mock(handleDeleteFixtures(d.State))).Methods(http.MethodDelete)
 	handle("/_mock/scopes/{scope}", mock(handleDeleteScope(d.State))).Methods(http.MethodDelete)
 	handle("/_mock/journal", mock(handleJournal(d.State, d.State.Journaling()))).Methods(get...)
+	handle("/_mock/quotas", mock(handleQuotas(d.State))).Methods(get...)
 
 	// The console (docs/console.md): a page and its assets, reading the endpoints below.
 	handle("/", console.Handler()).Methods(get...)

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"net"
 	"net/http"
 	"strings"
@@ -18,18 +17,7 @@ func unavailableState(t *testing.T) *harness {
 	}
 	addr := l.Addr().String()
 	_ = l.Close() // a port just freed: connections to it are refused
-	ctx, cancel := context.WithCancel(context.Background())
-	var wait func()
-	h := newHarness(t, func(d *Deps) {
-		d.Config.StateStore = "redis://app:pw-canary-123@" + addr + "/0"
-		s, err := NewSharedState(ctx, d.Config, NewFixtureStore(d.Config), nil, d.Logger)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d.State, wait = s, s.Wait
-	})
-	t.Cleanup(func() { cancel(); wait() })
-	return h
+	return sharedHarness(t, "redis://app:pw-canary-123@"+addr+"/0")
 }
 
 // TestStateUnavailable: with the shared store down, a request that needs no shared state (no
@@ -50,6 +38,7 @@ func TestStateUnavailable(t *testing.T) {
 		{"DELETE", "/_mock/fixtures", ""},
 		{"DELETE", "/_mock/scopes/down-1", ""},
 		{"GET", "/_mock/journal", ""},
+		{"GET", "/_mock/quotas", ""},
 	} {
 		rr := h.do(r.method, r.path, r.body, scoped...)
 		if rr.Code != http.StatusServiceUnavailable || !strings.Contains(rr.Body.String(), `"code":"state_unavailable"`) ||
@@ -90,6 +79,7 @@ func conformStateUnavailable(t *testing.T, d *apiDoc) {
 		{"DELETE", "/_mock/fixtures", ""},
 		{"DELETE", "/_mock/scopes/down-1", ""},
 		{"GET", "/_mock/journal", ""},
+		{"GET", "/_mock/quotas", ""},
 	} {
 		rr := h.do(r.method, r.path, r.body, "X-Mock-Scope", "down-1")
 		d.conform("state store down: "+r.method+" "+r.path, r.method, r.path, rr)

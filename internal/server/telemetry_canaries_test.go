@@ -218,6 +218,8 @@ func TestCanaries(t *testing.T) {
 		call{name: "delete fixtures", method: "DELETE", path: "/_mock/fixtures?scope=" + c.at("delete fixtures scope") + "%20"},
 		call{name: "delete fixtures, bad header", method: "DELETE", path: "/_mock/fixtures", header: []string{HeaderScope, c.at("delete fixtures header") + " x"}},
 		call{name: "journal", method: "GET", path: "/_mock/journal?limit=" + c.at("journal limit")},
+		call{name: "quotas", method: "GET", path: "/_mock/quotas?limit=" + c.at("quotas limit")},
+		call{name: "quotas, bad scope", method: "GET", path: "/_mock/quotas?scope=" + c.at("quotas scope query") + "%20"},
 	)
 	// The Responses API: canaries in every member it reads or echoes, JSON and streamed, in a
 	// fixture's scope, and in the bodies it refuses.
@@ -401,6 +403,10 @@ func TestCanaries(t *testing.T) {
 		"/debug/traces": h.do("GET", "/debug/traces?limit=1000", "").Body.String(),
 		"journal":       h.do("GET", "/_mock/journal?limit=1000", "").Body.String() + h.do("GET", "/_mock/journal?scope=canary-scope&limit=1000", "").Body.String(),
 		"fixture list":  h.do("GET", "/_mock/fixtures?scope=canary-scope", "").Body.String(),
+		"quota list":    h.do("GET", "/_mock/quotas?limit=1000", "").Body.String() + h.do("GET", "/_mock/quotas?scope=canary-scope&limit=1000", "").Body.String(),
+	}
+	if !strings.Contains(sources["quota list"], `"model":"mock-echo"`) {
+		t.Errorf("the quota calls drew from no bucket the list shows: %s", sources["quota list"])
 	}
 	for _, code := range []string{`"fixture":"cnr-content"`, `"fixture":"cnr-reasoning"`, `"error_code":"no_fixture_match"`, `"error_code":"fixture_mismatch"`} {
 		if !strings.Contains(sources["journal"], code) {

@@ -4,7 +4,7 @@
 
 import { $, el, row, fill, setText, ms, parseTime } from './dom.js';
 import { getJSON, ApiError } from './api.js';
-import { journalPath } from './calls.js';
+import { journalPath, LIMITS } from './calls.js';
 
 const ROLES = ['system', 'developer', 'user', 'assistant', 'tool'];
 
@@ -28,7 +28,31 @@ function logLine(e, traceID) {
   kv('fixture', e.fixture);
   kv('fault', e.fault);
   kv('attempt', e.attempt);
+  kv('limit_hit', e.limit_hit);
+  kv('queue_ms', e.queue_ms);
   return parts.join(' ');
+}
+
+// LIMIT_MEANS says what each limit a call can hit is: the bucket of its model's simulated quota,
+// or its capacity.
+const LIMIT_MEANS = {
+  requests: 'its quota\'s requests per window (rpm)',
+  tokens: 'its quota\'s tokens per window (tpm), or a request larger than the whole bucket',
+  daily: 'its quota\'s requests per day (rpd)',
+  input_tokens: 'its quota\'s input tokens per window (itpm), or a prompt larger than the whole bucket',
+  output_tokens: 'its quota\'s output tokens per window (otpm), or a budget larger than the whole bucket',
+  overloaded: 'its model\'s capacity and queue were full',
+};
+
+// limitFacts are a call's simulated limits: the one that refused it, and its wait for a place.
+function limitFacts(e) {
+  const pairs = [];
+  if (e.limit_hit) {
+    const served = e.status < 400 ? ' — then served by the gateway policy\'s fallback' : '';
+    pairs.push(['refused by', `${LIMITS[e.limit_hit] || e.limit_hit}: ${LIMIT_MEANS[e.limit_hit] || ''}${served}`]);
+  }
+  if (e.queue_ms > 0) pairs.push(['queued', `${ms(e.queue_ms)} waiting for a place in its model's capacity (part of its time to first chunk)`]);
+  return pairs;
 }
 
 function facts(pairs) {
@@ -160,6 +184,7 @@ export class CallView {
       setText($('call-id'), requestID);
       setText($('call-error'), '');
       setText($('call-logline'), '');
+      $('call-limits').replaceChildren();
       $('call-trace-facts').replaceChildren();
       $('call-shape').replaceChildren();
       $('call-waterfall').replaceChildren();
@@ -195,14 +220,15 @@ export class CallView {
 
     if (this.entry) {
       setText($('call-logline'), logLine(this.entry, traceID));
+      $('call-limits').replaceChildren(...facts(limitFacts(this.entry)).childNodes);
       $('call-shape').replaceChildren(shapeView(this.entry));
     }
-    const facts = $('call-trace-facts');
-    facts.replaceChildren();
+    const traceFacts = $('call-trace-facts');
+    traceFacts.replaceChildren();
     if (traceID) {
       // A plain link cannot send the local key, which /debug/traces takes when one is set.
       const raw = this.state.keyRequired ? [] : [' · ', el('a', { href: `/debug/traces?trace_id=${encodeURIComponent(traceID)}`, text: 'raw spans', target: '_blank', rel: 'noopener' })];
-      facts.append(
+      traceFacts.append(
         el('dt', { text: 'trace id' }),
         el('dd', {}, el('code', { id: 'call-trace-id', text: traceID }), ...raw),
         el('dt', { text: 'exemplar' }),

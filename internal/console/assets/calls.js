@@ -4,6 +4,7 @@
 
 import { $, el, ms, clock, setText } from './dom.js';
 import { getText, ApiError } from './api.js';
+import { QuotasPanel } from './quotas.js';
 
 // callHref is the deep link of one call; the scope rides along when the call is scoped.
 export function callHref(entry) {
@@ -35,6 +36,39 @@ function sdkLabel(sdk) {
   return parts.join(' · ');
 }
 
+// LIMITS names the simulated limit a call hit (the journal entry's limit_hit, the label of
+// mockgateway_quota_refusals_total) as the console shows it.
+export const LIMITS = {
+  requests: 'quota: requests',
+  tokens: 'quota: tokens',
+  daily: 'quota: daily requests',
+  input_tokens: 'quota: input tokens',
+  output_tokens: 'quota: output tokens',
+  overloaded: 'overloaded',
+};
+
+// limitLabel is what the calls table says of a call's simulated limits: the limit that refused
+// it, and how long it waited for a place in its model's capacity.
+export function limitLabel(e) {
+  const parts = [];
+  if (e.limit_hit) parts.push(LIMITS[e.limit_hit] || e.limit_hit);
+  if (e.queue_ms > 0) parts.push(`queued ${ms(e.queue_ms)}`);
+  return parts.join(' · ');
+}
+
+function limitCell(e) {
+  const c = td(limitLabel(e));
+  if (e.limit_hit) {
+    c.className = 'limit-hit';
+    c.dataset.limit = e.limit_hit;
+    c.title = e.status < 400 ? 'refused by this limit, then served by the gateway policy\'s fallback' : 'refused by this limit';
+  } else if (e.queue_ms > 0) {
+    c.className = 'queued';
+    c.title = 'waited for a place in its model\'s capacity';
+  }
+  return c;
+}
+
 function idCell(e) {
   const c = document.createElement('td');
   c.className = 'mono id';
@@ -61,8 +95,11 @@ function fullRow(e) {
     td(ms(e.duration_ms), 'num'),
     td(e.fixture || ''),
     td(e.fault ? `${e.fault} · ${e.attempt ?? 1}` : (e.attempt > 1 ? `attempt ${e.attempt}` : '')),
+    limitCell(e),
     td(sdkLabel(e.sdk)),
   );
+  if (e.limit_hit) tr.classList.add('refused');
+  if (e.queue_ms > 0) tr.classList.add('waited');
   if (e.sdk?.user_agent) tr.lastChild.title = e.sdk.user_agent;
   tr.children[3].title = e.route; // the route the call came by
   return tr;
@@ -110,6 +147,8 @@ function matches(e, f) {
   if (f.status === 'err' && !(e.status >= 400)) return false;
   if (f.status && f.status !== 'err' && String(e.status)[0] !== f.status) return false;
   if (f.error && (e.error_code || '') !== f.error) return false;
+  if (f.limits === 'refused' && !e.limit_hit) return false;
+  if (f.limits === 'queued' && !(e.queue_ms > 0)) return false;
   return true;
 }
 
@@ -128,12 +167,13 @@ export class CallsView {
   constructor() {
     this.tbody = $('calls-table').tBodies[0];
     this.cache = new RowCache(fullRow);
+    this.quotas = new QuotasPanel();
     this.lastText = null;
     this.lastKey = '';
     this.entries = [];
-    this.filters = { scope: '', dialect: '', model: '', status: '', error: '', limit: 1000 };
+    this.filters = { scope: '', dialect: '', model: '', status: '', error: '', limits: '', limit: 1000 };
     const refilter = () => { this.readFilters(); this.render(); };
-    for (const id of ['f-dialect', 'f-model', 'f-status', 'f-error']) $(id).addEventListener('change', refilter);
+    for (const id of ['f-dialect', 'f-model', 'f-status', 'f-error', 'f-limits']) $(id).addEventListener('change', refilter);
     $('f-limit').addEventListener('change', () => { this.readFilters(); this.refresh(); });
     let timer = 0;
     $('f-scope').addEventListener('input', () => {
@@ -146,14 +186,19 @@ export class CallsView {
   readFilters() {
     this.filters = {
       scope: $('f-scope').value.trim(), dialect: $('f-dialect').value, model: $('f-model').value, status: $('f-status').value,
-      error: $('f-error').value, limit: Number($('f-limit').value) || 1000,
+      error: $('f-error').value, limits: $('f-limits').value, limit: Number($('f-limit').value) || 1000,
     };
   }
 
   get scope() { return this.filters.scope; }
 
-  // refresh fetches the journal; it renders only when the answer or the filters changed.
+  // refresh fetches the journal, and the scope's quota buckets beside it; each renders only
+  // when its answer or the filters changed.
   async refresh() {
+    await Promise.all([this.refreshCalls(), this.quotas.refresh(this.filters.scope)]);
+  }
+
+  async refreshCalls() {
     const path = journalPath(this.filters.scope, this.filters.limit);
     let text;
     try {
