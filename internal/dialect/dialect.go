@@ -39,6 +39,9 @@ type Dialect interface {
 	Headers(h http.Header)
 	// AnswerHeaders sets what an answer the model made carries (not a refusal before it).
 	AnswerHeaders(h http.Header)
+	// ProcessingHeader names the header in which the provider's answer gives the time it took
+	// to start it, in whole milliseconds (set as the answer starts); "" when it sends none.
+	ProcessingHeader() string
 
 	// QuotaHeaders sets the provider's rate-limit headers on an answer of a model with limits
 	// (internal/quota) — a refusal by them too, with what tells a client when to retry — as

@@ -25,7 +25,7 @@ func (h *chatHandler) respond(ctx context.Context, w http.ResponseWriter, r *htt
 		}
 	}
 	body := c.reply.JSON()
-	setProcessingMS(w, rec)
+	setProcessingMS(w, rec, h.dialect.ProcessingHeader())
 	if c.Fault != nil && c.Fault.Kind == simulation.StreamCut {
 		cutJSON(w, body)
 		return

@@ -21,8 +21,12 @@ func setErrorType(span trace.Span, rec *observability.Record) {
 	}
 }
 
-func setProcessingMS(w http.ResponseWriter, rec *observability.Record) {
-	w.Header().Set("Openai-Processing-Ms", strconv.FormatInt(time.Since(rec.Start).Milliseconds(), 10))
+// setProcessingMS gives the answer the time it took to start, in the header its dialect names
+// for it (dialect.Dialect.ProcessingHeader), if any.
+func setProcessingMS(w http.ResponseWriter, rec *observability.Record, name string) {
+	if name != "" {
+		w.Header().Set(name, strconv.FormatInt(time.Since(rec.Start).Milliseconds(), 10))
+	}
 }
 
 // describeChatRequest gives the chat span the request's GenAI attributes.

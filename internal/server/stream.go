@@ -220,7 +220,7 @@ func openStream(ctx context.Context, w http.ResponseWriter, c *chatCall) *stream
 
 	h := w.Header()
 	h["Content-Type"], h["Cache-Control"], h["X-Accel-Buffering"] = streamContentType, noCache, noBuffering
-	setProcessingMS(w, rec)
+	setProcessingMS(w, rec, c.h.dialect.ProcessingHeader())
 	st.events = c.reply.Events(h)
 	return st
 }

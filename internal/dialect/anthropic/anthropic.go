@@ -52,6 +52,9 @@ func (*Dialect) Headers(h http.Header) { h["Request-Id"] = h[observability.Reque
 // AnswerHeaders: Anthropic's answers carry no more.
 func (*Dialect) AnswerHeaders(http.Header) {}
 
+// ProcessingHeader: Anthropic sends no processing time.
+func (*Dialect) ProcessingHeader() string { return "" }
+
 // Admit: Anthropic answers 400 to a Messages request without anthropic-version. Any value is
 // taken: the mock speaks 2023-06-01, the only version there is.
 func (*Dialect) Admit(r *http.Request) *apierr.Error {

@@ -43,6 +43,9 @@ func (*Dialect) Headers(http.Header) {}
 // AnswerHeaders sets Openai-Version, which OpenAI's answers carry.
 func (*Dialect) AnswerHeaders(h http.Header) { h["Openai-Version"] = openAIVersion }
 
+// ProcessingHeader: OpenAI's answers carry Openai-Processing-Ms.
+func (*Dialect) ProcessingHeader() string { return "Openai-Processing-Ms" }
+
 // openAIVersion is the Openai-Version header OpenAI's answers carry, one slice for every
 // answer: net/http only reads a header's values.
 var openAIVersion = []string{"2020-10-01"}

@@ -61,6 +61,10 @@ func (*Dialect) Headers(http.Header) {}
 // AnswerHeaders: nor does an answer.
 func (*Dialect) AnswerHeaders(http.Header) {}
 
+// ProcessingHeader: Google's processing time is in Server-Timing, in a form of its own; the
+// mock sends none.
+func (*Dialect) ProcessingHeader() string { return "" }
+
 // Admit: Google requires nothing beyond the body.
 func (*Dialect) Admit(*http.Request) *apierr.Error { return nil }
 
