@@ -15,7 +15,9 @@ func TestProcessingHeaderIsOpenAIs(t *testing.T) {
 		want bool
 	}{
 		{"chat", func() map[string][]string { return h.do("POST", chatPath, chatBody("mock-chat", "")).Header() }, true},
-		{"chat stream", func() map[string][]string { return h.do("POST", chatPath, chatBody("mock-chat", `"stream":true`)).Header() }, true},
+		{"chat stream", func() map[string][]string {
+			return h.do("POST", chatPath, chatBody("mock-chat", `"stream":true`)).Header()
+		}, true},
 		{"messages", func() map[string][]string { return h.anthropic(messagesPath, messages).Header() }, false},
 		{"messages stream", func() map[string][]string {
 			return h.anthropic(messagesPath, `{"model":"mock-chat","max_tokens":16,"stream":true,"messages":[{"role":"user","content":"hi"}]}`).Header()
