@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -28,10 +30,11 @@ const (
 // quotaKind reports whether a load kind is one of the quota kinds.
 func quotaKind(k string) bool { return strings.HasSuffix(k, quotaKindSuffix) }
 
-// quotaCost is the quota kinds' result beside the plain kinds of the same rounds.
+// quotaCost is a quota or capacity kind's result beside the plain kind of the same rounds.
 type quotaCost struct {
-	// Kind is json or stream: the plain kind the quota kind is compared with.
-	Kind string `json:"kind"`
+	// Kind is json or stream: the plain kind it is compared with; Limit is quota or capacity.
+	Kind  string `json:"kind"`
+	Limit string `json:"limit"`
 	// RPSRatio is requests/s with the quota ÷ without (medians); RoundRatios the same per round.
 	RPSRatio    float64   `json:"rps_limits_over_none"`
 	RoundRatios []float64 `json:"round_rps_limits_over_none,omitempty"`
@@ -95,17 +98,31 @@ func finishQuota(ctx context.Context, s *server, res *loadResult) {
 	}
 }
 
-// quotaCosts are the quota kinds' figures against the plain kinds' of the same rounds.
+// limitedKinds are the quota and capacity kinds' figures beside the plain kinds'.
+func limitedKinds(l *loadResult) []struct {
+	kind, limit, what string
+	quota, plain      *loadFigures
+} {
+	return []struct {
+		kind, limit, what string
+		quota, plain      *loadFigures
+	}{
+		{"json", "quota", "JSON chat requests/s with a quota** (`x-mock-quota`, never reached", l.QuotaJSON, l.JSON["mockgateway"]},
+		{"stream", "quota", "16-token streams/s with a quota** (`x-mock-quota`, never reached", l.QuotaStream, l.Stream["mockgateway"]},
+		{"json", "capacity", fmt.Sprintf("JSON chat requests/s with a capacity** (%d, never filled; another mockgateway", benchCapacity), l.CapacityJSON, l.JSON["mockgateway"]},
+		{"stream", "capacity", fmt.Sprintf("16-token streams/s with a capacity** (%d, never filled; another mockgateway", benchCapacity), l.CapacityStream, l.Stream["mockgateway"]},
+	}
+}
+
+// quotaCosts are the quota and capacity kinds' figures against the plain kinds' of the same
+// rounds.
 func quotaCosts(res *loadResult) []quotaCost {
 	var out []quotaCost
-	for _, c := range []struct {
-		kind         string
-		quota, plain *loadFigures
-	}{{"json", res.QuotaJSON, res.JSON["mockgateway"]}, {"stream", res.QuotaStream, res.Stream["mockgateway"]}} {
+	for _, c := range limitedKinds(res) {
 		if c.quota == nil || c.plain == nil || c.quota.RPS <= 0 || c.plain.RPS <= 0 {
 			continue
 		}
-		qc := quotaCost{Kind: c.kind, RPSRatio: c.quota.RPS / c.plain.RPS}
+		qc := quotaCost{Kind: c.kind, Limit: c.limit, RPSRatio: c.quota.RPS / c.plain.RPS}
 		if c.quota.CPUus > 0 {
 			qc.CPURatio = c.plain.CPUus / c.quota.CPUus
 		}
@@ -121,23 +138,75 @@ func quotaCosts(res *loadResult) []quotaCost {
 	return out
 }
 
-// writeQuotaRows adds the quota kinds' rows to the table: each against the plain kind of the
-// same rounds on the same mockgateway (no limits).
+// writeQuotaRows adds the quota and capacity kinds' rows to the table: each against the plain
+// kind of the same rounds (no limits).
 func writeQuotaRows(row func(fig, a, b, rat, want, ok string), l *loadResult) {
-	for _, c := range []struct {
-		what         string
-		quota, plain *loadFigures
-	}{{"JSON chat requests/s", l.QuotaJSON, l.JSON["mockgateway"]}, {"16-token streams/s", l.QuotaStream, l.Stream["mockgateway"]}} {
+	for _, c := range limitedKinds(l) {
 		if c.quota == nil || c.plain == nil || len(c.quota.Rounds) == 0 {
 			continue
 		}
-		row(fmt.Sprintf("**%s with a quota** (`x-mock-quota`, never reached; vs no limits, same rounds)", c.what), num(c.quota.RPS), num(c.plain.RPS), roundRatios(c.quota, c.plain), "", "")
-		row("**server CPU per request with a quota** (µs; ratio: no limits ÷ quota)", num(c.quota.CPUus), num(c.plain.CPUus), ratio(c.plain.CPUus, c.quota.CPUus), "", "")
-		row("latency p50 / p99 with a quota (ms, vs no limits)", num(c.quota.P50ms)+" / "+num(c.quota.P99ms), num(c.plain.P50ms)+" / "+num(c.plain.P99ms), "", "", "")
-		row("bytes per response with a quota (headers included: its rate-limit headers)", num(c.quota.RespB), num(c.plain.RespB), "", "", "")
-		row("wrk errors with a quota (all rounds)", strconv.FormatInt(c.quota.Errors, 10), strconv.FormatInt(c.plain.Errors, 10), "", "", "")
+		row("**"+c.what+"; vs no limits, same rounds)", num(c.quota.RPS), num(c.plain.RPS), roundRatios(c.quota, c.plain), "", "")
+		row(fmt.Sprintf("**server CPU per request with a %s** (µs; ratio: no limits ÷ %s)", c.limit, c.limit), num(c.quota.CPUus), num(c.plain.CPUus), ratio(c.plain.CPUus, c.quota.CPUus), "", "")
+		row(fmt.Sprintf("latency p50 / p99 with a %s (ms, vs no limits)", c.limit), num(c.quota.P50ms)+" / "+num(c.quota.P99ms), num(c.plain.P50ms)+" / "+num(c.plain.P99ms), "", "", "")
+		if c.limit == "quota" {
+			row("bytes per response with a quota (headers included: its rate-limit headers)", num(c.quota.RespB), num(c.plain.RespB), "", "", "")
+		}
+		row(fmt.Sprintf("wrk errors with a %s (all rounds)", c.limit), strconv.FormatInt(c.quota.Errors, 10), strconv.FormatInt(c.plain.Errors, 10), "", "", "")
 	}
 	if l.QuotaJSON != nil || l.QuotaStream != nil {
 		row("quota refusals (mockgateway_quota_refusals_total, whole load)", num(l.QuotaRefusals), "", "", "", "")
 	}
+}
+
+// The capacity kinds: the chat JSON and stream requests against a third mockgateway, started
+// as the first (the same fixtures, full telemetry) but with a catalog in which mock-echo, as
+// built in, has a capacity no load fills: every request takes a place in the model's load gate
+// and gives it back, none waits or is refused. The catalog holds mock-echo alone, the only
+// model the requests name, so the answers are the plain kinds' bytes.
+const (
+	capacityKindSuffix = "-capacity"
+	benchCapacity      = 1024 // far beyond the load's connections
+	modelRunning       = "mockgateway_model_running"
+)
+
+// capacityKind reports whether a load kind runs against the capacity's mockgateway.
+func capacityKind(k string) bool { return strings.HasSuffix(k, capacityKindSuffix) }
+
+// capacityCatalog is the capacity's mockgateway's catalog: mock-echo as built in, with a gate.
+func capacityCatalog() string {
+	return fmt.Sprintf("models:\n  - id: mock-echo\n    kind: mock\n    behavior: echo\n    capabilities: {streaming: true, tools: false}\n    capacity: %d\n", benchCapacity)
+}
+
+// startCapacity writes the catalog and starts the capacity's mockgateway with extra flags, then
+// checks that the gate is there (its gauge is exported) and that it answers the plain bytes.
+func startCapacity(ctx context.Context, ws *workspace, plain probeResult, extra ...string) (*server, error) {
+	cat := filepath.Join(ws.dir, "capacity-catalog.yaml")
+	if err := os.WriteFile(cat, []byte(capacityCatalog()), 0o644); err != nil {
+		return nil, err
+	}
+	s, err := ws.startMockgateway(ctx, "capacity", append(extra, "--catalog", cat)...)
+	if err != nil {
+		return nil, err
+	}
+	s.name = "mg+capacity"
+	p, err := probe(ctx, s)
+	if err == nil && (p.JSONBytes != plain.JSONBytes || p.Stream.Bytes != plain.Stream.Bytes || p.Stream.Chunks != plain.Stream.Chunks) {
+		err = fmt.Errorf("with a capacity the answers differ: JSON %d B, stream %d B in %d chunks; without, %d B, %d B in %d chunks",
+			p.JSONBytes, p.Stream.Bytes, p.Stream.Chunks, plain.JSONBytes, plain.Stream.Bytes, plain.Stream.Chunks)
+	}
+	if err == nil {
+		client := &http.Client{Timeout: 10 * time.Second}
+		defer client.CloseIdleConnections()
+		var m map[string]float64
+		if m, err = scrape(ctx, client, s.url("/metrics"), modelRunning); err == nil {
+			if _, ok := m[modelRunning]; !ok {
+				err = fmt.Errorf("the capacity's mockgateway exports no %s: mock-echo has no gate", modelRunning)
+			}
+		}
+	}
+	if err != nil {
+		s.stop()
+		return nil, fmt.Errorf("the capacity's mockgateway: %w", err)
+	}
+	return s, nil
 }

@@ -245,6 +245,9 @@ func writeMarkdown(w io.Writer, r *report) {
 	if l := r.Load; l != nil && (l.QuotaJSON != nil || l.QuotaStream != nil) {
 		fmt.Fprintf(w, "- With a quota: the same requests to the same mockgateway in the same rounds with `%s: %s` (limits no load reaches: every request draws on its buckets and settles them, none is refused)\n", quotaHeader, benchQuota)
 	}
+	if l := r.Load; l != nil && (l.CapacityJSON != nil || l.CapacityStream != nil) {
+		fmt.Fprintf(w, "- With a capacity: the same requests in the same rounds to a mockgateway started as the first but whose catalog is mock-echo with `capacity: %d` (no load fills it: every request takes a place in the gate and gives it back, none waits)\n", benchCapacity)
+	}
 	if r.GoBenchCmd != "" {
 		fmt.Fprintf(w, "- Go benchmarks: `%s` (medians)\n", r.GoBenchCmd)
 	}
