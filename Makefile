@@ -124,8 +124,9 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/mockgateway ./cmd/mockgateway
 
 # bench: Go benchmarks, wrk load runs of the built binary with full telemetry next to a bare
-# net/http baseline (cmd/baseline) and with --state-store on a redis-server it starts, and RSS
-# with 10,000 open streams; one Markdown table.
+# net/http baseline (cmd/baseline), with --state-store on a redis-server it starts, with a quota
+# no load reaches (x-mock-quota) and with a capacity none fills, and RSS with 10,000 open
+# streams; one Markdown table.
 BENCH_FLAGS ?=
 bench: redis
 	@command -v wrk >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq wrk; }

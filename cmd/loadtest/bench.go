@@ -77,7 +77,7 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchConfig, error) {
 	fs.BoolVar(&c.skipMemory, "skip-memory", false, "skip the open-streams memory run")
 	fs.BoolVar(&c.skipScaling, "skip-scaling", false, "skip the scaling table (go run ./cmd/loadtest scaling runs it alone)")
 	addScalingFlags(fs, &c.Scaling, "scaling-")
-	fs.StringVar(&c.kinds, "load-kinds", strings.Join(loadKinds(), ","), "comma-separated wrk runs per round: json and stream (chat, mockgateway and baseline), fixture-json (chat answered by the 1,000th of the 1,000 fixtures loaded), "+dialectKindsHelp()+", json-store and stream-store (chat, a mockgateway with --state-store on a redis-server the run starts)")
+	fs.StringVar(&c.kinds, "load-kinds", strings.Join(loadKinds(), ","), "comma-separated wrk runs per round: json and stream (chat, mockgateway and baseline), fixture-json (chat answered by the 1,000th of the 1,000 fixtures loaded), "+dialectKindsHelp()+", json-store and stream-store (chat, a mockgateway with --state-store on a redis-server the run starts), json-quota and stream-quota (chat, mockgateway, with an x-mock-quota header whose limits no load reaches: what drawing on a quota costs, against json and stream), json-capacity and stream-capacity (chat, a mockgateway whose mock-echo has a capacity no load fills: what the load gate costs)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}

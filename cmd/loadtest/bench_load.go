@@ -19,11 +19,11 @@ func loadKinds() []string {
 	for _, d := range loadDialects() {
 		kinds = append(kinds, d.kind+"-json")
 	}
-	kinds = append(kinds, "json-store", "stream")
+	kinds = append(kinds, "json-store", "json"+quotaKindSuffix, "json"+capacityKindSuffix, "stream")
 	for _, d := range loadDialects() {
 		kinds = append(kinds, d.kind+"-stream")
 	}
-	return append(kinds, "stream-store")
+	return append(kinds, "stream-store", "stream"+quotaKindSuffix, "stream"+capacityKindSuffix)
 }
 
 // loadFigures is one kind of request (JSON or stream) against one server, over all rounds.
@@ -81,10 +81,21 @@ type loadResult struct {
 	StoreStream         *loadFigures `json:"store_stream,omitempty"`
 	StoreJournalDropped float64      `json:"store_journal_dropped"`
 	StoreErrors         float64      `json:"store_errors"`
-	RSSAfterLoad        int64        `json:"mockgateway_rss_after_load_bytes"`
-	AccessLogLines      int64        `json:"access_log_lines"`
-	SpansBuffered       int          `json:"spans_in_buffer"`
-	Notes               []string     `json:"notes,omitempty"`
+	// The chat JSON and stream requests with a quota never reached (bench_quota.go), on the
+	// mockgateway of the plain kinds, in the same rounds: their cost against no limits, and the
+	// refusals counted over the load (0 unless the limits were reached).
+	QuotaJSON     *loadFigures `json:"quota_json,omitempty"`
+	QuotaStream   *loadFigures `json:"quota_stream,omitempty"`
+	QuotaCost     []quotaCost  `json:"quota_cost,omitempty"`
+	QuotaRefusals float64      `json:"quota_refusals"`
+	// The same requests against a mockgateway whose mock-echo has a capacity never filled
+	// (bench_quota.go), in the same rounds; their ratios are in QuotaCost too.
+	CapacityJSON   *loadFigures `json:"capacity_json,omitempty"`
+	CapacityStream *loadFigures `json:"capacity_stream,omitempty"`
+	RSSAfterLoad   int64        `json:"mockgateway_rss_after_load_bytes"`
+	AccessLogLines int64        `json:"access_log_lines"`
+	SpansBuffered  int          `json:"spans_in_buffer"`
+	Notes          []string     `json:"notes,omitempty"`
 }
 
 // runLoad starts both servers and runs wrk against each in alternating order, round after round:
@@ -152,6 +163,18 @@ func runLoad(ctx context.Context, ws *workspace, w *wrkRunner, rounds int, kinds
 		}
 	}
 
+	if slices.ContainsFunc(kinds, quotaKind) {
+		if err := probeQuota(ctx, mg, pm); err != nil {
+			return res, err
+		}
+	}
+	var gated *server
+	if slices.ContainsFunc(kinds, capacityKind) {
+		if gated, err = startCapacity(ctx, ws, pm, "--fixtures", fixtures); err != nil {
+			return res, err
+		}
+		defer gated.stop()
+	}
 	if slices.Contains(kinds, "fixture-json") {
 		if err := probeFixture(ctx, mg); err != nil {
 			return res, err
@@ -216,6 +239,18 @@ func runLoad(ctx context.Context, ws *workspace, w *wrkRunner, rounds int, kinds
 		case "stream-store":
 			res.StoreStream = &loadFigures{}
 			join("stream", run{store.mg, k, chatclient.ChatPath, streamRequest, res.StoreStream, nil, store.redis.pid()})
+		case "json" + quotaKindSuffix:
+			res.QuotaJSON = &loadFigures{}
+			join("json", run{mg, k, chatclient.ChatPath, jsonRequest, res.QuotaJSON, map[string]string{quotaHeader: benchQuota}, 0})
+		case "stream" + quotaKindSuffix:
+			res.QuotaStream = &loadFigures{}
+			join("stream", run{mg, k, chatclient.ChatPath, streamRequest, res.QuotaStream, map[string]string{quotaHeader: benchQuota}, 0})
+		case "json" + capacityKindSuffix:
+			res.CapacityJSON = &loadFigures{}
+			join("json", run{gated, k, chatclient.ChatPath, jsonRequest, res.CapacityJSON, nil, 0})
+		case "stream" + capacityKindSuffix:
+			res.CapacityStream = &loadFigures{}
+			join("stream", run{gated, k, chatclient.ChatPath, streamRequest, res.CapacityStream, nil, 0})
 		default: // another dialect's kind: it joins chat's of the same kind
 			for _, d := range loadDialects() {
 				if p := res.Dialects[d.kind]; p != nil && k == d.kind+"-json" {
@@ -266,6 +301,19 @@ func runLoad(ctx context.Context, ws *workspace, w *wrkRunner, rounds int, kinds
 	if res.StoreStream != nil {
 		res.StoreStream.finish(res.ChunksPerStream)
 	}
+	if res.QuotaJSON != nil {
+		res.QuotaJSON.finish(0)
+	}
+	if res.QuotaStream != nil {
+		res.QuotaStream.finish(res.ChunksPerStream)
+	}
+	if res.CapacityJSON != nil {
+		res.CapacityJSON.finish(0)
+	}
+	if res.CapacityStream != nil {
+		res.CapacityStream.finish(res.ChunksPerStream)
+	}
+	finishQuota(ctx, mg, res)
 	if store != nil {
 		if res.StoreJournalDropped, res.StoreErrors, err = storeCounters(ctx, store.mg); err != nil {
 			res.Notes = append(res.Notes, "the store's metrics: "+err.Error())

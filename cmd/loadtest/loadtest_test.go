@@ -1,12 +1,16 @@
 package main
 
 import (
+	"encoding/json"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"mockgateway/internal/catalog"
 )
 
 const wrkOutput = `Running 10s test @ http://127.0.0.1:41103/v1/chat/completions
@@ -311,5 +315,66 @@ func TestStoreTargets(t *testing.T) {
 	c, err := parseBenchFlags([]string{"--load-kinds", "json,json-store,stream-store"}, io.Discard)
 	if err != nil || !slices.Equal(c.Kinds, []string{"json", "json-store", "stream-store"}) {
 		t.Errorf("kinds %v, %v", c.Kinds, err)
+	}
+}
+
+// TestQuotaCost: the quota kinds' figures against the plain kinds of the same rounds —
+// requests/s quota ÷ none (and per round), CPU per request none ÷ quota — in the table and the
+// JSON, and the kinds parse.
+func TestQuotaCost(t *testing.T) {
+	figures := func(cpu float64, rps ...float64) *loadFigures {
+		f := &loadFigures{}
+		for _, r := range rps {
+			f.Rounds = append(f.Rounds, wrkResult{Requests: int64(r * 10), DurationUS: 10_000_000})
+		}
+		f.finish(18)
+		f.CPUus = cpu
+		return f
+	}
+	l := &loadResult{
+		JSON:           map[string]*loadFigures{"mockgateway": figures(25, 40000, 30000)},
+		Stream:         map[string]*loadFigures{"mockgateway": figures(100, 8000, 8000)},
+		QuotaJSON:      figures(27.5, 36000, 28500), // 0.93× (rounds 0.90, 0.95), CPU 0.91×
+		CapacityStream: figures(110, 7200, 8000),    // 0.95× (rounds 0.90, 1.00), CPU 0.91×
+		QuotaRefusals:  0,
+	}
+	l.QuotaCost = quotaCosts(l)
+	if len(l.QuotaCost) != 2 || l.QuotaCost[1].Kind != "stream" || l.QuotaCost[1].Limit != "capacity" || math.Abs(l.QuotaCost[1].RPSRatio-0.95) > 1e-9 {
+		t.Fatalf("quota costs %+v, want the JSON quota kind's and the stream capacity kind's", l.QuotaCost)
+	}
+	qc := l.QuotaCost[0]
+	if qc.Kind != "json" || qc.Limit != "quota" || math.Abs(qc.RPSRatio-32250.0/35000) > 1e-9 || math.Abs(qc.CPURatio-25/27.5) > 1e-9 ||
+		len(qc.RoundRatios) != 2 || math.Abs(qc.RoundRatios[0]-0.9) > 1e-9 || math.Abs(qc.RoundRatios[1]-0.95) > 1e-9 {
+		t.Errorf("quota cost %+v", qc)
+	}
+	b, err := json.Marshal(l)
+	if err != nil || !strings.Contains(string(b), `"quota_cost":[{"kind":"json","limit":"quota","rps_limits_over_none":0.92`) {
+		t.Errorf("the JSON lacks the ratio: %v %s", err, b)
+	}
+	var md strings.Builder
+	writeMarkdown(&md, &report{Load: l})
+	for _, want := range []string{"**JSON chat requests/s with a quota**", "| 32,250 | 35,000 | 0.92× (rounds 0.90, 0.95) |",
+		"| 27.5 | 25 | 0.91× |", "quota refusals (mockgateway_quota_refusals_total, whole load) | 0 |", "`X-Mock-Quota: " + benchQuota + "`",
+		"**16-token streams/s with a capacity** (1024, never filled; another mockgateway; vs no limits, same rounds) | 7,600 | 8,000 | 0.95× (rounds 0.90, 1.00) |",
+		"**server CPU per request with a capacity** (µs; ratio: no limits ÷ capacity) | 110 | 100 | 0.91× |"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("the table lacks %q:\n%s", want, md.String())
+		}
+	}
+	if strings.Contains(md.String(), "16-token streams/s with a quota") || strings.Contains(md.String(), "JSON chat requests/s with a capacity") {
+		t.Errorf("a stream row without the stream-quota kind:\n%s", md.String())
+	}
+	c, err := parseBenchFlags([]string{"--load-kinds", "json,json-quota,json-capacity,stream,stream-quota,stream-capacity"}, io.Discard)
+	if err != nil || !slices.Equal(c.Kinds, []string{"json", "json-quota", "json-capacity", "stream", "stream-quota", "stream-capacity"}) {
+		t.Errorf("kinds %v, %v", c.Kinds, err)
+	}
+	cat, err := catalog.Parse([]byte(capacityCatalog()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	builtin, _ := catalog.Builtin().Lookup("mock-echo")
+	if m, ok := cat.Lookup("mock-echo"); !ok || m.Capacity != benchCapacity || m.Behavior != builtin.Behavior ||
+		m.ContextWindow != builtin.ContextWindow || m.MaxOutputTokens != builtin.MaxOutputTokens || m.Capabilities != builtin.Capabilities {
+		t.Errorf("the capacity's mock-echo %+v, built in %+v", m, builtin)
 	}
 }

@@ -242,6 +242,12 @@ func writeMarkdown(w io.Writer, r *report) {
 				d.name, d.json.path, l.Dialects[d.kind].Stream.Events)
 		}
 	}
+	if l := r.Load; l != nil && (l.QuotaJSON != nil || l.QuotaStream != nil) {
+		fmt.Fprintf(w, "- With a quota: the same requests to the same mockgateway in the same rounds with `%s: %s` (limits no load reaches: every request draws on its buckets and settles them, none is refused)\n", quotaHeader, benchQuota)
+	}
+	if l := r.Load; l != nil && (l.CapacityJSON != nil || l.CapacityStream != nil) {
+		fmt.Fprintf(w, "- With a capacity: the same requests in the same rounds to a mockgateway started as the first but whose catalog is mock-echo with `capacity: %d` (no load fills it: every request takes a place in the gate and gives it back, none waits)\n", benchCapacity)
+	}
 	if r.GoBenchCmd != "" {
 		fmt.Fprintf(w, "- Go benchmarks: `%s` (medians)\n", r.GoBenchCmd)
 	}
@@ -288,6 +294,7 @@ func writeMarkdown(w io.Writer, r *report) {
 			row("stream wrk errors (all rounds)", strconv.FormatInt(sm.Errors, 10), strconv.FormatInt(sb.Errors, 10), "", "", "")
 		}
 		writeStoreRows(row, tgt, l)
+		writeQuotaRows(row, l)
 		for _, d := range loadDialects() {
 			if p := l.Dialects[d.kind]; p != nil {
 				writeDialectRows(row, tgt, l, d.name, p)

@@ -161,6 +161,11 @@ func TestResponsesBenchSameAnswer(t *testing.T) {
 }
 
 func benchStatus(b *testing.B, h *harness, method, path, body string, want int) {
+	benchSend(b, h, method, path, body, nil, want)
+}
+
+// benchSend is benchStatus with headers beside Content-Type.
+func benchSend(b *testing.B, h *harness, method, path, body string, header map[string]string, want int) {
 	b.ReportAllocs()
 	start := cpuTime()
 	defer func() { b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op") }()
@@ -173,6 +178,9 @@ func benchStatus(b *testing.B, h *harness, method, path, body string, want int) 
 		req := httptest.NewRequest(method, path, rd)
 		if body != "" {
 			req.Header.Set("Content-Type", "application/json")
+		}
+		for k, v := range header {
+			req.Header.Set(k, v)
 		}
 		rr := httptest.NewRecorder()
 		h.handler.ServeHTTP(rr, req)
