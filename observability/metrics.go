@@ -153,7 +153,7 @@ func NewMetrics(reg *prometheus.Registry, modelIDs, executable []string, info Bu
 	}, []string{"model", "target"})
 	quotaRefusals := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "mockgateway_quota_refusals_total",
-		Help: "Requests a simulated quota refused, by model and the limit hit (requests, tokens, daily, input_tokens, output_tokens). Nothing real was limited.",
+		Help: "Requests a simulated quota refused, by model and the limit hit (requests, tokens, daily, input_tokens, output_tokens; overloaded: past its capacity and queue). Nothing real was limited.",
 	}, []string{"model", "limit"})
 	modelRunning := prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "mockgateway_model_running",

@@ -46,7 +46,7 @@ type Entry struct {
 	Fault   string `json:"fault,omitempty"`
 	Attempt int    `json:"attempt,omitempty"`
 	// LimitHit is the simulated limit that refused the call, in the words of the refusals
-	// counter's limit label: requests, tokens or daily (its quota), overloaded (its model's
+	// counter's limit label: requests, tokens, daily, input_tokens or output_tokens (its quota), overloaded (its model's
 	// capacity and queue were full). QueueMS is how long it waited for a place in its model's
 	// capacity. Neither says whose quota it was: the client key is never part of an entry.
 	LimitHit string  `json:"limit_hit,omitempty"`

@@ -144,7 +144,9 @@ func take(l *Limits, lv Levels, u Usage, ahead time.Duration) (after Levels, ref
 		}
 	}
 	for i := range lv {
-		if size[i] > 0 && refill(lv[i], size[i], period[i], ahead) < need[i] {
+		// Held by the bucket by then, and owing at most one whole bucket now: a reservation
+		// beyond that debt would be forgiven by the clamp, and admitted for nothing.
+		if size[i] > 0 && (refill(lv[i], size[i], period[i], ahead) < need[i] || lv[i]-need[i] < -size[i]) {
 			return lv, i, false
 		}
 	}

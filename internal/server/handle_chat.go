@@ -118,7 +118,7 @@ func (h *chatHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	sim, err := h.sim.decide(r, model, facts.seed, hit)
+	sim, err := h.sim.decide(r, model, facts.seed, hit, taken.retriesSpent())
 	if err != nil {
 		h.settleQuota(r.Context(), taken.admission(), rec)
 		writeError(w, r, err)

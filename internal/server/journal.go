@@ -36,7 +36,7 @@ func readScope(r *http.Request, rec *observability.Record) *apierr.Error {
 // rather than on the Record, which every request allocates: a note only journaled calls do.)
 type callNote struct {
 	shape    journal.Shape
-	limitHit string // requests, tokens, daily or overloaded (noteLimit)
+	limitHit string // a quota.Refusals() word: the bucket that refused, or overloaded (noteLimit)
 	filed    bool   // the entry is filed already (entryFirst)
 
 	// The call, for file: held here rather than as the deferred call's arguments, which would

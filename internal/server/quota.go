@@ -97,6 +97,15 @@ func (t *quotaTaken) admission() *quotaAdmission {
 	return t.admitted
 }
 
+// retriesSpent is how many of the served model's gateway retries the quota took: its own retries
+// that got in (none when a fallback serves, whose policy is its own).
+func (t *quotaTaken) retriesSpent() int {
+	if t == nil || t.plan == nil || t.plan.FallbackFrom != "" {
+		return 0
+	}
+	return t.plan.Attempts - 1
+}
+
 // hold makes the call hold its admission until it ends, and joins the gateway policy's
 // handling of the quota to the simulation's plan for the model that serves: its retries and
 // fallback first, then whatever that model's own fault and policy decided.
@@ -116,7 +125,7 @@ func (t *quotaTaken) hold(sim *simulated) {
 		return
 	}
 	p.Steps = append(append([]simulation.Step(nil), q.Steps...), p.Steps...)
-	if q.FallbackFrom == "" { // the model's own retry got in: its attempts go on from there
+	if q.FallbackFrom == "" { // the model's own retry got in: its fault's attempts go on from there (retriesSpent)
 		p.Attempts += q.Attempts - 1
 	} else {
 		p.Attempts, p.FallbackFrom = q.Attempts, q.FallbackFrom
@@ -196,13 +205,15 @@ func (h *chatHandler) clientKey(r *http.Request) string {
 	return ""
 }
 
-// settleQuota corrects the admission's token buckets to the tokens the call used: its prompt
-// and what it produced (a stream cut short gives back what it did not send). rec holds the
-// call's counts once its answer is written.
+// settleQuota corrects the admission's token buckets to what the call produced: a stream cut
+// short, or a call answered by a fault before any output, gives back what it did not send. The
+// prompt was counted at admission and stays counted, in every bucket alike (a call that made
+// nothing has no prompt count of its own to correct it by). rec holds the call's counts once
+// its answer is written.
 func (h *chatHandler) settleQuota(ctx context.Context, a *quotaAdmission, rec *observability.Record) {
 	if a == nil {
 		return
 	}
-	delta := quota.Usage{Input: rec.PromptTokens - a.asked.Input, Output: rec.CompletionTokens - a.asked.Output}
+	delta := quota.Usage{Output: rec.CompletionTokens - a.asked.Output}
 	h.state.SettleQuota(context.WithoutCancel(ctx), a.key, a.limits, delta)
 }

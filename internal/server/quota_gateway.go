@@ -15,17 +15,21 @@ import (
 // its fallback chain. Each retry draws on the quota again: after really waiting when the policy
 // sleeps its backoff, else as if it came that much later — the buckets are charged ahead, so
 // the requests after it see what it took — so that a bucket which refills within the wait
-// admits the retry, and one that does not refuses it. st becomes the last draw's status. It
-// returns the policy's plan and the model that serves: the requested one when a retry got in
-// (st admitted), the fallback the chain lands on, or nil when the refusal stands. The plan is
-// reported by the caller, with the answer.
+// admits the retry, and one that does not refuses it. A sleeping policy waits at most
+// --stream-timeout in all, as a stream may run: a retry that would wait beyond it is not made.
+// It returns the policy's plan and the model that serves: the requested one when a retry got
+// in (st then its admission), the fallback the chain lands on, or nil when the refusal stands
+// (st then the refusal a client is shown: as the buckets are now). The plan is reported by the
+// caller, with the answer.
 func (h *chatHandler) quotaGateway(ctx context.Context, model *catalog.Model, a *quotaAdmission, st *quota.Status) (*simulation.Plan, *catalog.Model, error) {
 	policy := model.Gateway
 	plan := &simulation.Plan{Policy: true, Cause: simulation.RateLimit, ServedBy: model.ID, Attempts: 1}
+	deadline := time.Now().Add(h.streamTimeout)
+	last := *st
 	var ahead time.Duration
 	for n := 1; n <= policy.Retries; n++ {
-		wait, ok := policy.RetryWait(n, time.Duration(quota.Seconds(st.RetryAfter))*time.Second)
-		if !ok {
+		wait, ok := policy.RetryWait(n, time.Duration(quota.Seconds(last.RetryAfter))*time.Second)
+		if !ok || policy.SleepBackoff && time.Now().Add(wait).After(deadline) {
 			break
 		}
 		plan.Retried(n, wait)
@@ -41,11 +45,15 @@ func (h *chatHandler) quotaGateway(ctx context.Context, model *catalog.Model, a 
 		if err != nil {
 			return nil, nil, stateError(err)
 		}
-		*st = next
 		if next.Refused == "" {
+			*st = next
 			return plan, model, nil
 		}
 		h.metrics.ObserveQuotaRefusal(model.ID, string(next.Refused))
+		last = next
+		if policy.SleepBackoff { // drawn now: what a client is shown
+			*st = next
+		}
 	}
 	if plan.FallBack(model.ID, policy, h.catalog.Target) {
 		served, _ := h.catalog.Lookup(plan.ServedBy)

@@ -38,11 +38,12 @@ type simulator struct {
 
 // decide reads the x-mock-* headers (when allowed) over the fixture's or the model's settings
 // and decides the plan. A malformed header is a 400 naming the header, never a silent default. bodyHash
-// identifies the request for clients that retry without saying so (attemptOf).
+// identifies the request for clients that retry without saying so (attemptOf); spent is how
+// many of the model's gateway retries its quota's refusal already took (quotaGateway).
 //
 // The decision comes back on the heap: returned by value, it and its copies took 440 of the
 // chat handler's 700-byte frame, which every open stream keeps under it (TestBlockedStreamStack).
-func (s simulator) decide(r *http.Request, model *catalog.Model, bodyHash uint64, hit *fixtures.Hit) (*simulated, error) {
+func (s simulator) decide(r *http.Request, model *catalog.Model, bodyHash uint64, hit *fixtures.Hit, spent int) (*simulated, error) {
 	fault, latency := model.FaultSpec, model.Latency
 	latencyFromHeader := false
 	if hit != nil {
@@ -74,7 +75,13 @@ func (s simulator) decide(r *http.Request, model *catalog.Model, bodyHash uint64
 	if err != nil {
 		return nil, err
 	}
-	plan := simulation.Decide(model.ID, fault, attempt, model.Gateway, s.catalog.Target)
+	policy := model.Gateway
+	if spent > 0 && policy != nil { // the retries the policy made on the model's quota are made
+		p := *policy
+		p.Retries = max(0, p.Retries-spent)
+		policy = &p
+	}
+	plan := simulation.Decide(model.ID, fault, attempt, policy, s.catalog.Target)
 	if key != 0 && plan.Fault == nil {
 		s.attempts.AttemptDone(r.Context(), key, observability.RecordFrom(r.Context()).Scope) // it got through: an identical request later is a first try again
 	}
@@ -156,11 +163,10 @@ func reportPlan(ctx context.Context, w http.ResponseWriter, span trace.Span, met
 	if p.FallbackFrom != "" {
 		h.Set("X-Mock-Gateway-Fallback-From", p.FallbackFrom)
 	}
-	retries := 0
 	for _, st := range p.Steps {
 		switch st.Kind {
 		case "retry":
-			retries++
+			metrics.ObserveRetries(ctx, requested, st.Cause, 1) // a quota's retries and a fault's may share a plan
 			span.AddEvent("gateway.retry", trace.WithAttributes(
 				attribute.Bool("simulated", true),
 				attribute.Int("mockgateway.gateway.attempt", st.Attempt),
@@ -180,7 +186,6 @@ func reportPlan(ctx context.Context, w http.ResponseWriter, span trace.Span, met
 			metrics.ObserveFallback(ctx, requested, st.To)
 		}
 	}
-	metrics.ObserveRetries(ctx, requested, p.Cause, retries)
 	span.SetAttributes(
 		attribute.Int("mockgateway.gateway.attempts", p.Attempts),
 		attribute.String("mockgateway.gateway.served_by", p.ServedBy),

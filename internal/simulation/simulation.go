@@ -55,13 +55,14 @@ func (p *Policy) Validate() error {
 // fallback chain rather than hold the request for minutes or a day.
 const MaxBackoff = time.Minute
 
-// backoff is the wait before retry number n (1-based).
+// backoff is the wait before retry number n (1-based): the backoff grown by the multiplier,
+// at most MaxBackoff (computed in floats, so that ten retries at ×10 do not overflow).
 func (p *Policy) backoff(n int) time.Duration {
 	m := p.BackoffMultiplier
 	if m == 0 {
 		m = 1
 	}
-	return time.Duration(float64(p.Backoff) * math.Pow(m, float64(n-1)))
+	return time.Duration(math.Min(float64(p.Backoff)*math.Pow(m, float64(n-1)), float64(MaxBackoff)))
 }
 
 // RetryWait is the wait before retry number n (1-based) of a refusal that said retryAfter (0:
@@ -82,6 +83,7 @@ type Target struct {
 // Step is one reported gateway decision.
 type Step struct {
 	Kind    string        // "retry" or "fallback"
+	Cause   string        // retry: the fault kind retried (a quota's refusal is a rate_limit)
 	Attempt int           // retry: the attempt that failed and is retried
 	Backoff time.Duration // retry: the wait before the next attempt
 	To      string        // fallback: the target id
@@ -143,7 +145,7 @@ func Decide(model string, fault *Fault, attempt int, policy *Policy, lookup func
 
 // Retried records that attempt failed and is retried after wait.
 func (p *Plan) Retried(attempt int, wait time.Duration) {
-	p.Steps = append(p.Steps, Step{Kind: "retry", Attempt: attempt, Backoff: wait})
+	p.Steps = append(p.Steps, Step{Kind: "retry", Cause: p.Cause, Attempt: attempt, Backoff: wait})
 	p.Wait += wait
 }
 

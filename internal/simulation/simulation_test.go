@@ -191,3 +191,20 @@ func TestDecideHonoursRetryAfter(t *testing.T) {
 		t.Errorf("RetryWait beyond MaxBackoff = %v, %v", w, ok)
 	}
 }
+
+// TestBackoffIsBounded: a backoff grown by its multiplier stops at MaxBackoff — ten retries of
+// a minute at ×10 neither wait hours nor overflow to nothing.
+func TestBackoffIsBounded(t *testing.T) {
+	p := &Policy{Retries: 10, Backoff: time.Minute, BackoffMultiplier: 10}
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for n := 1; n <= 10; n++ {
+		if w, ok := p.RetryWait(n, 0); !ok || w != MaxBackoff {
+			t.Errorf("retry %d waits %v, want %v", n, w, MaxBackoff)
+		}
+	}
+	if w, _ := (&Policy{Backoff: 100 * time.Millisecond, BackoffMultiplier: 2}).RetryWait(3, 0); w != 400*time.Millisecond {
+		t.Errorf("a small backoff grows as before: %v", w)
+	}
+}

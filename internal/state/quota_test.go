@@ -53,9 +53,9 @@ var quotaTable = []quotaStep{
 	// 50 ahead is no longer enough: at +50 the bucket is at 0, one request 50 later.
 	{key: "a", tokens: 0, ahead: 50 * hs, refused: quota.Requests, retry: 50 * hs, requests: quota.Bucket{Reset: 100 * hs}, tok: quota.Bucket{Remaining: 600, Reset: 40 * hs}},
 	{key: "a", tokens: 0, ahead: 100 * hs, requests: quota.Bucket{Reset: 100 * hs}, tok: quota.Bucket{Remaining: 1000}},
-	// At most one bucket of debt: requests at -2 now, whatever is taken further ahead; what it
-	// sees is the bucket at +300, full, less itself.
-	{key: "a", tokens: 0, ahead: 300 * hs, requests: quota.Bucket{Remaining: 1, Reset: 50 * hs}, tok: quota.Bucket{Remaining: 1000}},
+	// At most one bucket of debt: requests at -2 now, and however far ahead it would come, a
+	// take that would owe more is refused (what it sees is the bucket at +300, full).
+	{key: "a", tokens: 0, ahead: 300 * hs, refused: quota.Requests, requests: quota.Bucket{Remaining: 2}, tok: quota.Bucket{Remaining: 1000}},
 	{key: "a", tokens: 0, refused: quota.Requests, retry: 150 * hs, requests: quota.Bucket{Reset: 200 * hs}, tok: quota.Bucket{Remaining: 100, Reset: 90 * hs}},
 
 	{key: "t", tokenly: true, tokens: 800, tok: quota.Bucket{Remaining: 200, Reset: 80 * hs}},
@@ -235,4 +235,39 @@ func TestListQuotasMemory(t *testing.T) {
 func TestListQuotasRedis(t *testing.T) {
 	r, _ := newTestRedis(t, RedisConfig{})
 	checkListQuotas(t, r, 5*time.Second)
+}
+
+// checkReservationBounded: takes far ahead — further than the window, so that each bucket
+// would be full by then — owe at most one whole bucket: past that debt they are refused,
+// not admitted for nothing.
+func checkReservationBounded(t *testing.T, s Store) {
+	t.Helper()
+	ctx := context.Background()
+	k, l := quota.Key{ID: "ahead"}, quota.Limits{Requests: 1, Window: time.Second}
+	if st, err := s.TakeQuota(ctx, k, l, quota.Usage{}, 0); err != nil || st.Refused != "" {
+		t.Fatalf("the first: %+v %v", st, err)
+	}
+	admitted := 0
+	for range 30 {
+		st, err := s.TakeQuota(ctx, k, l, quota.Usage{}, 3*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Refused == "" {
+			admitted++
+		}
+	}
+	if admitted != 1 {
+		t.Errorf("%d of 30 takes 3s ahead admitted on rpm 1 per second, want 1 (one bucket of debt)", admitted)
+	}
+}
+
+func TestReservationBoundedMemory(t *testing.T) {
+	at := time.Date(2026, 12, 6, 0, 0, 0, 0, time.UTC)
+	checkReservationBounded(t, &Memory{Quotas: quota.NewBuckets(10, func() time.Time { return at })})
+}
+
+func TestReservationBoundedRedis(t *testing.T) {
+	r, _ := newTestRedis(t, RedisConfig{})
+	checkReservationBounded(t, r)
 }

@@ -49,7 +49,7 @@ if take then
       if size[i] > 0 then
         local at = lv[i]
         if ahead > 0 then at = math.min(size[i], at + size[i] * ahead / period[i]) end
-        if at < need[i] then refused = i; break end
+        if at < need[i] or lv[i] - need[i] < -size[i] then refused = i; break end
       end
     end
     if refused == 0 then for i = 1, 5 do if size[i] > 0 then lv[i] = lv[i] - need[i] end end end

@@ -48,7 +48,7 @@ const LIMIT_MEANS = {
 function limitFacts(e) {
   const pairs = [];
   if (e.limit_hit) {
-    const served = e.status < 400 ? ' — then served by the gateway policy\'s fallback' : '';
+    const served = e.status < 400 ? ' — then served by the gateway policy (its retry or its fallback)' : '';
     pairs.push(['refused by', `${LIMITS[e.limit_hit] || e.limit_hit}: ${LIMIT_MEANS[e.limit_hit] || ''}${served}`]);
   }
   if (e.queue_ms > 0) pairs.push(['queued', `${ms(e.queue_ms)} waiting for a place in its model's capacity (part of its time to first chunk)`]);

@@ -61,7 +61,7 @@ function limitCell(e) {
   if (e.limit_hit) {
     c.className = 'limit-hit';
     c.dataset.limit = e.limit_hit;
-    c.title = e.status < 400 ? 'refused by this limit, then served by the gateway policy\'s fallback' : 'refused by this limit';
+    c.title = e.status < 400 ? 'refused by this limit, then served by the gateway policy (its retry or its fallback)' : 'refused by this limit';
   } else if (e.queue_ms > 0) {
     c.className = 'queued';
     c.title = 'waited for a place in its model\'s capacity';
