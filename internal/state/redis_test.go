@@ -24,7 +24,7 @@ func newTestRedis(t *testing.T, cfg RedisConfig) (*Redis, *testutil.RedisServer)
 	if cfg.Fixtures == nil {
 		cfg.Fixtures = fixtures.NewStore(fixtures.StoreConfig{})
 	}
-	for _, d := range []*int{&cfg.MaxScopes, &cfg.MaxFixturesPerScope, &cfg.MaxBytes, &cfg.AttemptKeys, &cfg.JournalEntries, &cfg.JournalScopes} {
+	for _, d := range []*int{&cfg.MaxScopes, &cfg.MaxFixturesPerScope, &cfg.MaxBytes, &cfg.AttemptKeys, &cfg.QuotaKeys, &cfg.JournalEntries, &cfg.JournalScopes} {
 		if *d == 0 {
 			*d = 100
 		}
