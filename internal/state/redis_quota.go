@@ -28,8 +28,10 @@ import (
 // names, so a bound per scope would bound nothing: mockgateway:qk (KEYS[3], a sorted set of
 // "<scope>/<id>" by when each hash expires, expiring with the last of them) indexes them all,
 // and the script that writes a new key forgets the expired ones, then, past the bound, those
-// that will be full soonest (they lose the least), from their scopes' indexes too: ARGV the
-// prefix, the scope and QuotaKeys after the others. A scope id holds no '/', nor does an id.
+// that will be full soonest (they lose the least), from their scopes' indexes too — at most
+// quotaDropBatch of each, so that no script's work grows with the index (a bound lowered since
+// the index was filled is reached over the next new keys): ARGV the prefix, the scope,
+// QuotaKeys and that batch after the others. A scope id holds no '/', nor does an id.
 var quotaScript = newScript(luaNow + `
 local size, win = {}, tonumber(ARGV[6])
 for i = 1, 5 do size[i] = tonumber(ARGV[i]) end
@@ -77,7 +79,7 @@ for i = 1, 5 do
   set[#set + 1] = f(lv[i])
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-local P, m, max = ARGV[14], ARGV[15] .. '/' .. ARGV[11], tonumber(ARGV[16])
+local P, m, max, batch = ARGV[14], ARGV[15] .. '/' .. ARGV[11], tonumber(ARGV[16]), tonumber(ARGV[17])
 if ttl == 0 then
   redis.call('DEL', KEYS[1])
   redis.call('ZREM', KEYS[2], ARGV[11])
@@ -94,9 +96,10 @@ if not redis.call('ZSCORE', KEYS[3], m) then
       end
     end
   end
-  forget(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now))
-  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
-  local extra = redis.call('ZCARD', KEYS[3]) - max + 1
+  local expired = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT', 0, batch)
+  forget(expired)
+  if #expired > 0 then redis.call('ZREM', KEYS[3], unpack(expired)) end
+  local extra = math.min(redis.call('ZCARD', KEYS[3]) - max + 1, batch)
   if extra > 0 then
     forget(redis.call('ZRANGE', KEYS[3], 0, extra - 1))
     redis.call('ZREMRANGEBYRANK', KEYS[3], 0, extra - 1)
@@ -162,7 +165,7 @@ func (r *Redis) runQuota(ctx context.Context, k *quota.Key, l *quota.Limits, u q
 	return quotaScript.Run(ctx, r.client, []string{quotaKey(k), quotaIndex(k.Scope), quotaKeys},
 		l.Requests, l.Tokens, l.Daily, l.InputTokens, l.OutputTokens, l.Period().Milliseconds(),
 		u.Input, u.Output, t, strconv.FormatFloat(float64(ahead)/float64(time.Millisecond), 'g', -1, 64),
-		k.ID, k.Model, hex.EncodeToString(k.Org[:]), prefix, k.Scope, max(1, r.cfg.QuotaKeys)).Slice()
+		k.ID, k.Model, hex.EncodeToString(k.Org[:]), prefix, k.Scope, max(1, r.cfg.QuotaKeys), quotaDropBatch).Slice()
 }
 
 // listQuotaScript: KEYS the scope's index; ARGV the prefix of its hashes, the limit. It answers
@@ -214,9 +217,10 @@ func (r *Redis) ListQuotas(ctx context.Context, scope string, limit int) ([]quot
 	return vs, nil
 }
 
-// quotaDropBatch is how many quota keys one script of a scope's deletion forgets: a scope holds
-// up to QuotaKeys of them, and a script blocks the store while it runs, so a deletion is a few
-// short scripts rather than one as long as the scope is large.
+// quotaDropBatch is how many quota keys one script forgets at most — in a scope's deletion, and
+// expired or past the bound when a new key is written: a scope holds up to QuotaKeys of them,
+// and a script blocks the store while it runs, so a deletion is a few short scripts rather
+// than one as long as the scope is large.
 const quotaDropBatch = 256
 
 // dropQuotaScript: KEYS the scope's index, mockgateway:qk; ARGV the prefix, the scope, the
