@@ -133,3 +133,47 @@ func TestRedisDropScopeQuotaBatches(t *testing.T) {
 		t.Errorf("%d keys dropped in %d scripts, want at least %d of at most %d keys", n, scripts, want, quotaDropBatch)
 	}
 }
+
+// TestRedisQuotaKeysLowered: a replica started with a lower --quota-keys than the store's
+// index holds forgets at most quotaDropBatch keys per new key, and so reaches its bound over
+// the next few new keys rather than in one long script.
+func TestRedisQuotaKeysLowered(t *testing.T) {
+	ctx := context.Background()
+	n := 2*quotaDropBatch + 50
+	r, rs := newTestRedis(t, RedisConfig{QuotaKeys: 10 * quotaDropBatch})
+	l := quota.Limits{Requests: 5, Window: time.Minute}
+	for i := range n {
+		if _, err := r.TakeQuota(ctx, quota.Key{ID: fmt.Sprintf("k%d", i), Scope: "a"}, l, quota.Usage{}, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := r.cfg
+	cfg.QuotaKeys = 10
+	lctx, cancel := context.WithCancel(ctx)
+	low, err := NewRedis(lctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cancel(); low.Wait() }()
+	c := rs.Client()
+	defer c.Close()
+	for i := 0; ; i++ {
+		before := c.ZCard(ctx, quotaKeys).Val()
+		if _, err := low.TakeQuota(ctx, quota.Key{ID: fmt.Sprintf("new%d", i), Scope: "b"}, l, quota.Usage{}, 0); err != nil {
+			t.Fatal(err)
+		}
+		after := c.ZCard(ctx, quotaKeys).Val()
+		if before-after+1 > quotaDropBatch {
+			t.Fatalf("one new key forgot %d keys, more than %d", before-after+1, quotaDropBatch)
+		}
+		if after <= 10 {
+			break
+		}
+		if i > n/quotaDropBatch+1 {
+			t.Fatalf("%d keys after %d new ones, want at most 10", after, i+1)
+		}
+	}
+	if hashes := c.Keys(ctx, prefix+"{*}:q:*").Val(); len(hashes) > 10 {
+		t.Errorf("%d hashes, want at most 10", len(hashes))
+	}
+}
