@@ -44,9 +44,9 @@ type Config struct {
 	// its last attempt.
 	AttemptKeys int
 	AttemptTTL  time.Duration
-	// QuotaKeys bounds the simulated quota buckets kept in this process (internal/quota): one
-	// per model, client key, scope and limits; past it, the key used longest ago starts full
-	// again. The shared store expires its buckets instead.
+	// QuotaKeys bounds the simulated quota keys kept across all scopes (internal/quota): one
+	// per model, client key, scope and limits; past it, in this process the key used longest
+	// ago starts full again, in the shared store the key that will be full soonest.
 	QuotaKeys int
 
 	MaxBodyBytes int64
@@ -158,7 +158,7 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (Config,
 		{flagenv.Setting{Name: "access-log-sample", Env: "MOCKGATEWAY_ACCESS_LOG_SAMPLE", Default: "100", Usage: "with --access-log sample, keep the line of 1 successful request in this many"}, intOf(&c.AccessLogSample)},
 		{flagenv.Setting{Name: "allow-simulation-headers", Env: "MOCKGATEWAY_ALLOW_SIMULATION_HEADERS", Default: "true", Usage: "let x-mock-* request headers choose simulated faults and latency", Switch: true}, boolOf(&c.AllowSimulationHeaders)},
 		{flagenv.Setting{Name: "attempt-keys", Env: "MOCKGATEWAY_ATTEMPT_KEYS", Default: "10000", Usage: "requests remembered to count the attempts of clients that retry without an attempt header (0: off)"}, intOf(&c.AttemptKeys)},
-		{flagenv.Setting{Name: "quota-keys", Env: "MOCKGATEWAY_QUOTA_KEYS", Default: "10000", Usage: "simulated quota buckets kept in this process, one per model, client key, scope and limits (the key used longest ago goes first)"}, intOf(&c.QuotaKeys)},
+		{flagenv.Setting{Name: "quota-keys", Env: "MOCKGATEWAY_QUOTA_KEYS", Default: "10000", Usage: "simulated quota keys kept across all scopes, in this process or in --state-store, one per model, client key, scope and limits (past it, the key used longest ago goes first; in the store, the one full soonest)"}, intOf(&c.QuotaKeys)},
 		{flagenv.Setting{Name: "attempt-ttl", Env: "MOCKGATEWAY_ATTEMPT_TTL", Default: "60s", Usage: "how long such a request is remembered after its last attempt"}, durationOf(&c.AttemptTTL)},
 		{flagenv.Setting{Name: "max-body-bytes", Env: "MOCKGATEWAY_MAX_BODY_BYTES", Default: "1048576", Usage: "largest request body accepted"}, int64Of(&c.MaxBodyBytes)},
 		{flagenv.Setting{Name: "max-tokens", Env: "MOCKGATEWAY_MAX_TOKENS", Default: "4096", Usage: "the most tokens any answer holds; a budget above it, up to the model's output limit, is accepted and the answer stops here"}, intOf(&c.MaxTokens)},

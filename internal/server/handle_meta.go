@@ -124,14 +124,11 @@ func handleDebugTraces(b *observability.SpanBuffer) http.Handler {
 			writeError(w, r, apierr.New(apierr.InvalidValue, "request_id", "request_id must match ^[A-Za-z0-9._:-]{1,128}$."))
 			return
 		}
-		if l := q.Get("limit"); l != "" {
-			n, err := strconv.Atoi(l)
-			if err != nil || n < 1 {
-				writeError(w, r, apierr.New(apierr.InvalidValue, "limit", "limit must be a positive whole number."))
-				return
-			}
-			f.Limit = n
+		limit, ok := limitParam(w, r, f.Limit, 0)
+		if !ok {
+			return
 		}
+		f.Limit = limit
 		spans := b.Query(f)
 		if spans == nil {
 			spans = []observability.SpanRecord{}

@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/gorilla/mux"
 
@@ -180,14 +181,9 @@ func handleJournal(j state.Store, on bool) http.Handler {
 		if !ok {
 			return
 		}
-		limit := defaultJournalLimit
-		if v := r.URL.Query().Get("limit"); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 {
-				writeError(w, r, apierr.New(apierr.InvalidValue, "limit", "limit must be a positive whole number."))
-				return
-			}
-			limit = n
+		limit, ok := limitParam(w, r, defaultJournalLimit, 0)
+		if !ok {
+			return
 		}
 		buf := getBuffer()
 		defer putBuffer(buf)
@@ -214,4 +210,23 @@ func scopeParam(w http.ResponseWriter, r *http.Request) (string, bool) {
 		return "", false
 	}
 	return scope, true
+}
+
+// limitParam is the query's limit, def without one: the OpenAPI's integer from 1 to most (0: no
+// most), in digits only — strconv.Atoi alone takes a sign. A bad one is answered 400.
+func limitParam(w http.ResponseWriter, r *http.Request, def, most int) (int, bool) {
+	v := r.URL.Query().Get("limit")
+	if v == "" {
+		return def, true
+	}
+	n, err := strconv.Atoi(v)
+	ok := err == nil && n >= 1 && (most == 0 || n <= most) && strings.Trim(v, "0123456789") == ""
+	if !ok {
+		msg := "limit must be a positive whole number."
+		if most > 0 {
+			msg = "limit must be a whole number from 1 to " + strconv.Itoa(most) + "."
+		}
+		writeError(w, r, apierr.New(apierr.InvalidValue, "limit", msg))
+	}
+	return n, ok
 }

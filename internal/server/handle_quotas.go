@@ -2,9 +2,7 @@ package server
 
 import (
 	"net/http"
-	"strconv"
 
-	"mockgateway/internal/apierr"
 	"mockgateway/internal/quota"
 	"mockgateway/internal/state"
 )
@@ -73,14 +71,9 @@ func handleQuotas(store state.Store) http.Handler {
 		if !ok {
 			return
 		}
-		limit := defaultQuotasLimit
-		if v := r.URL.Query().Get("limit"); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 || n > maxQuotasLimit {
-				writeError(w, r, apierr.New(apierr.InvalidValue, "limit", "limit must be a whole number from 1 to "+strconv.Itoa(maxQuotasLimit)+"."))
-				return
-			}
-			limit = n
+		limit, ok := limitParam(w, r, defaultQuotasLimit, maxQuotasLimit)
+		if !ok {
+			return
 		}
 		views, err := store.ListQuotas(r.Context(), scope, limit)
 		if err != nil {

@@ -130,6 +130,7 @@ func conformMockControl(t *testing.T, d *apiDoc, do func(*harness, string, strin
 	do(j, "GET", "/_mock/journal?scope=", "", "User-Agent", "OpenAI/Python 1.109.1", "X-Stainless-Lang", "python")
 	expect(do(j, "GET", "/_mock/journal?limit=0", "", in...), http.StatusBadRequest, `"param":"limit"`)
 	expect(do(j, "GET", "/_mock/journal?limit=two", "", in...), http.StatusBadRequest, `"param":"limit"`)
+	expect(do(j, "GET", "/_mock/journal?limit=%2B5", "", in...), http.StatusBadRequest, `"param":"limit"`) // a signed number is not the schema's integer
 	expect(do(j, "GET", "/_mock/journal?scope=a%2Fb", ""), http.StatusBadRequest, `"param":"scope"`)
 	expect(do(newHarness(t), "GET", "/_mock/journal", ""), http.StatusNotFound, `"code":"not_found"`) // --journal-entries 0
 	// The quota buckets of a scope whose calls drew from a quota.
@@ -137,6 +138,7 @@ func conformMockControl(t *testing.T, d *apiDoc, do func(*harness, string, strin
 	expect(do(j, "GET", "/_mock/quotas", "", in...), http.StatusOK, `"model":"mock-chat"`, `"requests":{"limit":5,"remaining":4,`, `"daily":{"limit":50,"remaining":49,`)
 	expect(do(j, "GET", "/_mock/quotas?scope=oa-strict&limit=1", ""), http.StatusOK, `"data":[]`)
 	expect(do(j, "GET", "/_mock/quotas?limit=0", "", in...), http.StatusBadRequest, `"param":"limit"`)
+	expect(do(j, "GET", "/_mock/quotas?limit=%2B5", "", in...), http.StatusBadRequest, `"param":"limit"`)
 
 	// Dropping scopes.
 	expect(do(j, "DELETE", "/_mock/scopes/"+scope, ""), http.StatusOK, `"object":"scope.deleted"`, `"deleted":true`)

@@ -103,7 +103,7 @@ func checkQuotaList(t *testing.T, h *harness, scope string) {
 	if one := readQuotas(t, h, d, "?limit=1&scope="+scope); len(one) != 1 {
 		t.Errorf("limit 1: %d entries", len(one))
 	}
-	for _, bad := range []string{"?limit=0", "?limit=1001", "?limit=many", "?scope=a%2Fb"} {
+	for _, bad := range []string{"?limit=0", "?limit=1001", "?limit=many", "?limit=%2B5", "?limit=-0", "?scope=a%2Fb"} {
 		rr := h.do("GET", "/_mock/quotas"+bad, "")
 		d.conform("a refused quota list", "GET", "/_mock/quotas", rr)
 		if e := decodeError(t, rr.Body.Bytes()); rr.Code != 400 || e.Code != "invalid_value" {

@@ -179,7 +179,7 @@ func NewSharedState(ctx context.Context, cfg config.Config, files *fixtures.Stor
 	}
 	return state.NewRedis(ctx, state.RedisConfig{URL: cfg.StateStore, Fixtures: files,
 		MaxScopes: cfg.MaxScopes, MaxFixturesPerScope: cfg.MaxScopeFixtures, MaxBytes: cfg.MaxFixtureBytes,
-		ScopeTTL: cfg.ScopeTTL, TTL: cfg.StateTTL, AttemptKeys: cfg.AttemptKeys, AttemptTTL: cfg.AttemptTTL,
+		ScopeTTL: cfg.ScopeTTL, TTL: cfg.StateTTL, AttemptKeys: cfg.AttemptKeys, AttemptTTL: cfg.AttemptTTL, QuotaKeys: cfg.QuotaKeys,
 		JournalEntries: cfg.JournalEntries, JournalScopes: cfg.JournalScopes,
 		MaxFlushReads: cfg.JournalFlushReads, Registerer: reg, Logger: logger})
 }

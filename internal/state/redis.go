@@ -31,6 +31,7 @@ type RedisConfig struct {
 	TTL                                      time.Duration // any scope's state, after its last write
 	AttemptKeys                              int
 	AttemptTTL                               time.Duration
+	QuotaKeys                                int // across all scopes (redis_quota.go); 0: 1
 	JournalEntries, JournalScopes            int // JournalEntries 0: no journal
 	// MaxFlushReads bounds the reads of the unscoped journal waiting for the replicas' writers
 	// at once (beyond: ErrBusy); 0: 64.

@@ -122,13 +122,11 @@ redis.call('PEXPIRE', P .. 'ct', sttl)
 return v
 `)
 
-// dropScript: KEYS meta, fx, names, n, att, j, qk; ARGV prefix, scope, "1" to drop the journal.
-var dropScript = newScript(luaNow + `
+// dropScript: KEYS meta, fx, names, n, att, j; ARGV prefix, scope, "1" to drop the journal. The
+// quota keys are dropped before, in batches (dropQuotas).
+var dropScript = newScript(`
 local P, id = ARGV[1], ARGV[2]
-redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', now)
-local had = redis.call('EXISTS', KEYS[1], KEYS[4], KEYS[5], KEYS[7])
-for _, q in ipairs(redis.call('ZRANGE', KEYS[7], 0, -1)) do redis.call('DEL', P .. '{' .. id .. '}:q:' .. q) end
-redis.call('DEL', KEYS[7])
+local had = redis.call('EXISTS', KEYS[1], KEYS[4], KEYS[5])
 for _, f in ipairs(redis.call('HKEYS', KEYS[5])) do redis.call('ZREM', P .. 'att', id .. '/' .. f) end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
 redis.call('ZREM', P .. 'fx', id)
@@ -296,15 +294,19 @@ func (r *Redis) ListFixtures(ctx context.Context, scope string) ([]fixtures.Info
 	}), nil
 }
 
-// DropScope forgets the scope's keys in one script.
+// DropScope forgets the scope's quota keys, a batch per script, then its other keys in one.
 func (r *Redis) DropScope(ctx context.Context, scope string, withJournal bool) (bool, error) {
 	j := "0"
 	if withJournal {
 		j = "1"
 	}
+	quotas, err := r.dropQuotas(ctx, scope)
+	if err != nil {
+		return false, err
+	}
 	var had int64
-	err := r.call(ctx, "drop", func(ctx context.Context) (err error) {
-		had, err = dropScript.Run(ctx, r.client, []string{key(scope, "meta"), key(scope, "fx"), key(scope, "names"), key(scope, "n"), key(scope, "att"), key(scope, "j"), quotaIndex(scope)}, prefix, scope, j).Int64()
+	err = r.call(ctx, "drop", func(ctx context.Context) (err error) {
+		had, err = dropScript.Run(ctx, r.client, []string{key(scope, "meta"), key(scope, "fx"), key(scope, "names"), key(scope, "n"), key(scope, "att"), key(scope, "j")}, prefix, scope, j).Int64()
 		return err
 	})
 	if err != nil {
@@ -317,7 +319,7 @@ func (r *Redis) DropScope(ctx context.Context, scope string, withJournal bool) (
 		delete(r.compiled, scope)
 		r.mu.Unlock()
 	}
-	return had > 0, nil
+	return quotas || had > 0, nil
 }
 
 func newScript(src string) *redis.Script { return redis.NewScript(src) }

@@ -23,6 +23,15 @@ import (
 // settle), how far ahead the request comes (ms), the id, the model and the organization. The
 // hash expires once every bucket would be full again, when it means nothing (buckets all full
 // are not written).
+//
+// As in memory, at most QuotaKeys keys are kept across all scopes — a scope is any a client
+// names, so a bound per scope would bound nothing: mockgateway:qk (KEYS[3], a sorted set of
+// "<scope>/<id>" by when each hash expires, expiring with the last of them) indexes them all,
+// and the script that writes a new key forgets the expired ones, then, past the bound, those
+// that will be full soonest (they lose the least), from their scopes' indexes too — at most
+// quotaDropBatch of each, so that no script's work grows with the index (a bound lowered since
+// the index was filled is reached over the next new keys): ARGV the prefix, the scope,
+// QuotaKeys and that batch after the others. A scope id holds no '/', nor does an id.
 var quotaScript = newScript(luaNow + `
 local size, win = {}, tonumber(ARGV[6])
 for i = 1, 5 do size[i] = tonumber(ARGV[i]) end
@@ -70,15 +79,39 @@ for i = 1, 5 do
   set[#set + 1] = f(lv[i])
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+local P, m, max, batch = ARGV[14], ARGV[15] .. '/' .. ARGV[11], tonumber(ARGV[16]), tonumber(ARGV[17])
 if ttl == 0 then
   redis.call('DEL', KEYS[1])
   redis.call('ZREM', KEYS[2], ARGV[11])
+  redis.call('ZREM', KEYS[3], m)
   return out
+end
+if not redis.call('ZSCORE', KEYS[3], m) then
+  local function forget(members)
+    for _, o in ipairs(members) do
+      local s, id = string.match(o, '^(.*)/([^/]*)$')
+      if s then
+        redis.call('DEL', P .. '{' .. s .. '}:q:' .. id)
+        redis.call('ZREM', P .. '{' .. s .. '}:qk', id)
+      end
+    end
+  end
+  local expired = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT', 0, batch)
+  forget(expired)
+  if #expired > 0 then redis.call('ZREM', KEYS[3], unpack(expired)) end
+  local extra = math.min(redis.call('ZCARD', KEYS[3]) - max + 1, batch)
+  if extra > 0 then
+    forget(redis.call('ZRANGE', KEYS[3], 0, extra - 1))
+    redis.call('ZREMRANGEBYRANK', KEYS[3], 0, extra - 1)
+  end
 end
 redis.call('HSET', KEYS[1], unpack(set))
 redis.call('PEXPIRE', KEYS[1], ttl)
 redis.call('ZADD', KEYS[2], now + ttl, ARGV[11])
-if redis.call('PTTL', KEYS[2]) < ttl then redis.call('PEXPIRE', KEYS[2], ttl) end
+redis.call('ZADD', KEYS[3], now + ttl, m)
+for k = 2, 3 do
+  if redis.call('PTTL', KEYS[k]) < ttl then redis.call('PEXPIRE', KEYS[k], ttl) end
+end
 return out
 `)
 
@@ -86,6 +119,9 @@ func quotaKey(k *quota.Key) string { return key(k.Scope, "q:"+k.ID) }
 
 // quotaIndex is the key of a scope's index of its quota keys.
 func quotaIndex(scope string) string { return key(scope, "qk") }
+
+// quotaKeys is the key of the index of every scope's quota keys, which bounds them.
+const quotaKeys = prefix + "qk"
 
 // TakeQuota draws from the buckets in the store, as if the request came ahead after now
 // (quota.Buckets.Take): every replica draws from the same ones.
@@ -126,10 +162,10 @@ func (r *Redis) runQuota(ctx context.Context, k *quota.Key, l *quota.Limits, u q
 	if take {
 		t = "1"
 	}
-	return quotaScript.Run(ctx, r.client, []string{quotaKey(k), quotaIndex(k.Scope)},
+	return quotaScript.Run(ctx, r.client, []string{quotaKey(k), quotaIndex(k.Scope), quotaKeys},
 		l.Requests, l.Tokens, l.Daily, l.InputTokens, l.OutputTokens, l.Period().Milliseconds(),
 		u.Input, u.Output, t, strconv.FormatFloat(float64(ahead)/float64(time.Millisecond), 'g', -1, 64),
-		k.ID, k.Model, hex.EncodeToString(k.Org[:])).Slice()
+		k.ID, k.Model, hex.EncodeToString(k.Org[:]), prefix, k.Scope, max(1, r.cfg.QuotaKeys), quotaDropBatch).Slice()
 }
 
 // listQuotaScript: KEYS the scope's index; ARGV the prefix of its hashes, the limit. It answers
@@ -179,4 +215,47 @@ func (r *Redis) ListQuotas(ctx context.Context, scope string, limit int) ([]quot
 		vs = append(vs, quota.ViewOf(&k, l, lv, time.Duration(now-int64(n(1)))*time.Millisecond))
 	}
 	return vs, nil
+}
+
+// quotaDropBatch is how many quota keys one script forgets at most — in a scope's deletion, and
+// expired or past the bound when a new key is written: a scope holds up to QuotaKeys of them,
+// and a script blocks the store while it runs, so a deletion is a few short scripts rather
+// than one as long as the scope is large.
+const quotaDropBatch = 256
+
+// dropQuotaScript: KEYS the scope's index, mockgateway:qk; ARGV the prefix, the scope, the
+// batch. It forgets the first keys of the index, at most the batch, and answers how many of
+// them were held (not expired) and how many the index has left.
+var dropQuotaScript = newScript(`
+local P, id = ARGV[1], ARGV[2]
+local ids = redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[3]) - 1)
+local held = 0
+for _, q in ipairs(ids) do
+  held = held + redis.call('DEL', P .. '{' .. id .. '}:q:' .. q)
+  redis.call('ZREM', KEYS[2], id .. '/' .. q)
+end
+if #ids > 0 then redis.call('ZREM', KEYS[1], unpack(ids)) end
+return {held, redis.call('ZCARD', KEYS[1])}
+`)
+
+// dropQuotas forgets the scope's quota keys, a batch per script, until its index is empty;
+// it reports whether any was held.
+func (r *Redis) dropQuotas(ctx context.Context, scope string) (bool, error) {
+	held := false
+	for {
+		var res []any
+		err := r.call(ctx, "drop", func(ctx context.Context) (err error) {
+			res, err = dropQuotaScript.Run(ctx, r.client, []string{quotaIndex(scope), quotaKeys}, prefix, scope, quotaDropBatch).Slice()
+			return err
+		})
+		if err != nil {
+			return held, err
+		}
+		n, _ := res[0].(int64)
+		left, _ := res[1].(int64)
+		held = held || n > 0
+		if left == 0 {
+			return held, nil
+		}
+	}
 }

@@ -24,7 +24,7 @@ func newTestRedis(t *testing.T, cfg RedisConfig) (*Redis, *testutil.RedisServer)
 	if cfg.Fixtures == nil {
 		cfg.Fixtures = fixtures.NewStore(fixtures.StoreConfig{})
 	}
-	for _, d := range []*int{&cfg.MaxScopes, &cfg.MaxFixturesPerScope, &cfg.MaxBytes, &cfg.AttemptKeys, &cfg.JournalEntries, &cfg.JournalScopes} {
+	for _, d := range []*int{&cfg.MaxScopes, &cfg.MaxFixturesPerScope, &cfg.MaxBytes, &cfg.AttemptKeys, &cfg.QuotaKeys, &cfg.JournalEntries, &cfg.JournalScopes} {
 		if *d == 0 {
 			*d = 100
 		}
@@ -149,7 +149,7 @@ func TestRedisKeysExpire(t *testing.T) {
 	c := rs.Client()
 	defer c.Close()
 	keys := c.Keys(ctx, prefix+"*").Val()
-	for _, k := range []string{"fx", "ct", "bytes", "gen", "att", "js", "{kept}:j", "{}:j", "{kept}:att", "{counting}:n", "{kept}:q:q1", "{kept}:qk"} {
+	for _, k := range []string{"fx", "ct", "bytes", "gen", "att", "js", "{kept}:j", "{}:j", "{kept}:att", "{counting}:n", "{kept}:q:q1", "{kept}:qk", "qk"} {
 		if !slices.Contains(keys, prefix+k) {
 			t.Errorf("%s was not written: %v", prefix+k, keys)
 		}
