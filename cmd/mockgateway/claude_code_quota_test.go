@@ -1,9 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,21 +13,7 @@ import (
 // Claude Code waits and retries until the bucket admits it, reaching its answer.
 func TestClaudeCodeWaitsOutAQuota(t *testing.T) {
 	testutil.EndToEnd(t)
-	work := t.TempDir()
-	notes := filepath.Join(work, "notes.txt")
-	if err := os.WriteFile(notes, []byte("The secret word is PAPAYA.\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	fixtures := t.TempDir()
-	readArgs, _ := json.Marshal(map[string]string{"file_path": notes})
-	file := `{"strict": true, "fixtures": [
-	  {"name": "read-notes", "match": {"model": "mock-tools", "last_user": {"contains": "notes.txt"}, "tools": ["Read"], "turn": 1},
-	   "reply": {"tool_calls": [{"name": "Read", "arguments": ` + string(readArgs) + `}]}},
-	  {"name": "answer-after-read", "match": {"model": "mock-tools", "tool_result": "Read", "any_message": {"contains": "PAPAYA"}, "turn": 2},
-	   "reply": {"content": "The secret word is PAPAYA."}}]}`
-	if err := os.WriteFile(filepath.Join(fixtures, "claude-code.json"), []byte(file), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	work, fixtures := writeAgentLoop(t, "Read", false)
 	in := startService(t, nil, "--fixtures", fixtures)
 	out := claudeCodeWith(t, in.URL, work, []string{"ANTHROPIC_CUSTOM_HEADERS=x-mock-quota: rpm=1;window=3s"},
 		"-p", "What is the secret word in notes.txt?", "--model", "mock-tools",

@@ -74,27 +74,7 @@ func claudeCodeWith(t *testing.T, base, dir string, env []string, args ...string
 // working directory are the test's own.
 func TestClaudeCode(t *testing.T) {
 	testutil.EndToEnd(t)
-	work := t.TempDir()
-	notes := filepath.Join(work, "notes.txt")
-	if err := os.WriteFile(notes, []byte("The secret word is PAPAYA.\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	fixtures := t.TempDir()
-	readArgs, _ := json.Marshal(map[string]string{"file_path": notes})
-	file := `{"strict": true, "fixtures": [
-	  {"name": "hello", "match": {"model": "mock-chat", "last_user": {"contains": "Say hello"}, "turn": 1},
-	   "reply": {"content": "Hello from the mock."}},
-	  {"name": "read-notes", "match": {"model": "mock-tools", "last_user": {"contains": "notes.txt"}, "tools": ["Read"], "turn": 1},
-	   "reply": {"tool_calls": [{"name": "Read", "arguments": ` + string(readArgs) + `}]}},
-	  {"name": "answer-after-read", "match": {"model": "mock-tools", "tool_result": "Read", "any_message": {"contains": "PAPAYA"}, "turn": 2},
-	   "reply": {"content": "The secret word is PAPAYA."}},
-	  {"name": "think-read-notes", "match": {"model": "mock-reasoning", "last_user": {"contains": "notes.txt"}, "tools": ["Read"], "turn": 1},
-	   "reply": {"tool_calls": [{"name": "Read", "arguments": ` + string(readArgs) + `}], "reasoning": {"summary": "The answer is in notes.txt: read it."}}},
-	  {"name": "think-answer-after-read", "match": {"model": "mock-reasoning", "tool_result": "Read", "any_message": {"contains": "PAPAYA"}, "turn": 2},
-	   "reply": {"content": "The secret word is PAPAYA."}}]}`
-	if err := os.WriteFile(filepath.Join(fixtures, "claude-code.json"), []byte(file), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	work, fixtures := writeAgentLoop(t, "Read", true)
 	in := startService(t, nil, "--fixtures", fixtures)
 	headless := []string{"--tools", "Read", "--allowedTools", "Read", "--permission-mode", "dontAsk",
 		"--strict-mcp-config", "--no-session-persistence"}

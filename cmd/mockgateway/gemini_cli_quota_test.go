@@ -5,9 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -29,21 +27,7 @@ import (
 //     refusal's message quoted.
 func TestGeminiCLIQuotas(t *testing.T) {
 	testutil.EndToEnd(t)
-	work := t.TempDir()
-	notes := filepath.Join(work, "notes.txt")
-	if err := os.WriteFile(notes, []byte("The secret word is PAPAYA.\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	fixtures := t.TempDir()
-	readArgs, _ := json.Marshal(map[string]string{"file_path": notes})
-	file := `{"strict": true, "fixtures": [
-	  {"name": "read-notes", "match": {"model": "mock-tools", "last_user": {"contains": "notes.txt"}, "tools": ["read_file"], "turn": 1},
-	   "reply": {"tool_calls": [{"name": "read_file", "arguments": ` + string(readArgs) + `}]}},
-	  {"name": "answer-after-read", "match": {"model": "mock-tools", "tool_result": "read_file", "any_message": {"contains": "PAPAYA"}, "turn": 2},
-	   "reply": {"content": "The secret word is PAPAYA."}}]}`
-	if err := os.WriteFile(filepath.Join(fixtures, "gemini-cli.json"), []byte(file), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	work, fixtures := writeAgentLoop(t, "read_file", false)
 	in := startService(t, nil, "--fixtures", fixtures)
 	ask := []string{"-p", "What is the secret word in notes.txt?", "-m", "mock-tools"}
 

@@ -87,27 +87,7 @@ func geminiCLIWith(t *testing.T, base, dir string, env []string, args ...string)
 // the test's own.
 func TestGeminiCLI(t *testing.T) {
 	testutil.EndToEnd(t)
-	work := t.TempDir()
-	notes := filepath.Join(work, "notes.txt")
-	if err := os.WriteFile(notes, []byte("The secret word is PAPAYA.\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	fixtures := t.TempDir()
-	readArgs, _ := json.Marshal(map[string]string{"file_path": notes})
-	file := `{"strict": true, "fixtures": [
-	  {"name": "hello", "match": {"model": "mock-chat", "last_user": {"contains": "Say hello"}, "turn": 1},
-	   "reply": {"content": "Hello from the mock."}},
-	  {"name": "read-notes", "match": {"model": "mock-tools", "last_user": {"contains": "notes.txt"}, "tools": ["read_file"], "turn": 1},
-	   "reply": {"tool_calls": [{"name": "read_file", "arguments": ` + string(readArgs) + `}]}},
-	  {"name": "answer-after-read", "match": {"model": "mock-tools", "tool_result": "read_file", "any_message": {"contains": "PAPAYA"}, "turn": 2},
-	   "reply": {"content": "The secret word is PAPAYA."}},
-	  {"name": "think-read-notes", "match": {"model": "mock-reasoning", "last_user": {"contains": "notes.txt"}, "tools": ["read_file"], "turn": 1},
-	   "reply": {"tool_calls": [{"name": "read_file", "arguments": ` + string(readArgs) + `}], "reasoning": {"summary": "The answer is in notes.txt: read it."}}},
-	  {"name": "think-answer-after-read", "match": {"model": "mock-reasoning", "tool_result": "read_file", "any_message": {"contains": "PAPAYA"}, "turn": 2},
-	   "reply": {"content": "The secret word is PAPAYA."}}]}`
-	if err := os.WriteFile(filepath.Join(fixtures, "gemini-cli.json"), []byte(file), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	work, fixtures := writeAgentLoop(t, "read_file", true)
 	in := startService(t, nil, "--fixtures", fixtures)
 
 	t.Run("plain answer", func(t *testing.T) {
