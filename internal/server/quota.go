@@ -39,6 +39,16 @@ type quotaTaken struct {
 	admitted *quotaAdmission
 	model    *catalog.Model
 	plan     *simulation.Plan
+	holding  held // sim.held once the call holds its admission (hold)
+}
+
+// quotaDraw is what drawing on a quota allocates, as one allocation: what it made of the
+// request, its admission, and the status the dialect is shown (which escapes, through the
+// dialect's interface).
+type quotaDraw struct {
+	taken     quotaTaken
+	admission quotaAdmission
+	status    quota.Status
 }
 
 // takeQuota admits the request against its quota — one request, and its prompt plus its output
@@ -60,18 +70,18 @@ func (h *chatHandler) takeQuota(w http.ResponseWriter, r *http.Request, model *c
 	if budget <= 0 {
 		budget = model.DefaultTokens
 	}
-	a := &quotaAdmission{key: bucketKey(model.ID, rec.Scope, &limits, &client), limits: limits, asked: quota.Usage{Input: promptTokens, Output: budget * max(1, req.N)}}
-	st, err := h.state.TakeQuota(r.Context(), a.key, a.limits, a.asked, 0)
-	if err != nil {
+	draw := &quotaDraw{admission: quotaAdmission{key: bucketKey(model.ID, rec.Scope, &limits, &client), limits: limits, asked: quota.Usage{Input: promptTokens, Output: budget * max(1, req.N)}}}
+	a, st, taken := &draw.admission, &draw.status, &draw.taken
+	if *st, err = h.state.TakeQuota(r.Context(), a.key, a.limits, a.asked, 0); err != nil {
 		return nil, stateError(err)
 	}
-	taken := &quotaTaken{admitted: a, model: model}
+	*taken = quotaTaken{admitted: a, model: model}
 	if st.Refused != "" {
 		rec.Fault = st.Refused.Fault() // the access line's and the journal's word for it
 		h.metrics.ObserveQuotaRefusal(model.ID, string(st.Refused))
 		noteLimit(rec, string(st.Refused))
 		if model.Gateway != nil && !st.TooLarge {
-			if taken.plan, taken.model, err = h.quotaGateway(r.Context(), model, a, &st); err != nil {
+			if taken.plan, taken.model, err = h.quotaGateway(r.Context(), model, a, st); err != nil {
 				return nil, err
 			}
 		}
@@ -79,12 +89,12 @@ func (h *chatHandler) takeQuota(w http.ResponseWriter, r *http.Request, model *c
 			return h.quotaOfFallback(w, r, taken, req, promptTokens)
 		}
 	}
-	h.dialect.QuotaHeaders(w.Header(), &st, time.Now())
+	h.dialect.QuotaHeaders(w.Header(), st, time.Now())
 	if st.Refused != "" { // no retry got in, and no fallback remained
 		if taken.plan != nil {
 			reportPlan(r.Context(), w, trace.SpanFromContext(r.Context()), h.metrics, model.ID, &simulated{plan: *taken.plan})
 		}
-		return nil, h.dialect.QuotaError(&st, model.ID, a.key.Org)
+		return nil, h.dialect.QuotaError(st, model.ID, a.key.Org)
 	}
 	return taken, nil
 }
@@ -111,7 +121,8 @@ func (t *quotaTaken) retriesSpent() int {
 // fallback first, then whatever that model's own fault and policy decided.
 func (t *quotaTaken) hold(sim *simulated) {
 	if t.admitted != nil {
-		sim.held = &held{quota: t.admitted}
+		t.holding = held{quota: t.admitted}
+		sim.held = &t.holding
 	}
 	q := t.plan
 	if q == nil {

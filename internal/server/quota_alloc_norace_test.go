@@ -14,10 +14,12 @@ import (
 
 // limitedRequestAllocations bounds what a chat JSON request to a model with limits allocates
 // beyond the same request to one without (BenchmarkChatJSONLimited's limits=catalog against
-// limits=none, telemetry on, the buckets in memory): the bucket key's ID (bucketKey), the
-// headers' values and their slices (quota.HeaderValues), the reset's text, the admission, the
-// status the dialect is shown, and the header map's growth.
-const limitedRequestAllocations = 14
+// limits=none, telemetry on, the buckets in memory): its draw (quotaDraw), the bucket key's ID
+// (bucketKey), the headers' values and their slices (quota.HeaderValues), the settling's
+// context, and the header map's growth for six more entries (three, and two more in the
+// recorder's copy of it, which a connection does not make); a reset's text when the two
+// buckets' differ.
+const limitedRequestAllocations = 11
 
 // TestLimitedRequestAllocations holds a limited request to limitedRequestAllocations more than
 // an unlimited one; a quota given by the x-mock-quota header may add its parse.
