@@ -21,8 +21,12 @@ import (
 // buckets' differ.
 const limitedRequestAllocations = 11
 
+// headerQuotaParseAllocations is what parsing an x-mock-quota header adds: its parts' slice and
+// the names seen.
+const headerQuotaParseAllocations = 2
+
 // TestLimitedRequestAllocations holds a limited request to limitedRequestAllocations more than
-// an unlimited one; a quota given by the x-mock-quota header may add its parse.
+// an unlimited one, and one whose limits an x-mock-quota header gives to that and its parse.
 func TestLimitedRequestAllocations(t *testing.T) {
 	h := quotaBenchHandler(t)
 	allocs := func(model string, header map[string]string) float64 {
@@ -50,5 +54,8 @@ func TestLimitedRequestAllocations(t *testing.T) {
 	t.Logf("allocations: no limits %v, limits %v, limits in the header %v", none, limited, header)
 	if limited-none > limitedRequestAllocations {
 		t.Errorf("a limited request allocates %v more than one without, want at most %d", limited-none, limitedRequestAllocations)
+	}
+	if header-none > limitedRequestAllocations+headerQuotaParseAllocations {
+		t.Errorf("a request limited by its header allocates %v more than one without, want at most %d", header-none, limitedRequestAllocations+headerQuotaParseAllocations)
 	}
 }
