@@ -77,10 +77,13 @@ func (l *Limits) Period() time.Duration {
 
 // String is the limits in the header's syntax: part of a bucket's key, so that a test that
 // changes its limits starts on fresh buckets.
-func (l *Limits) String() string {
-	var b []byte
+func (l *Limits) String() string { return string(l.AppendString(nil)) }
+
+// AppendString appends String's text to b: a bucket's key is hashed from it without a string.
+func (l *Limits) AppendString(b []byte) []byte {
+	start := len(b)
 	add := func(name string, v int64) {
-		if len(b) > 0 {
+		if len(b) > start {
 			b = append(b, ';')
 		}
 		b = append(b, name...)
@@ -103,7 +106,7 @@ func (l *Limits) String() string {
 		add("otpm", int64(l.OutputTokens))
 	}
 	add("windowms", l.Period().Milliseconds())
-	return string(b)
+	return b
 }
 
 // Parse reads the x-mock-quota header: `;`-separated `name=value` pairs, rpm, tpm, rpd, itpm,

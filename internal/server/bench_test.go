@@ -36,7 +36,7 @@ func benchHandler(b *testing.B, telemetry bool, opts ...func(*Deps)) *harness {
 }
 
 // benchChain is benchHandler's chain serving cat's models.
-func benchChain(b *testing.B, cat *catalog.Catalog, telemetry bool, opts ...func(*Deps)) *harness {
+func benchChain(b testing.TB, cat *catalog.Catalog, telemetry bool, opts ...func(*Deps)) *harness {
 	b.Helper()
 	cfg := testConfig()
 	// The collector as the service runs it (run starts the same floor, unless GOGC is set), for

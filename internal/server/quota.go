@@ -39,6 +39,16 @@ type quotaTaken struct {
 	admitted *quotaAdmission
 	model    *catalog.Model
 	plan     *simulation.Plan
+	holding  held // sim.held once the call holds its admission (hold)
+}
+
+// quotaDraw is what drawing on a quota allocates, as one allocation: what it made of the
+// request, its admission, and the status the dialect is shown (which escapes, through the
+// dialect's interface).
+type quotaDraw struct {
+	taken     quotaTaken
+	admission quotaAdmission
+	status    quota.Status
 }
 
 // takeQuota admits the request against its quota — one request, and its prompt plus its output
@@ -60,18 +70,18 @@ func (h *chatHandler) takeQuota(w http.ResponseWriter, r *http.Request, model *c
 	if budget <= 0 {
 		budget = model.DefaultTokens
 	}
-	a := &quotaAdmission{key: bucketKey(model.ID, rec.Scope, &limits, &client), limits: limits, asked: quota.Usage{Input: promptTokens, Output: budget * max(1, req.N)}}
-	st, err := h.state.TakeQuota(r.Context(), a.key, a.limits, a.asked, 0)
-	if err != nil {
+	draw := &quotaDraw{admission: quotaAdmission{key: bucketKey(model.ID, rec.Scope, &limits, &client), limits: limits, asked: quota.Usage{Input: promptTokens, Output: budget * max(1, req.N)}}}
+	a, st, taken := &draw.admission, &draw.status, &draw.taken
+	if *st, err = h.state.TakeQuota(r.Context(), a.key, a.limits, a.asked, 0); err != nil {
 		return nil, stateError(err)
 	}
-	taken := &quotaTaken{admitted: a, model: model}
+	*taken = quotaTaken{admitted: a, model: model}
 	if st.Refused != "" {
 		rec.Fault = st.Refused.Fault() // the access line's and the journal's word for it
 		h.metrics.ObserveQuotaRefusal(model.ID, string(st.Refused))
 		noteLimit(rec, string(st.Refused))
 		if model.Gateway != nil && !st.TooLarge {
-			if taken.plan, taken.model, err = h.quotaGateway(r.Context(), model, a, &st); err != nil {
+			if taken.plan, taken.model, err = h.quotaGateway(r.Context(), model, a, st); err != nil {
 				return nil, err
 			}
 		}
@@ -79,12 +89,12 @@ func (h *chatHandler) takeQuota(w http.ResponseWriter, r *http.Request, model *c
 			return h.quotaOfFallback(w, r, taken, req, promptTokens)
 		}
 	}
-	h.dialect.QuotaHeaders(w.Header(), &st, time.Now())
+	h.dialect.QuotaHeaders(w.Header(), st, time.Now())
 	if st.Refused != "" { // no retry got in, and no fallback remained
 		if taken.plan != nil {
 			reportPlan(r.Context(), w, trace.SpanFromContext(r.Context()), h.metrics, model.ID, &simulated{plan: *taken.plan})
 		}
-		return nil, h.dialect.QuotaError(&st, model.ID, a.key.Org)
+		return nil, h.dialect.QuotaError(st, model.ID, a.key.Org)
 	}
 	return taken, nil
 }
@@ -111,7 +121,8 @@ func (t *quotaTaken) retriesSpent() int {
 // fallback first, then whatever that model's own fault and policy decided.
 func (t *quotaTaken) hold(sim *simulated) {
 	if t.admitted != nil {
-		sim.held = &held{quota: t.admitted}
+		t.holding = held{quota: t.admitted}
+		sim.held = &t.holding
 	}
 	q := t.plan
 	if q == nil {
@@ -173,16 +184,25 @@ func (h *chatHandler) limitsOf(r *http.Request, model *catalog.Model) (quota.Lim
 
 // bucketKey names the buckets of a model, a scope, the limits they count under (a test that
 // changes its limits starts afresh) and a client key's hash, and the organization a refusal
-// names, derived from that hash.
+// names, derived from that hash. Each hash is one sha256.Sum256 over a buffer on the stack
+// (the same bytes as writing the parts in turn): no hasher, no string of the limits, one
+// allocation (the ID).
 func bucketKey(model, scope string, l *quota.Limits, client *[sha256.Size]byte) quota.Key {
-	k := sha256.New()
-	for _, part := range []string{model, scope, l.String()} {
-		k.Write([]byte(part))
-		k.Write([]byte{0})
-	}
-	k.Write(client[:])
-	key := quota.Key{ID: hex.EncodeToString(k.Sum(nil)[:16]), Model: model, Scope: scope}
-	o := sha256.Sum256(append([]byte("org\x00"), client[:]...))
+	var stack [256]byte // a model, a scope and limits of ordinary length fit
+	b := append(stack[:0], model...)
+	b = append(b, 0)
+	b = append(b, scope...)
+	b = append(b, 0)
+	b = l.AppendString(b)
+	b = append(b, 0)
+	b = append(b, client[:]...)
+	sum := sha256.Sum256(b)
+	var id [32]byte
+	hex.Encode(id[:], sum[:16])
+	key := quota.Key{ID: string(id[:]), Model: model, Scope: scope}
+	org := [4 + sha256.Size]byte{'o', 'r', 'g', 0}
+	copy(org[4:], client[:])
+	o := sha256.Sum256(org[:])
 	copy(key.Org[:], o[:])
 	return key
 }

@@ -20,7 +20,7 @@ const quotaBenchCatalog = `models:
   - {id: mock-capacity, kind: mock, behavior: chat, default_tokens: 64, capabilities: {streaming: true, tools: false}, capacity: 1000000}
 `
 
-func quotaBenchHandler(b *testing.B) *harness {
+func quotaBenchHandler(b testing.TB) *harness {
 	b.Helper()
 	cat, err := catalog.Parse([]byte(quotaBenchCatalog))
 	if err != nil {

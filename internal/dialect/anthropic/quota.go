@@ -17,13 +17,14 @@ import (
 // restrictive of the token buckets in effect. A refusal adds retry-after (whole seconds) and
 // x-should-retry, which the SDKs obey: true, but false for a request no wait would admit.
 func (*Dialect) QuotaHeaders(h http.Header, s *quota.Status, now time.Time) {
-	set := func(name string, b quota.Bucket) {
+	var hv quota.HeaderValues
+	set := func(limit, remaining, reset string, b quota.Bucket) {
 		if b.Limit == 0 {
 			return
 		}
-		h.Set("Anthropic-Ratelimit-"+name+"-Limit", strconv.Itoa(b.Limit))
-		h.Set("Anthropic-Ratelimit-"+name+"-Remaining", strconv.Itoa(b.Remaining))
-		h.Set("Anthropic-Ratelimit-"+name+"-Reset", now.Add(b.Reset).UTC().Format(time.RFC3339))
+		hv.Int(limit, int64(b.Limit))
+		hv.Int(remaining, int64(b.Remaining))
+		hv.Time(reset, now.Add(b.Reset).UTC(), time.RFC3339)
 	}
 	in, out := s.InputTokens, s.OutputTokens
 	if in.Limit == 0 {
@@ -32,18 +33,19 @@ func (*Dialect) QuotaHeaders(h http.Header, s *quota.Status, now time.Time) {
 	if out.Limit == 0 {
 		out = s.Tokens
 	}
-	set("Requests", s.Requests)
-	set("Tokens", s.TokenBucket())
-	set("Input-Tokens", in)
-	set("Output-Tokens", out)
+	set("Anthropic-Ratelimit-Requests-Limit", "Anthropic-Ratelimit-Requests-Remaining", "Anthropic-Ratelimit-Requests-Reset", s.Requests)
+	set("Anthropic-Ratelimit-Tokens-Limit", "Anthropic-Ratelimit-Tokens-Remaining", "Anthropic-Ratelimit-Tokens-Reset", s.TokenBucket())
+	set("Anthropic-Ratelimit-Input-Tokens-Limit", "Anthropic-Ratelimit-Input-Tokens-Remaining", "Anthropic-Ratelimit-Input-Tokens-Reset", in)
+	set("Anthropic-Ratelimit-Output-Tokens-Limit", "Anthropic-Ratelimit-Output-Tokens-Remaining", "Anthropic-Ratelimit-Output-Tokens-Reset", out)
 	switch {
 	case s.Refused == "":
 	case s.TooLarge:
-		h.Set("X-Should-Retry", "false")
+		hv.String("X-Should-Retry", "false")
 	default:
-		h.Set("Retry-After", strconv.Itoa(quota.Seconds(s.RetryAfter)))
-		h.Set("X-Should-Retry", "true")
+		hv.Int("Retry-After", int64(quota.Seconds(s.RetryAfter)))
+		hv.String("X-Should-Retry", "true")
 	}
+	hv.SetOn(h)
 }
 
 // QuotaError is Anthropic's 429 rate_limit_error in Anthropic's words: "This request would

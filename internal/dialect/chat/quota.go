@@ -15,21 +15,31 @@ import (
 // ("1s", "6m0s", "20ms"); and on a refusal retry-after (whole seconds) and retry-after-ms,
 // which the SDKs wait before their retry.
 func (*Dialect) QuotaHeaders(h http.Header, s *quota.Status, _ time.Time) {
+	var hv quota.HeaderValues
+	var reset time.Duration // the last reset written, and its text: the two buckets' are often alike
+	var resetText string
 	for _, b := range [...]struct {
-		name string
-		b    quota.Bucket
-	}{{"Requests", requestsShown(s)}, {"Tokens", s.TokenBucket()}} {
+		limit, remaining, reset string
+		b                       quota.Bucket
+	}{
+		{"X-Ratelimit-Limit-Requests", "X-Ratelimit-Remaining-Requests", "X-Ratelimit-Reset-Requests", requestsShown(s)},
+		{"X-Ratelimit-Limit-Tokens", "X-Ratelimit-Remaining-Tokens", "X-Ratelimit-Reset-Tokens", s.TokenBucket()},
+	} {
 		if b.b.Limit == 0 {
 			continue
 		}
-		h.Set("X-Ratelimit-Limit-"+b.name, strconv.Itoa(b.b.Limit))
-		h.Set("X-Ratelimit-Remaining-"+b.name, strconv.Itoa(b.b.Remaining))
-		h.Set("X-Ratelimit-Reset-"+b.name, resetDuration(b.b.Reset))
+		hv.Int(b.limit, int64(b.b.Limit))
+		hv.Int(b.remaining, int64(b.b.Remaining))
+		if resetText == "" || b.b.Reset != reset {
+			reset, resetText = b.b.Reset, resetDuration(b.b.Reset)
+		}
+		hv.String(b.reset, resetText)
 	}
 	if s.Refused != "" && !s.TooLarge {
-		h.Set("Retry-After", strconv.Itoa(quota.Seconds(s.RetryAfter)))
-		h.Set("Retry-After-Ms", strconv.FormatInt(s.RetryAfter.Milliseconds(), 10))
+		hv.Int("Retry-After", int64(quota.Seconds(s.RetryAfter)))
+		hv.Int("Retry-After-Ms", s.RetryAfter.Milliseconds())
 	}
+	hv.SetOn(h)
 }
 
 // requestsShown is the requests bucket OpenAI's headers show. OpenAI has one set of requests
