@@ -146,4 +146,3 @@ func TestGoogleQueryKeyCanaries(t *testing.T) {
 		}
 	}
 }
-
