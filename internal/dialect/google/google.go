@@ -4,7 +4,8 @@
 // GenerateContentResponse: a thinking model's thought part, then text or functionCall parts),
 // its stream of data: lines, its error envelope and statuses (errors.go), its model list
 // (models.go) and Gemini's thinking (thinking.go). Its clients send the key in x-goog-api-key on
-// every call, which chooses it on the routes the dialects share (the model list, an unknown path).
+// every call, which chooses it on the routes the dialects share (the model list, an unknown path);
+// Google's REST examples send it in the key query parameter, which it reads too (Key).
 package google
 
 import (
