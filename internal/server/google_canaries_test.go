@@ -12,7 +12,7 @@ import (
 // a Gemini client puts text — the system instruction, the parts (text, thoughts sent back, a
 // thought signature, inline data, a file's URI), function declarations (name, description,
 // schema), function calls and responses, stop sequences, safety settings, labels, the model and
-// page token in the path and query, x-goog-api-key — on every path: JSON, stream, the JSON
+// page token in the path and query, x-goog-api-key, the key query parameter — on every path: JSON, stream, the JSON
 // array, countTokens, a disconnect, a fault, a fixture's scope, and the bodies it refuses.
 func googleCanaryCalls(c *canaries, q string, scope []string, contains, caseHeader string) []canaryCall {
 	head := func(extra ...string) []string {
@@ -44,9 +44,9 @@ func googleCanaryCalls(c *canaries, q string, scope []string, contains, caseHead
 	path := func(version, model, method string) string {
 		return "/" + version + "/models/" + model + ":" + method + q
 	}
-	sse := "?alt=sse"
+	sse, keyQuery := "?alt=sse", "?key="
 	if q != "" {
-		sse = "&alt=sse"
+		sse, keyQuery = "&alt=sse", "&key="
 	}
 	return []canaryCall{
 		{name: "gemini json", method: "POST", path: path("v1beta", "mock-echo", "generateContent"), body: answered(), header: head()},
@@ -68,6 +68,9 @@ func googleCanaryCalls(c *canaries, q string, scope []string, contains, caseHead
 		{name: "gemini another method", method: "POST", path: path("v1beta", "mock-echo", c.at("gemini method in the path")), body: scoped("x"), header: head()},
 		{name: "gemini bad part", method: "POST", path: path("v1beta", "mock-echo", "generateContent"), header: head(),
 			body: `{"contents":[{"parts":[{"text":` + fmt.Sprintf("%q", c.at("gemini text of a bad part")) + `,"inlineData":{"mimeType":"image/png","data":"AA=="}}]}]}`},
+		// The key in the query alone (an empty Authorization is none): the quota's client key.
+		{name: "gemini key in the query", method: "POST", path: path("v1beta", "mock-echo", "generateContent") + keyQuery + c.at("gemini key query parameter"),
+			body: answered(), header: []string{"Authorization", "", "X-Mock-Quota", "rpm=100"}},
 		{name: "gemini models", method: "GET", path: "/v1beta/models?pageSize=1&pageToken=" + c.at("gemini page token"), header: head()},
 		{name: "gemini models on /v1", method: "GET", path: "/v1/models" + q, header: head()},
 		{name: "gemini model path", method: "GET", path: "/v1beta/models/" + c.at("gemini model path") + q, header: head()},
