@@ -169,11 +169,12 @@ func TestGoogleNodeClients(t *testing.T) {
 		suites[i] = filepath.Base(suites[i])
 	}
 	in := startService(t, nil)
+	keyed := startService(t, nil, "--api-key", "node-local-key") // key.test.mjs
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, append([]string{"--test", "--test-reporter=spec"}, suites...)...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "MOCKGATEWAY_URL="+in.URL, "NO_COLOR=1")
+	cmd.Env = append(os.Environ(), "MOCKGATEWAY_URL="+in.URL, "MOCKGATEWAY_KEYED_URL="+keyed.URL, "MOCKGATEWAY_KEY=node-local-key", "NO_COLOR=1")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("Gemini Node clients failed: %v\n%s", err, out)

@@ -31,9 +31,10 @@ type Dialect interface {
 	// routes the dialects share (the model list, an unknown path), as every client of the API
 	// sends it; "" when the dialect is chosen by its own routes only.
 	Marker() string
-	// KeyHeader is the header that carries the local key in this dialect besides
-	// Authorization: Bearer; "" when there is none.
-	KeyHeader() string
+	// Key is the key r carries where this dialect's clients put it besides Authorization: Bearer
+	// (a header of its own, a query parameter); "" when it carries none there. The key is a
+	// credential: it is compared and hashed, never recorded.
+	Key(r *http.Request) string
 	// Headers sets what every answer of the dialect carries besides the service's own: its
 	// name for the request id. It is called before anything is written, the error too.
 	Headers(h http.Header)

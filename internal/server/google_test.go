@@ -195,14 +195,76 @@ func checkGoogleError(t *testing.T, rr *httptest.ResponseRecorder, status int, g
 	}
 }
 
+// Google's refusals of a key, byte for byte as Google's API answers them (docs/protocol.md's
+// Gemini section cites the captures): a key that is not the key, and no key at all.
+const (
+	googleKeyInvalid = `{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"API_KEY_INVALID","domain":"googleapis.com","metadata":{"service":"generativelanguage.googleapis.com"}},{"@type":"type.googleapis.com/google.rpc.LocalizedMessage","locale":"en-US","message":"API key not valid. Please pass a valid API key."}]}}` + "\n"
+	googleKeyMissing = `{"error":{"code":403,"message":"Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.","status":"PERMISSION_DENIED","details":[]}}` + "\n"
+)
+
+// TestGoogleKey: with --api-key, a Gemini client's key is taken from x-goog-api-key, the key
+// query parameter (Google's REST examples) or Authorization; a wrong key is Google's 400
+// API_KEY_INVALID and none its 403, byte for byte, and the access log and the metrics record the
+// status the client saw with the closed set's code.
 func TestGoogleKey(t *testing.T) {
 	h := newHarness(t, func(d *Deps) { d.Config.APIKey = "sekret" })
 	path := geminiPath("v1beta", "mock-chat", "generateContent")
-	if rr := h.do("POST", path, geminiBody(""), "X-Goog-Api-Key", "sekret"); rr.Code != 200 {
-		t.Fatalf("the right key: %d %s", rr.Code, rr.Body.String())
+	for _, c := range []struct {
+		name, path string
+		header     []string
+	}{
+		{"x-goog-api-key", path, []string{"X-Goog-Api-Key", "sekret"}},
+		{"the key query parameter", path + "?key=sekret", nil},
+		{"the key query parameter of a stream", geminiPath("v1", "mock-chat", "streamGenerateContent") + "?alt=sse&key=sekret", nil},
+		{"authorization", path, []string{"Authorization", "Bearer sekret"}},
+	} {
+		if rr := h.do("POST", c.path, geminiBody(""), c.header...); rr.Code != 200 {
+			t.Errorf("the right key in %s: %d %s", c.name, rr.Code, rr.Body.String())
+		}
 	}
-	checkGoogleError(t, h.do("POST", path, geminiBody(""), "X-Goog-Api-Key", "wrong"), 401, "UNAUTHENTICATED")
-	checkGoogleError(t, h.do("POST", path, geminiBody("")), 401, "UNAUTHENTICATED")
+	if rr := h.do("GET", "/v1beta/models?key=sekret", ""); rr.Code != 200 {
+		t.Errorf("the model list with the key query parameter: %d %s", rr.Code, rr.Body.String())
+	}
+	for _, c := range []struct {
+		name, path string
+		header     []string
+		status     int
+		body, code string
+	}{
+		{"a wrong x-goog-api-key", path, []string{"X-Goog-Api-Key", "wrong"}, 400, googleKeyInvalid, "invalid_api_key"},
+		{"a wrong key query parameter", path + "?key=wrong", nil, 400, googleKeyInvalid, "invalid_api_key"},
+		{"a wrong key query parameter beside the right header", path + "?key=wrong", []string{"X-Goog-Api-Key", "sekret"}, 200, "", ""},
+		{"a wrong bearer token", path + "?key=sekret", []string{"Authorization", "Bearer wrong"}, 400, googleKeyInvalid, "invalid_api_key"},
+		{"no key", path, nil, 403, googleKeyMissing, "missing_api_key"},
+		{"an empty key query parameter", path + "?key=", nil, 403, googleKeyMissing, "missing_api_key"},
+	} {
+		rr := h.do("POST", c.path, geminiBody(""), c.header...)
+		if c.status == 200 {
+			if rr.Code != 200 {
+				t.Errorf("%s: %d %s", c.name, rr.Code, rr.Body.String())
+			}
+			continue
+		}
+		if rr.Code != c.status || rr.Body.String() != c.body || rr.Header().Get("Content-Type") != "application/json" {
+			t.Errorf("%s: %d %s\nwant %d %s", c.name, rr.Code, rr.Body.String(), c.status, c.body)
+		}
+		if n := metricValue(t, h.metrics, "mockgateway_http_requests_total", map[string]string{"status_code": fmt.Sprint(c.status), "error_code": c.code}); n == 0 {
+			t.Errorf("%s: no request counted with status %d and %s", c.name, c.status, c.code)
+		}
+	}
+	logged := map[string]bool{}
+	for _, m := range h.logs.records(t) {
+		if code, ok := m["error_code"].(string); ok && m["status"] != nil {
+			logged[fmt.Sprint(m["status"])+" "+code] = true
+		}
+	}
+	if !logged["400 invalid_api_key"] || !logged["403 missing_api_key"] || logged["401 invalid_api_key"] || logged["401 missing_api_key"] {
+		t.Errorf("the access log's statuses and codes: %v", logged)
+	}
+	// The key query parameter is Google's alone: OpenAI's routes take no key from the query.
+	if rr := h.do("POST", chatPath+"?key=sekret", chatBody("mock-chat", "")); rr.Code != 401 {
+		t.Errorf("chat with the key in its query: %d %s", rr.Code, rr.Body.String())
+	}
 }
 
 // TestGoogleModelList: GET /v1/models answers in Google's shape with x-goog-api-key, OpenAI's
@@ -417,5 +479,31 @@ func TestGoogleStreamCountsCallTokens(t *testing.T) {
 	}
 	if got := journal.Data[0].CompletionTokens; fmt.Sprint(got) != usage[1] {
 		t.Fatalf("the journal counts %d completion tokens, the usage %s", got, usage[1])
+	}
+}
+
+// TestGoogleQueryKeyQuota: a client that sends its key in the key query parameter draws from
+// the same organization's buckets as the same key in x-goog-api-key (and as its bearer token).
+func TestGoogleQueryKeyQuota(t *testing.T) {
+	h := newHarness(t)
+	d := loadAPIDoc(t)
+	scope := "google-query-key"
+	in := []string{"X-Mock-Scope", scope, "X-Mock-Quota", "rpm=5;window=10s"}
+	path := geminiPath("v1beta", "mock-chat", "generateContent")
+	for _, c := range []struct {
+		path   string
+		header []string
+	}{
+		{path, []string{"X-Goog-Api-Key", "sk-quota-google"}},
+		{path + "?key=sk-quota-google", nil},
+		{path, []string{"Authorization", "Bearer sk-quota-google"}},
+	} {
+		if rr := h.do("POST", c.path, geminiBody(""), append(c.header, in...)...); rr.Code != 200 {
+			t.Fatalf("%s %v: %d %s", c.path, c.header, rr.Code, rr.Body.String())
+		}
+	}
+	got := readQuotas(t, h, d, "?scope="+scope)
+	if len(got) != 1 || got[0].Requests == nil || got[0].Requests.Remaining != 2 {
+		t.Fatalf("one organization with 2 requests left, wanted: %+v", got)
 	}
 }

@@ -87,13 +87,13 @@ func (g *v1Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // checkKey compares digests in constant time, so neither the key's bytes nor its length can be
 // learned from response timing.
 //
-// Besides Authorization, the key is read from the header the request's dialect names
-// (dialect.Dialect's KeyHeader: Anthropic's x-api-key), and only there: an OpenAI client's stray
-// x-api-key is not its key.
+// Besides Authorization, the key is read where the request's dialect has its clients put it
+// (dialect.Dialect's Key: Anthropic's x-api-key, Google's x-goog-api-key or key query
+// parameter), and only there: an OpenAI client's stray x-api-key is not its key.
 func checkKey(key string, r *http.Request) *apierr.Error {
 	h := r.Header.Get("Authorization")
-	if name := dialectOf(observability.RecordFrom(r.Context())).KeyHeader(); h == "" && name != "" {
-		if k := r.Header.Get(name); k != "" {
+	if h == "" {
+		if k := dialectOf(observability.RecordFrom(r.Context())).Key(r); k != "" {
 			h = "Bearer " + k
 		}
 	}

@@ -130,6 +130,12 @@ func TestOpenAPIResponsesConform(t *testing.T) {
 	do(keyed, "GET", "/v1/models", "", "Authorization", "Bearer wrong")
 	do(keyed, "GET", chatPath, "", "Authorization", "Bearer wrong")
 	do(keyed, "POST", chatPath, chatBody("mock-echo", ""), "Authorization", "Bearer local-key")
+	// Google's refusals of a key: 400 API_KEY_INVALID (header or query), 403 without one.
+	do(keyed, "POST", geminiPath("v1beta", "mock-echo", "generateContent")+"?key=wrong", geminiBody(""))
+	do(keyed, "POST", geminiPath("v1", "mock-echo", "generateContent"), geminiBody(""), "X-Goog-Api-Key", "wrong")
+	do(keyed, "POST", geminiPath("v1", "mock-echo", "countTokens"), geminiBody(""))
+	do(keyed, "GET", "/v1beta/models?key=wrong", "")
+	do(keyed, "GET", "/v1beta/models?key=local-key", "")
 	do(keyed, "GET", "/debug/traces", "")
 	do(keyed, "GET", "/debug/traces", "", "Authorization", "Bearer local-key")
 	do(keyed, "GET", "/health", "")

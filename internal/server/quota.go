@@ -208,7 +208,8 @@ func bucketKey(model, scope string, l *quota.Limits, client *[sha256.Size]byte) 
 }
 
 // clientKey is the key the request carries, as the dialect's clients send it: the bearer
-// token, else the dialect's own key header; "" for none (one organization for all of them).
+// token, else where the dialect has its clients put it (dialect.Dialect's Key: one key is one
+// organization wherever it is sent); "" for none (one organization for all of them).
 func (h *chatHandler) clientKey(r *http.Request) string {
 	if a := r.Header.Get("Authorization"); a != "" {
 		if t, ok := strings.CutPrefix(a, "Bearer "); ok {
@@ -219,10 +220,7 @@ func (h *chatHandler) clientKey(r *http.Request) string {
 		}
 		return a
 	}
-	if name := h.dialect.KeyHeader(); name != "" {
-		return r.Header.Get(name)
-	}
-	return ""
+	return h.dialect.Key(r)
 }
 
 // settleQuota corrects the admission's token buckets to what the call produced: a stream cut

@@ -3,6 +3,7 @@ package gosdk
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -196,5 +197,38 @@ func TestGenaiRateLimit(t *testing.T) {
 	var apiErr genai.APIError
 	if !errors.As(err, &apiErr) || apiErr.Code != 429 || apiErr.Status != "RESOURCE_EXHAUSTED" || len(apiErr.Details) == 0 {
 		t.Fatalf("%#v", err)
+	}
+}
+
+// TestGenaiKeyRefused: against a service of its own started with --api-key, the right key
+// answers and a wrong one is Google's 400 INVALID_ARGUMENT with its ErrorInfo API_KEY_INVALID,
+// which the SDK returns as an APIError (it sends no call without a key: it wants one).
+func TestGenaiKeyRefused(t *testing.T) {
+	svc, err := startService("--api-key", "gosdk-local-key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := svc.stop(15 * time.Second); err != nil {
+			t.Errorf("%v\n%s", err, tail(svc.output.String(), 4000))
+		}
+		os.RemoveAll(svc.dir)
+	})
+	ctx := genaiCtx(t)
+	client := func(key string) *genai.Client {
+		c, err := genai.NewClient(ctx, &genai.ClientConfig{APIKey: key, Backend: genai.BackendGeminiAPI, HTTPOptions: genai.HTTPOptions{BaseURL: svc.url + "/"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	if r, err := client("gosdk-local-key").Models.GenerateContent(ctx, "mock-echo", genai.Text("hi"), nil); err != nil || r.Text() != "echo: hi" {
+		t.Fatalf("the right key: %v %v", r, err)
+	}
+	_, err = client("wrong").Models.GenerateContent(ctx, "mock-echo", genai.Text("hi"), nil)
+	var apiErr genai.APIError
+	if !errors.As(err, &apiErr) || apiErr.Code != 400 || apiErr.Status != "INVALID_ARGUMENT" || apiErr.Message != "API key not valid. Please pass a valid API key." ||
+		len(apiErr.Details) != 2 || apiErr.Details[0]["reason"] != "API_KEY_INVALID" {
+		t.Fatalf("a wrong key: %#v", err)
 	}
 }

@@ -71,9 +71,10 @@ type service struct {
 }
 
 // startService builds cmd/mockgateway from the repository root into a temporary directory,
-// starts it on a free loopback port with the built-in catalog and only PATH and HOME in its
-// environment (so no stray MOCKGATEWAY_* or OTEL_* changes it), and waits until /health is 200.
-func startService() (*service, error) {
+// starts it on a free loopback port with the built-in catalog, args after its own and only PATH
+// and HOME in its environment (so no stray MOCKGATEWAY_* or OTEL_* changes it), and waits until
+// /health is 200.
+func startService(args ...string) (*service, error) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		return nil, errors.New("the go command is not on PATH; it is needed to build cmd/mockgateway")
@@ -101,7 +102,7 @@ func startService() (*service, error) {
 	}
 
 	s := &service{dir: dir, output: &lockedBuffer{}, exited: make(chan struct{})}
-	s.cmd = exec.Command(binary, "--addr", "127.0.0.1:0", "--drain-timeout", "1s")
+	s.cmd = exec.Command(binary, append([]string{"--addr", "127.0.0.1:0", "--drain-timeout", "1s"}, args...)...)
 	s.cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
 	s.cmd.Stdout = s.output
 	s.cmd.Stderr = s.output

@@ -41,9 +41,9 @@ func (*Dialect) Name() string { return "Anthropic Messages" }
 // Marker is anthropic-version, which every Anthropic client sends on every call.
 func (*Dialect) Marker() string { return versionHeader }
 
-// KeyHeader is x-api-key, where Anthropic's clients send the key (Claude Code, the SDKs). Only
-// on a request of this dialect: an OpenAI client's stray x-api-key is not its key.
-func (*Dialect) KeyHeader() string { return "X-Api-Key" }
+// Key is x-api-key's, where Anthropic's clients send the key (Claude Code, the SDKs). Only on a
+// request of this dialect: an OpenAI client's stray x-api-key is not its key.
+func (*Dialect) Key(r *http.Request) string { return r.Header.Get("X-Api-Key") }
 
 // Headers gives an Anthropic answer request-id, Anthropic's name for the request id, beside
 // x-request-id: the same value (the SDKs read it into their errors and messages).

@@ -34,8 +34,8 @@ func (*Dialect) Name() string { return "OpenAI Chat Completions" }
 // Marker: OpenAI's is the default dialect, chosen by no header.
 func (*Dialect) Marker() string { return "" }
 
-// KeyHeader: OpenAI's clients send the key as Authorization: Bearer only.
-func (*Dialect) KeyHeader() string { return "" }
+// Key: OpenAI's clients send the key as Authorization: Bearer only.
+func (*Dialect) Key(*http.Request) string { return "" }
 
 // Headers: OpenAI's answers name the request id x-request-id only, as the service does.
 func (*Dialect) Headers(http.Header) {}

@@ -41,9 +41,25 @@ func googleStatus(e *apierr.Error) string {
 	return "INVALID_ARGUMENT"
 }
 
-// Error is e in Google's envelope, with its status. Google's API refuses a bad key with 400
-// INVALID_ARGUMENT; the mock keeps 401 UNAUTHENTICATED, which the SDKs treat alike.
+// Google's API refuses a key that is not one with 400 INVALID_ARGUMENT and its ErrorInfo, and a
+// call without any key with 403 PERMISSION_DENIED, in these words (the SDKs show the message).
+// The 403 carries the envelope's empty details, as every error of the dialect does.
+const (
+	keyInvalid = `{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT","details":[` +
+		`{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"API_KEY_INVALID","domain":"googleapis.com","metadata":{"service":"generativelanguage.googleapis.com"}},` +
+		`{"@type":"type.googleapis.com/google.rpc.LocalizedMessage","locale":"en-US","message":"API key not valid. Please pass a valid API key."}]}}` + "\n"
+	keyMissing = `{"error":{"code":403,"message":"Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.","status":"PERMISSION_DENIED","details":[]}}` + "\n"
+)
+
+// Error is e in Google's envelope, with its status; a refused key with Google's own status and
+// body (the code stays invalid_api_key or missing_api_key).
 func (*Dialect) Error(buf []byte, e *apierr.Error, _ string) (int, []byte) {
+	switch e.Code {
+	case apierr.InvalidAPIKey:
+		return http.StatusBadRequest, append(buf, keyInvalid...)
+	case apierr.MissingAPIKey:
+		return http.StatusForbidden, append(buf, keyMissing...)
+	}
 	return e.Status, append(appendError(buf, e), '\n')
 }
 

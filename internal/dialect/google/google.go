@@ -4,7 +4,8 @@
 // GenerateContentResponse: a thinking model's thought part, then text or functionCall parts),
 // its stream of data: lines, its error envelope and statuses (errors.go), its model list
 // (models.go) and Gemini's thinking (thinking.go). Its clients send the key in x-goog-api-key on
-// every call, which chooses it on the routes the dialects share (the model list, an unknown path).
+// every call, which chooses it on the routes the dialects share (the model list, an unknown path);
+// Google's REST examples send it in the key query parameter, which it reads too (Key).
 package google
 
 import (
@@ -52,8 +53,14 @@ func (*Dialect) Name() string { return "Google Gemini" }
 // Marker is x-goog-api-key, which every Gemini client sends on every call.
 func (*Dialect) Marker() string { return keyHeader }
 
-// KeyHeader is x-goog-api-key: the local key, when one is configured.
-func (*Dialect) KeyHeader() string { return keyHeader }
+// Key is x-goog-api-key's, where the SDKs and Gemini CLI send it, else the key query
+// parameter's, where Google's REST examples and many tools put it (?key=API_KEY).
+func (*Dialect) Key(r *http.Request) string {
+	if k := r.Header.Get(keyHeader); k != "" {
+		return k
+	}
+	return r.URL.Query().Get("key")
+}
 
 // Headers: Google's answers carry no request id of their own beside x-request-id.
 func (*Dialect) Headers(http.Header) {}
