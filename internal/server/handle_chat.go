@@ -53,7 +53,7 @@ func newChatHandler(d Deps, dl dialect.Dialect) http.Handler {
 		limits:           protocol.Limits{MaxChoices: d.Config.MaxChoices, MaxRegexProgram: d.Config.MaxRegexProgram},
 		tokenCeiling:     d.Config.MaxTokens,
 		maxResponseBytes: d.Config.MaxResponseBytes,
-		sim:              simulator{headers: d.Config.AllowSimulationHeaders, catalog: d.Catalog, attempts: d.State},
+		sim:              simulator{headers: d.Config.AllowSimulationHeaders, catalog: d.Catalog, attempts: d.State, streamTimeout: d.Config.StreamTimeout},
 		fixtures:         d.State.Files(),
 		state:            d.State,
 		tracer:           d.Tracer,

@@ -84,6 +84,10 @@ func (h *chatHandler) takeQuota(w http.ResponseWriter, r *http.Request, model *c
 			if taken.plan, taken.model, err = h.quotaGateway(r.Context(), model, a, st); err != nil {
 				return nil, err
 			}
+			if st.Refused != "" { // the refusal a client is shown may be a later draw's
+				rec.Fault = st.Refused.Fault()
+				noteLimit(rec, string(st.Refused))
+			}
 		}
 		if st.Refused != "" && taken.model != model && taken.model != nil {
 			return h.quotaOfFallback(w, r, taken, req, promptTokens)
@@ -136,11 +140,9 @@ func (t *quotaTaken) hold(sim *simulated) {
 		return
 	}
 	p.Steps = append(append([]simulation.Step(nil), q.Steps...), p.Steps...)
-	if q.FallbackFrom == "" { // the model's own retry got in: its fault's attempts go on from there (retriesSpent)
-		p.Attempts += q.Attempts - 1
-	} else {
+	if q.FallbackFrom != "" { // the fallback's own policy decided its fault; the attempts were the requested model's
 		p.Attempts, p.FallbackFrom = q.Attempts, q.FallbackFrom
-	}
+	} // else the fault's attempts went on from the quota's (retriesSpent)
 	sim.plan = p
 }
 

@@ -7,6 +7,7 @@ import (
 	"mockgateway/internal/catalog"
 	"mockgateway/internal/quota"
 	"mockgateway/internal/simulation"
+	"mockgateway/observability"
 )
 
 // quotaGateway is what a model's gateway policy does with a refusal of its quota, as with the
@@ -16,7 +17,8 @@ import (
 // sleeps its backoff, else as if it came that much later — the buckets are charged ahead, so
 // the requests after it see what it took — so that a bucket which refills within the wait
 // admits the retry, and one that does not refuses it. A sleeping policy waits at most
-// --stream-timeout in all, as a stream may run: a retry that would wait beyond it is not made.
+// --stream-timeout from the request's start in all (its fault's retries after these too,
+// simulator.decide): a retry that would wait beyond it is not made.
 // It returns the policy's plan and the model that serves: the requested one when a retry got
 // in (st then its admission), the fallback the chain lands on, or nil when the refusal stands
 // (st then the refusal a client is shown: as the buckets are now). The plan is reported by the
@@ -24,7 +26,8 @@ import (
 func (h *chatHandler) quotaGateway(ctx context.Context, model *catalog.Model, a *quotaAdmission, st *quota.Status) (*simulation.Plan, *catalog.Model, error) {
 	policy := model.Gateway
 	plan := &simulation.Plan{Policy: true, Cause: simulation.RateLimit, ServedBy: model.ID, Attempts: 1}
-	deadline := time.Now().Add(h.streamTimeout)
+	deadline := observability.RecordFrom(ctx).Start.Add(h.streamTimeout) // the request's, as a stream's
+
 	last := *st
 	var ahead time.Duration
 	for n := 1; n <= policy.Retries; n++ {

@@ -96,3 +96,65 @@ func TestQuotaSettleKeepsThePrompt(t *testing.T) {
 		t.Errorf("after the fault: tokens %d, input tokens %d remaining; want both the limit less the prompt", b.Tokens.Remaining, b.InputTokens.Remaining)
 	}
 }
+
+// TestQuotaGatewayNamesTheRefusalShown: a sleeping policy whose last draw is refused by another
+// bucket than its first shows the client the last refusal (daily), and the journal names it.
+func TestQuotaGatewayNamesTheRefusalShown(t *testing.T) {
+	h := newRealtimeQuotaHarness(t, `models:
+  - {id: mock-sleepy, kind: mock, behavior: chat, limits: {rpm: 1, rpd: 1, window: 1s}, gateway: {retries: 1, backoff: 10ms, sleep_backoff: true}}
+`, journaled)
+	in := []string{"X-Mock-Scope", "gw"}
+	if rr := h.do("POST", chatPath, chatBody("mock-sleepy", ""), in...); rr.Code != 200 {
+		t.Fatalf("first: %d", rr.Code)
+	}
+	rr := h.do("POST", chatPath, chatBody("mock-sleepy", ""), in...)
+	e := readQuotaJournal(t, h, "gw")[0]
+	if rr.Code != 429 || rr.Header().Get("Retry-After") != "86399" {
+		t.Fatalf("want the daily refusal shown: %d %q %s", rr.Code, rr.Header().Get("Retry-After"), rr.Body)
+	}
+	if e.LimitHit != "daily" || e.Fault != "quota_daily" {
+		t.Errorf("client shown the daily refusal (%s); journal limit_hit %q fault %q", rr.Body, e.LimitHit, e.Fault)
+	}
+}
+
+// TestQuotaGatewaySleepsWithinTheStreamTimeout: the quota's sleeps and the same policy's sleeps
+// for the model's fault, joined, wait at most --stream-timeout in all.
+func TestQuotaGatewaySleepsWithinTheStreamTimeout(t *testing.T) {
+	h := newRealtimeQuotaHarness(t, `models:
+  - {id: mock-sleepy2, kind: mock, behavior: chat, fault: "server_error;attempts=1", limits: {rpm: 1, window: 1s}, gateway: {retries: 3, backoff: 900ms, sleep_backoff: true}}
+`, func(d *Deps) { d.Config.StreamTimeout = 1500 * time.Millisecond })
+	h.do("POST", chatPath, chatBody("mock-sleepy2", ""))
+	h.spans.Reset()
+	start := time.Now()
+	rr := h.do("POST", chatPath, chatBody("mock-sleepy2", ""))
+	var total int64
+	for _, b := range retryBackoffs(h) {
+		total += b
+	}
+	if total > 1500 {
+		t.Errorf("%d, attempts %q: the policy slept %dms (backoffs %v; took %v), --stream-timeout 1.5s", rr.Code, rr.Header().Get("X-Mock-Gateway-Attempts"), total, retryBackoffs(h), time.Since(start).Round(time.Millisecond))
+	}
+}
+
+// TestQuotaGatewayNumbersItsRetriesOnce: the joined plan's retries are numbered, and their
+// backoffs grown, as one policy's.
+func TestQuotaGatewayNumbersItsRetriesOnce(t *testing.T) {
+	h := newRealtimeQuotaHarness(t, `models:
+  - {id: mock-join, kind: mock, behavior: chat, fault: "server_error;attempts=1", limits: {rpm: 1, window: 1s}, gateway: {retries: 4, backoff: 1s, backoff_multiplier: 2}}
+`)
+	h.do("POST", chatPath, chatBody("mock-join", ""))
+	h.spans.Reset()
+	rr := h.do("POST", chatPath, chatBody("mock-join", ""))
+	var att []int64
+	for _, s := range h.spans.GetSpans() {
+		for _, e := range s.Events {
+			if e.Name == "gateway.retry" {
+				att = append(att, attributeKeys(e.Attributes)["mockgateway.gateway.attempt"].AsInt64())
+			}
+		}
+	}
+	b := retryBackoffs(h)
+	if len(att) != 2 || att[0] != 1 || att[1] != 2 || b[1] != 2000 {
+		t.Errorf("%d attempts %q; gateway.retry attempts %v backoffs %v, want [1 2] [1000 2000]", rr.Code, rr.Header().Get("X-Mock-Gateway-Attempts"), att, b)
+	}
+}

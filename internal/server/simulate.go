@@ -31,9 +31,10 @@ type simulated struct {
 
 // simulator decides what the simulation does to a chat request.
 type simulator struct {
-	headers  bool // --allow-simulation-headers: the x-mock-* headers are read
-	catalog  *catalog.Catalog
-	attempts state.Store
+	headers       bool // --allow-simulation-headers: the x-mock-* headers are read
+	catalog       *catalog.Catalog
+	attempts      state.Store
+	streamTimeout time.Duration // what a sleeping gateway policy may sleep in all
 }
 
 // decide reads the x-mock-* headers (when allowed) over the fixture's or the model's settings
@@ -75,13 +76,12 @@ func (s simulator) decide(r *http.Request, model *catalog.Model, bodyHash uint64
 	if err != nil {
 		return nil, err
 	}
-	policy := model.Gateway
-	if spent > 0 && policy != nil { // the retries the policy made on the model's quota are made
-		p := *policy
-		p.Retries = max(0, p.Retries-spent)
-		policy = &p
+	done := simulation.Progress{Retries: spent}
+	if g := model.Gateway; g != nil && g.SleepBackoff {
+		// One bound for all its sleeps, its quota's and its fault's: the request's stream timeout.
+		done.Left = max(time.Until(observability.RecordFrom(r.Context()).Start.Add(s.streamTimeout)), time.Nanosecond)
 	}
-	plan := simulation.Decide(model.ID, fault, attempt, policy, s.catalog.Target)
+	plan := simulation.Decide(model.ID, fault, attempt, model.Gateway, s.catalog.Target, done)
 	if key != 0 && plan.Fault == nil {
 		s.attempts.AttemptDone(r.Context(), key, observability.RecordFrom(r.Context()).Scope) // it got through: an identical request later is a first try again
 	}

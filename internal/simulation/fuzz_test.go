@@ -25,7 +25,7 @@ func FuzzParseFault(f *testing.F) {
 		if got.Attempts < 0 || got.After < 0 || got.RetryAfter < 0 || got.For < 0 {
 			t.Fatalf("negative parameter: %+v", got)
 		}
-		_ = Decide("m", &got, 1, &Policy{Retries: 2, Fallback: []string{"x"}}, func(string) (Target, bool) { return Target{}, false })
+		_ = Decide("m", &got, 1, &Policy{Retries: 2, Fallback: []string{"x"}}, func(string) (Target, bool) { return Target{}, false }, Progress{})
 	})
 }
 

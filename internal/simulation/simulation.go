@@ -109,10 +109,20 @@ type Plan struct {
 	Sleep bool
 }
 
+// Progress is what a gateway policy has done for a request before its fault is decided: the
+// retries it already made (on the model's quota, which refused them before the model was
+// reached), and how long it may still sleep in all when it sleeps its backoff (0: no bound).
+type Progress struct {
+	Retries int
+	Left    time.Duration
+}
+
 // Decide computes the plan for a request to model whose fault (may be nil) applies, on the
-// client's attempt number. With a policy, the gateway's own attempts are counted from 1 and the
-// fault's attempts=K fails the first K of them; lookup resolves fallback ids.
-func Decide(model string, fault *Fault, attempt int, policy *Policy, lookup func(string) (Target, bool)) Plan {
+// client's attempt number. With a policy, the gateway's own attempts are counted from 1 — on
+// from the retries it already made (done) — and the fault's attempts=K fails the first K that
+// reach the model; a sleeping policy makes no retry that would sleep beyond done.Left. lookup
+// resolves fallback ids.
+func Decide(model string, fault *Fault, attempt int, policy *Policy, lookup func(string) (Target, bool), done Progress) Plan {
 	plan := Plan{ServedBy: model, Attempts: 1}
 	if fault == nil {
 		return plan
@@ -124,14 +134,14 @@ func Decide(model string, fault *Fault, attempt int, policy *Policy, lookup func
 		return plan
 	}
 	plan.Policy, plan.Sleep, plan.Cause = true, policy.SleepBackoff, fault.Kind
-	for a := 1; a <= policy.Retries+1; a++ {
+	for a := done.Retries + 1; a <= policy.Retries+1; a++ {
 		plan.Attempts = a
-		if !fault.ActiveOn(a) {
+		if !fault.ActiveOn(a - done.Retries) {
 			return plan // this attempt of the primary succeeds
 		}
 		if a <= policy.Retries {
 			wait, ok := policy.RetryWait(a, fault.retryAfter())
-			if !ok {
+			if !ok || policy.SleepBackoff && done.Left > 0 && plan.Wait+wait > done.Left {
 				break
 			}
 			plan.Retried(a, wait)

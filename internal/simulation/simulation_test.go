@@ -89,23 +89,23 @@ func TestDecide(t *testing.T) {
 	policy := &Policy{Retries: 2, Backoff: 100 * time.Millisecond, BackoffMultiplier: 2, Fallback: []string{"gpt-4o", "mock-chat"}}
 
 	// No fault, no policy.
-	if p := Decide("m", nil, 1, policy, lookup); p.Fault != nil || p.Policy || p.ServedBy != "m" {
+	if p := Decide("m", nil, 1, policy, lookup, Progress{}); p.Fault != nil || p.Policy || p.ServedBy != "m" {
 		t.Errorf("no fault: %+v", p)
 	}
 	// Without a policy the client's attempt decides.
-	if p := Decide("m", twice, 2, nil, lookup); p.Fault == nil {
+	if p := Decide("m", twice, 2, nil, lookup, Progress{}); p.Fault == nil {
 		t.Error("attempt 2 of attempts=2 must fail")
 	}
-	if p := Decide("m", twice, 3, nil, lookup); p.Fault != nil {
+	if p := Decide("m", twice, 3, nil, lookup, Progress{}); p.Fault != nil {
 		t.Error("attempt 3 of attempts=2 must succeed")
 	}
 	// The gateway's retries absorb attempts=2: the third attempt of the primary succeeds.
-	p := Decide("m", twice, 1, policy, lookup)
+	p := Decide("m", twice, 1, policy, lookup, Progress{})
 	if p.Fault != nil || p.Attempts != 3 || p.ServedBy != "m" || len(p.Steps) != 2 || p.Wait != 300*time.Millisecond {
 		t.Errorf("retries recover: %+v", p)
 	}
 	// Every attempt fails: skip the external target, serve from the mock.
-	p = Decide("m", always, 1, policy, lookup)
+	p = Decide("m", always, 1, policy, lookup, Progress{})
 	if p.Fault != nil || p.Attempts != 3 || p.ServedBy != "mock-chat" || p.FallbackFrom != "m" {
 		t.Errorf("fallback: %+v", p)
 	}
@@ -120,12 +120,12 @@ func TestDecide(t *testing.T) {
 		t.Errorf("steps: %v", kinds)
 	}
 	// Only external fallbacks: the final error.
-	p = Decide("m", always, 1, &Policy{Retries: 1, Fallback: []string{"gpt-4o"}}, lookup)
+	p = Decide("m", always, 1, &Policy{Retries: 1, Fallback: []string{"gpt-4o"}}, lookup, Progress{})
 	if p.Fault == nil || p.Attempts != 2 || p.ServedBy != "m" {
 		t.Errorf("exhausted: %+v", p)
 	}
 	// Stream faults strike after output has started: no gateway can retry them.
-	if p := Decide("m", &Fault{Kind: StreamCut}, 1, policy, lookup); p.Policy || p.Fault == nil {
+	if p := Decide("m", &Fault{Kind: StreamCut}, 1, policy, lookup, Progress{}); p.Policy || p.Fault == nil {
 		t.Errorf("stream fault with a policy: %+v", p)
 	}
 }
@@ -173,17 +173,17 @@ func TestTimingsInstant(t *testing.T) {
 // policy's backoff, and one beyond MaxBackoff is not retried at all — the fallback serves.
 func TestDecideHonoursRetryAfter(t *testing.T) {
 	policy := &Policy{Retries: 2, Backoff: 100 * time.Millisecond, Fallback: []string{"mock-chat"}}
-	p := Decide("m", &Fault{Kind: RateLimit, Attempts: 1, RetryAfter: 2 * time.Second}, 1, policy, lookup)
+	p := Decide("m", &Fault{Kind: RateLimit, Attempts: 1, RetryAfter: 2 * time.Second}, 1, policy, lookup, Progress{})
 	if p.Fault != nil || p.Attempts != 2 || p.ServedBy != "m" || len(p.Steps) != 1 || p.Steps[0].Backoff != 2*time.Second || p.Wait != 2*time.Second {
 		t.Errorf("retry-after 2s over a 100ms backoff: %+v", p)
 	}
 	// A server error says no retry-after: the backoff alone.
-	p = Decide("m", &Fault{Kind: ServerError, Attempts: 1, RetryAfter: 2 * time.Second}, 1, policy, lookup)
+	p = Decide("m", &Fault{Kind: ServerError, Attempts: 1, RetryAfter: 2 * time.Second}, 1, policy, lookup, Progress{})
 	if len(p.Steps) != 1 || p.Steps[0].Backoff != 100*time.Millisecond {
 		t.Errorf("server error: %+v", p)
 	}
 	// A retry-after of two minutes is not waited: straight to the fallback.
-	p = Decide("m", &Fault{Kind: RateLimit, RetryAfter: 2 * time.Minute}, 1, policy, lookup)
+	p = Decide("m", &Fault{Kind: RateLimit, RetryAfter: 2 * time.Minute}, 1, policy, lookup, Progress{})
 	if p.Fault != nil || p.Attempts != 1 || p.ServedBy != "mock-chat" || p.Wait != 0 || len(p.Steps) != 1 || p.Steps[0].Kind != "fallback" {
 		t.Errorf("retry-after beyond MaxBackoff: %+v", p)
 	}
@@ -206,5 +206,22 @@ func TestBackoffIsBounded(t *testing.T) {
 	}
 	if w, _ := (&Policy{Backoff: 100 * time.Millisecond, BackoffMultiplier: 2}).RetryWait(3, 0); w != 400*time.Millisecond {
 		t.Errorf("a small backoff grows as before: %v", w)
+	}
+}
+
+// TestDecideGoesOnFromItsProgress: after retries the policy already made (on the model's
+// quota), its attempts and backoffs go on from there, the fault counts the attempts that reach
+// the model, and a sleeping policy makes no retry beyond what it may still sleep.
+func TestDecideGoesOnFromItsProgress(t *testing.T) {
+	policy := &Policy{Retries: 4, Backoff: time.Second, BackoffMultiplier: 2, Fallback: []string{"mock-chat"}}
+	p := Decide("m", &Fault{Kind: ServerError, Attempts: 1}, 1, policy, lookup, Progress{Retries: 1})
+	if p.Fault != nil || p.Attempts != 3 || p.ServedBy != "m" || len(p.Steps) != 1 || p.Steps[0].Attempt != 2 || p.Steps[0].Backoff != 2*time.Second {
+		t.Errorf("one retry made already: %+v", p)
+	}
+	sleepy := *policy
+	sleepy.SleepBackoff = true
+	p = Decide("m", &Fault{Kind: ServerError, Attempts: 1}, 1, &sleepy, lookup, Progress{Retries: 1, Left: 1500 * time.Millisecond})
+	if p.Fault != nil || p.Attempts != 2 || p.ServedBy != "mock-chat" || p.Wait != 0 {
+		t.Errorf("a 2s retry with 1.5s left to sleep is not made: %+v", p)
 	}
 }
