@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -223,15 +224,29 @@ func matchesExpect(p *probe, want string) bool {
 	return code == "" || code == p.ErrorCode
 }
 
+// keyRefused reports whether the target refused the probe for its key, as its dialect refuses
+// one: 401 (OpenAI, Anthropic), or Google's 400 API_KEY_INVALID and 403 for a call without one.
+func keyRefused(p *probe) bool {
+	switch p.Status {
+	case http.StatusUnauthorized:
+		return true
+	case http.StatusBadRequest:
+		return bytes.Contains(p.ErrBody, []byte(`"API_KEY_INVALID"`))
+	case http.StatusForbidden:
+		return bytes.Contains(p.ErrBody, []byte(`"PERMISSION_DENIED"`)) && bytes.Contains(p.ErrBody, []byte("unregistered callers"))
+	}
+	return false
+}
+
 // trafficNotes points out paths that did not run the way the contract says, and a target that
 // wants a key the audit was not given.
 func (rep *Report) trafficNotes(a *auditor) {
 	var unexpected, simIgnored []string
 	unauthorized, v1 := 0, 0
 	for _, p := range a.traffic.probes {
-		if strings.HasPrefix(p.Path, "/v1/") && p.Reached {
+		if (strings.HasPrefix(p.Path, "/v1/") || strings.HasPrefix(p.Path, "/v1beta/")) && p.Reached {
 			v1++
-			if p.Status == http.StatusUnauthorized {
+			if keyRefused(p) {
 				unauthorized++
 			}
 		}
@@ -245,7 +260,7 @@ func (rep *Report) trafficNotes(a *auditor) {
 		unexpected = append(unexpected, fmt.Sprintf("%s %s: expected %s, got %d %s", p.ID, p.Name, p.Expect, p.Status, p.ErrorCode))
 	}
 	if a.cfg.apiKey == "" && v1 > 0 && unauthorized*2 > v1 {
-		rep.Problems = append(rep.Problems, fmt.Sprintf("the target answered 401 to %d of %d /v1 requests: it requires a local API key (pass --api-key), so the chat paths were not exercised", unauthorized, v1))
+		rep.Problems = append(rep.Problems, fmt.Sprintf("the target refused the key of %d of %d /v1 requests: it requires a local API key (pass --api-key), so the chat paths were not exercised", unauthorized, v1))
 	}
 	if len(simIgnored) > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("the target ignored x-mock-fault on %d requests (%s): simulation headers are off (--allow-simulation-headers=false) or not supported, so those fault paths were exercised as plain requests", len(simIgnored), strings.Join(simIgnored, " ")))
