@@ -137,7 +137,7 @@ type Set struct {
 // the default.
 func (s *Set) Choose(h http.Header) Dialect {
 	for _, d := range s.Marked {
-		if len(h[d.Marker()]) > 0 {
+		if v := h[d.Marker()]; len(v) > 0 && v[0] != "" { // an empty header marks nothing
 			return d
 		}
 	}

@@ -22,6 +22,9 @@ func TestSetChooses(t *testing.T) {
 	if got := s.Choose(http.Header{"X-Api-Key": {"k"}}); got != openAI {
 		t.Errorf("no marker chose %T", got)
 	}
+	if got := s.Choose(http.Header{"Anthropic-Version": {""}}); got != openAI {
+		t.Errorf("an empty marker chose %T", got)
+	}
 }
 
 // TestNames: each dialect names itself, as the journal records it and the console shows it; the

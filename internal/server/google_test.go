@@ -507,3 +507,19 @@ func TestGoogleQueryKeyQuota(t *testing.T) {
 		t.Fatalf("one organization with 2 requests left, wanted: %+v", got)
 	}
 }
+
+// TestGoogleQueryKeyOnlyOnGoogleRoutes: the key query parameter is Google's routes' alone — an
+// empty x-goog-api-key does not make a shared route or the control surface Google's, so a
+// ?key= there is no key.
+func TestGoogleQueryKeyOnlyOnGoogleRoutes(t *testing.T) {
+	h := newHarness(t, func(d *Deps) { d.Config.APIKey = "sekret" })
+	for _, p := range []string{"/v1/models?key=sekret", "/_mock/journal?key=sekret", "/debug/traces?key=sekret", "/_mock/quotas?key=sekret"} {
+		req := httptest.NewRequest("GET", p, nil)
+		req.Header["X-Goog-Api-Key"] = []string{""}
+		w := httptest.NewRecorder()
+		h.handler.ServeHTTP(w, req)
+		if w.Code != 401 {
+			t.Errorf("%s with an empty x-goog-api-key: %d, want 401", p, w.Code)
+		}
+	}
+}

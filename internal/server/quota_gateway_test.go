@@ -158,3 +158,16 @@ func TestQuotaGatewayNumbersItsRetriesOnce(t *testing.T) {
 		t.Errorf("%d attempts %q; gateway.retry attempts %v backoffs %v, want [1 2] [1000 2000]", rr.Code, rr.Header().Get("X-Mock-Gateway-Attempts"), att, b)
 	}
 }
+
+// TestSleepingFaultPlanAloneIsAsBefore: a sleeping policy on a model without a quota plans its
+// fault's retries as it always did — the stream timeout bounds only what follows a quota's
+// sleeps.
+func TestSleepingFaultPlanAloneIsAsBefore(t *testing.T) {
+	h := newRealtimeQuotaHarness(t, `models:
+  - {id: mock-pure, kind: mock, behavior: chat, fault: "server_error;attempts=2", gateway: {retries: 2, backoff: 300ms, sleep_backoff: true}}
+`, func(d *Deps) { d.Config.StreamTimeout = 500 * time.Millisecond })
+	rr := h.do("POST", chatPath, chatBody("mock-pure", ""))
+	if rr.Code != 200 || rr.Header().Get("X-Mock-Gateway-Attempts") != "3" {
+		t.Errorf("%d, attempts %q, backoffs %v; want 200 after two retries", rr.Code, rr.Header().Get("X-Mock-Gateway-Attempts"), retryBackoffs(h))
+	}
+}

@@ -77,8 +77,10 @@ func (s simulator) decide(r *http.Request, model *catalog.Model, bodyHash uint64
 		return nil, err
 	}
 	done := simulation.Progress{Retries: spent}
-	if g := model.Gateway; g != nil && g.SleepBackoff {
-		// One bound for all its sleeps, its quota's and its fault's: the request's stream timeout.
+	if g := model.Gateway; spent > 0 && g.SleepBackoff {
+		// Its quota's retries slept already: what its fault's may sleep is what is left of the
+		// request's stream timeout, one bound for all. A fault's plan alone sleeps once, within it
+		// (chatHandler.wait).
 		done.Left = max(time.Until(observability.RecordFrom(r.Context()).Start.Add(s.streamTimeout)), time.Nanosecond)
 	}
 	plan := simulation.Decide(model.ID, fault, attempt, model.Gateway, s.catalog.Target, done)

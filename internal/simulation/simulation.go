@@ -134,6 +134,8 @@ func Decide(model string, fault *Fault, attempt int, policy *Policy, lookup func
 		return plan
 	}
 	plan.Policy, plan.Sleep, plan.Cause = true, policy.SleepBackoff, fault.Kind
+	done.Retries = min(done.Retries, policy.Retries)
+	plan.Attempts = done.Retries + 1
 	for a := done.Retries + 1; a <= policy.Retries+1; a++ {
 		plan.Attempts = a
 		if !fault.ActiveOn(a - done.Retries) {

@@ -225,3 +225,12 @@ func TestDecideGoesOnFromItsProgress(t *testing.T) {
 		t.Errorf("a 2s retry with 1.5s left to sleep is not made: %+v", p)
 	}
 }
+
+// TestDecideProgressBeyondItsRetries: retries already made beyond the policy's own leave none
+// to make; the attempts say so.
+func TestDecideProgressBeyondItsRetries(t *testing.T) {
+	p := Decide("m", &Fault{Kind: ServerError}, 1, &Policy{Retries: 2, Fallback: []string{"mock-chat"}}, lookup, Progress{Retries: 3})
+	if p.Attempts != 3 || p.ServedBy != "mock-chat" || len(p.Steps) != 1 {
+		t.Errorf("%+v", p)
+	}
+}
