@@ -13,7 +13,7 @@ import (
 	"mockgateway/internal/chatclient"
 )
 
-// The quota kinds (issue 41): the chat JSON and stream requests against the same mockgateway
+// The quota kinds: the chat JSON and stream requests against the same mockgateway
 // as the plain kinds, in the same rounds, but with an x-mock-quota header whose limits no load
 // reaches. Every request then draws on its buckets (requests per window, tokens per window,
 // requests per day) and settles its tokens when its answer ends, and is never refused: the
