@@ -323,15 +323,12 @@ func handleMethodNotAllowed(router *mux.Router, apiKey string) http.Handler {
 			var match mux.RouteMatch
 			if router.Match(probe, &match) && match.MatchErr == nil {
 				allow = append(allow, m)
-				if tpl, err := match.Route.GetPathTemplate(); err == nil {
-					rec.SetRoute(tpl)
-				}
-				if rt, ok := match.Handler.(*routed); ok && rt.dialect != nil {
-					rec.Dialect = rt.dialect // the route's, as its own answers
+				if rt, ok := match.Handler.(*routed); ok {
+					rt.claim(rec, r) // the route's name and dialect, as its own answers give them
 				}
 			}
 		}
-		if apiKey != "" && len(rec.Route) > 4 && rec.Route[:4] == "/v1/" {
+		if apiKey != "" && (strings.HasPrefix(rec.Route, "/v1/") || strings.HasPrefix(rec.Route, "/v1beta/")) {
 			if err := checkKey(apiKey, r); err != nil {
 				writeError(w, r, err)
 				return
