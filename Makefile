@@ -90,6 +90,10 @@ node-packages: $(addsuffix /node_modules/.package-lock.json,$(NODE_DIRS))
 	@echo "==> deps: the Node packages of $* (npm ci: under a minute; again only when its package-lock.json changes)"
 	cd $* && npm ci --no-audit --no-fund --loglevel=error
 
+# Portkey's gateway is installed with a patch of its own (its postinstall applies it): a changed
+# patch installs it again.
+internal/clientcompat/portkey/node_modules/.package-lock.json: $(wildcard internal/clientcompat/portkey/patches/*.patch)
+
 # Debian's chromium, which the console's browser test drives (cmd/mockgateway/console_test.go).
 chromium:
 	@command -v chromium >/dev/null 2>&1 || { \

@@ -1,6 +1,7 @@
 // Package dialect is the seam between the chat path and the APIs it speaks. A Dialect is one
 // API's wire form — OpenAI's Chat Completions (dialect/chat), the Responses API
-// (dialect/responses), Anthropic's Messages (dialect/anthropic) — and owns everything that
+// (dialect/responses), Anthropic's Messages (dialect/anthropic), Google's Gemini API
+// (dialect/google) — and owns everything that
 // differs between them: decoding a request into the one protocol.Request, the JSON answer, the
 // stream's events, the error envelope and its statuses, its headers, the model list's shape.
 //

@@ -8,8 +8,8 @@ import (
 
 // How a request is decoded: the rooms of the decoder, in the order a body goes through them.
 //
-//	DecodeChatRequest / DecodeResponsesRequest / DecodeAnthropicRequest
-//	(decode.go, decode_responses.go, decode_anthropic.go)
+//	DecodeChatRequest / DecodeResponsesRequest / DecodeAnthropicRequest / DecodeGoogleRequest
+//	(decode.go, decode_responses.go, decode_anthropic.go, decode_google.go)
 //	  │ validObjectBody: one valid JSON object, or invalid_json (jsonscan.Valid)
 //	  │ doc := string(body): the one copy every key and string is cut from
 //	  ▼
@@ -34,7 +34,7 @@ import (
 // Where to go: a field's class, range or enum is one case in its object's table (this file for
 // chat, decode_messages.go and decode_tools.go for chat's messages and tools,
 // decode_responses*.go and decode_items.go for the Responses API, decode_anthropic*.go for
-// Anthropic's Messages); a rule across fields is that object's finish; a new
+// Anthropic's Messages, decode_google*.go for Google's Gemini API); a rule across fields is that object's finish; a new
 // value shape is an as… function in decode_values.go. The walk, the paths and the scanner are
 // shared by every object and rarely need a change.
 //

@@ -7,7 +7,7 @@ import (
 	"mockgateway/internal/apierr"
 )
 
-// Anthropic's Messages API (POST /v1/messages, version 2023-06-01) is a third dialect of the
+// Anthropic's Messages API (POST /v1/messages, version 2023-06-01) is a dialect of the
 // same service, built as the Responses API was: its request decodes into the Request it
 // stands for, so the models, simulation, fixtures, generator, limits and journal serve it
 // unchanged, and only the answer is written in the dialect's shape (internal/server). The

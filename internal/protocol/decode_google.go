@@ -6,8 +6,8 @@ import (
 	"mockgateway/internal/apierr"
 )
 
-// Google's Gemini API (generateContent, streamGenerateContent, countTokens) is a fourth dialect
-// of the same service, decoded as the others: as strictly, into the Request it stands for, with
+// Google's Gemini API (generateContent, streamGenerateContent, countTokens) is a dialect of
+// the same service, decoded as the others: as strictly, into the Request it stands for, with
 // the GenerateContentRequest of google-genai (the JS and Go SDKs) and what Gemini CLI sends.
 // The model is the path's, not the body's; streaming is the method's.
 //
@@ -39,7 +39,7 @@ type googleState struct {
 	count  bool
 	system []Message
 	fields FieldSet // the chat request's members the Gemini members stand for (Request.Fields)
-	// mimeJSON: responseMimeType is application/json; schema is the response schema sent.
+	// mimeJSON: responseMimeType is application/json.
 	mimeJSON bool
 }
 

@@ -25,10 +25,15 @@ func (c *googleState) contents(path, v string) *apierr.Error {
 		return e
 	}
 	msgs := make([]Message, 0, len(items)+1)
+	model := -1 // the last model content's message, whose calls the next function responses answer
 	for i, it := range items {
-		t := &googleTurn{index: i, req: c.req, before: msgs}
+		t := &googleTurn{index: i, req: c.req, before: msgs, model: model}
+		n := len(msgs)
 		if msgs, e = t.read(msgs, indexPath(path, i), it); e != nil {
 			return e
+		}
+		if n < len(msgs) && msgs[n].Role == roleAssistant {
+			model = n
 		}
 	}
 	c.req.Messages = msgs
@@ -62,6 +67,16 @@ type googleTurn struct {
 	calls   []ToolCall
 	results []Message
 	before  []Message
+	model   int          // the index in before of the last model content, -1 for none
+	pairs   *callPairing // its calls, indexed once this content's first function response comes
+}
+
+// callPairing is how a content's function responses find their calls in the model content
+// before it, each in constant time: a body of many calls and responses costs what it holds.
+type callPairing struct {
+	ids      map[string]bool     // every call's id
+	byName   map[string][]string // the ids of the calls of each name, in order, not yet answered
+	answered map[string]bool
 }
 
 var googleContentObject = objectSpec[*googleTurn]{fields: decodeGoogleContent}
@@ -182,7 +197,17 @@ func decodeGooglePart(pt *googlePart, k, p, v string) (fieldClass, *apierr.Error
 		if t.system || t.role == roleAssistant {
 			return unsupported, errUnsupported(p, "media is read in user contents only")
 		}
-		return supported, googleBlobObject.decode(t.req, p, v)
+		var b googleBlob
+		if e := googleBlobObject.decode(&b, p, v); e != nil {
+			return supported, e
+		}
+		a := t.req.attachments()
+		if strings.HasPrefix(b.mime, "image/") {
+			a.Images = append(a.Images, ImageSize{})
+		} else {
+			a.PDFBytes = append(a.PDFBytes, b.size)
+		}
+		return supported, nil
 	case "functionCall":
 		if e := pt.setData(p, key); e != nil {
 			return supported, e
@@ -234,33 +259,36 @@ func googleCallID(turn, k int) string {
 // answers finds the call a function response answers in the last model content: by its id,
 // else the first call of its name not answered yet (Google pairs them by name).
 func (t *googleTurn) answers(path string, m *Message) *apierr.Error {
-	for i := len(t.before) - 1; i >= 0; i-- {
-		b := &t.before[i]
-		if b.Role != roleAssistant {
-			continue
-		}
-		for _, call := range b.ToolCalls {
-			if m.ToolCallID != "" && call.ID == m.ToolCallID {
-				return nil
-			}
-			if m.ToolCallID == "" && call.Name == m.Name && !t.answered(call.ID) {
-				m.ToolCallID = call.ID
-				return nil
-			}
-		}
-		break
+	if t.model < 0 {
+		return errValue(joinPath(path, "name"), "must name a function call of the model content before it")
 	}
-	return errValue(joinPath(path, "name"), "must name a function call of the model content before it")
-}
-
-// answered reports whether a response of this content already answers the call id.
-func (t *googleTurn) answered(id string) bool {
-	for _, r := range t.results {
-		if r.ToolCallID == id {
-			return true
+	pr := t.pairs
+	if pr == nil {
+		calls := t.before[t.model].ToolCalls
+		pr = &callPairing{ids: make(map[string]bool, len(calls)), byName: map[string][]string{}, answered: map[string]bool{}}
+		for _, c := range calls {
+			pr.ids[c.ID] = true
+			pr.byName[c.Name] = append(pr.byName[c.Name], c.ID)
 		}
+		t.pairs = pr
 	}
-	return false
+	if m.ToolCallID != "" {
+		if !pr.ids[m.ToolCallID] {
+			return errValue(joinPath(path, "name"), "must name a function call of the model content before it")
+		}
+		pr.answered[m.ToolCallID] = true
+		return nil
+	}
+	q := pr.byName[m.Name]
+	for len(q) > 0 && pr.answered[q[0]] {
+		q = q[1:]
+	}
+	if len(q) == 0 {
+		pr.byName[m.Name] = q
+		return errValue(joinPath(path, "name"), "must name a function call of the model content before it")
+	}
+	m.ToolCallID, pr.answered[q[0]], pr.byName[m.Name] = q[0], true, q[1:]
+	return nil
 }
 
 var googleFunctionCallObject = objectSpec[*ToolCall]{fields: decodeGoogleFunctionCall, required: []string{"name"}}
@@ -305,29 +333,26 @@ func decodeGoogleFunctionResponse(m *Message, k, p, v string) (fieldClass, *apie
 	return unknown, nil
 }
 
-var googleBlobObject = objectSpec[*Request]{fields: decodeGoogleBlob, required: []string{"mimeType"}}
+// googleBlob is an inlineData or fileData as read: its members come in any order (data before
+// mimeType, as the walk sorts them), so it is counted once whole. An image counts as one of
+// unknown size, any other file as a document of its decoded size (unknown for a URI), as the
+// estimator counts.
+type googleBlob struct {
+	mime string
+	size int
+}
 
-// decodeGoogleBlob is an inlineData or fileData: an image counts as one of unknown size, any
-// other file as a document of its decoded size (unknown for a URI), as the estimator counts.
-func decodeGoogleBlob(r *Request, k, p, v string) (fieldClass, *apierr.Error) {
+var googleBlobObject = objectSpec[*googleBlob]{fields: decodeGoogleBlob, required: []string{"mimeType"}}
+
+func decodeGoogleBlob(b *googleBlob, k, p, v string) (fieldClass, *apierr.Error) {
 	switch googleKey(k) {
 	case "mimeType":
-		mime, e := asString(p, v)
-		a := r.attachments()
-		if strings.HasPrefix(mime, "image/") {
-			a.Images = append(a.Images, ImageSize{})
-		} else {
-			a.PDFBytes = append(a.PDFBytes, 0)
-		}
-		return supported, e
+		return supported, into(&b.mime)(asString(p, v))
 	case "data":
 		s, e := asString(p, v)
 		if e == nil {
-			if n, ok := base64Len(s); ok {
-				if a := r.attachments(); len(a.PDFBytes) > 0 && len(a.Images) == 0 {
-					a.PDFBytes[len(a.PDFBytes)-1] = n
-				}
-			} else {
+			var ok bool
+			if b.size, ok = base64Len(s); !ok {
 				e = errValue(p, "must be base64")
 			}
 		}

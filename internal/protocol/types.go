@@ -1,7 +1,7 @@
 // Package protocol owns the wire formats of the dialects the mock speaks — OpenAI's Chat
-// Completions and Responses API, Anthropic's Messages — and the one Request they all decode
-// into: the strict decoders that classify every request field (supported, known but
-// unsupported, unknown), and the hand-encoded answer, chunk and event shapes. Which dialect a
+// Completions and Responses API, Anthropic's Messages, Google's Gemini API — and the one
+// Request they all decode into: the strict decoders that classify every request field
+// (supported, known but unsupported, unknown), and the hand-encoded answer, chunk and event shapes. Which dialect a
 // request speaks, and what of this package it uses, is internal/dialect's business.
 package protocol
 

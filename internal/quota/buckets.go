@@ -7,8 +7,8 @@ import (
 )
 
 // Buckets are the buckets of one process, bounded: at most max keys, a key forgotten once its
-// buckets have been full for a day (a full bucket is one never seen), and past max the key
-// used longest ago goes first — it loses only what its buckets were short of full.
+// buckets are full again (a full bucket is one never seen), and past max the key used longest
+// ago goes first — it loses only what its buckets were short of full.
 type Buckets struct {
 	mu   sync.Mutex
 	max  int

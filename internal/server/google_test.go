@@ -523,3 +523,19 @@ func TestGoogleQueryKeyOnlyOnGoogleRoutes(t *testing.T) {
 		}
 	}
 }
+
+// TestMethodNotAllowedNamesItsRoute: a 405 names the route as its own answers do — the
+// template, not the router's pattern — and on Google's /v1beta routes, as on /v1, a missing
+// key is refused first, in the route's dialect.
+func TestMethodNotAllowedNamesItsRoute(t *testing.T) {
+	h := newHarness(t, func(d *Deps) { d.Config.APIKey = "sekret" })
+	rr := h.do("GET", geminiPath("v1beta", "mock-chat", "generateContent"), "")
+	checkGoogleError(t, rr, 403, "PERMISSION_DENIED")
+	rr = h.do("GET", geminiPath("v1beta", "mock-chat", "generateContent"), "", "X-Goog-Api-Key", "sekret")
+	if rr.Code != 405 || rr.Header().Get("Allow") != "POST" {
+		t.Fatalf("with the key: %d allow %q", rr.Code, rr.Header().Get("Allow"))
+	}
+	if rec := lastAccess(t, h); strings.Contains(rec["route"].(string), "[") {
+		t.Errorf("access line route %q: the router's pattern", rec["route"])
+	}
+}

@@ -20,7 +20,7 @@ import (
 )
 
 // chatHandler serves the chat path in one dialect (internal/dialect): POST /v1/chat/completions,
-// POST /v1/responses, POST /v1/messages. The dialect decodes the request into the one
+// POST /v1/responses, POST /v1/messages, Gemini's generateContent and streamGenerateContent. The dialect decodes the request into the one
 // protocol.Request and writes the answer in its own shape; everything between is shared, and
 // asks the dialect rather than which one it is. It holds exactly what the path needs, built once
 // by newChatHandler; every call of it shares it (chatCall.h).

@@ -281,7 +281,7 @@ func (h *routed) claim(rec *observability.Record, r *http.Request) {
 }
 
 func handleNotFound() http.Handler {
-	err := apierr.New(apierr.NotFound, "", "No such route. The mock serves GET /health, GET /v1/models, GET /v1/models/{model}, POST /v1/chat/completions, POST /v1/responses, POST /v1/messages, GET /openapi.json and the /_mock control API (docs/fixtures.md).")
+	err := apierr.New(apierr.NotFound, "", "No such route. GET /openapi.json lists the routes the mock serves: OpenAI's, Anthropic's and Google's APIs, GET /health and the /_mock control API (docs/fixtures.md).")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 	})
@@ -303,7 +303,7 @@ func handleStoredResponses() http.Handler {
 }
 
 func handleUnsupportedSurface(surface string) http.Handler {
-	err := apierr.New(apierr.UnsupportedSurface, "", surface+" is intentionally unsupported: this mock gateway offers only /v1/models, /v1/chat/completions, /v1/responses and /v1/messages.")
+	err := apierr.New(apierr.UnsupportedSurface, "", surface+" is intentionally unsupported: this mock gateway offers the model lists, chat completions, the Responses API, Anthropic's Messages and Google's generateContent (GET /openapi.json lists them).")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		observability.RecordFrom(r.Context()).SetRoute(surface)
 		writeError(w, r, err)
@@ -323,15 +323,12 @@ func handleMethodNotAllowed(router *mux.Router, apiKey string) http.Handler {
 			var match mux.RouteMatch
 			if router.Match(probe, &match) && match.MatchErr == nil {
 				allow = append(allow, m)
-				if tpl, err := match.Route.GetPathTemplate(); err == nil {
-					rec.SetRoute(tpl)
-				}
-				if rt, ok := match.Handler.(*routed); ok && rt.dialect != nil {
-					rec.Dialect = rt.dialect // the route's, as its own answers
+				if rt, ok := match.Handler.(*routed); ok {
+					rt.claim(rec, r) // the route's name and dialect, as its own answers give them
 				}
 			}
 		}
-		if apiKey != "" && len(rec.Route) > 4 && rec.Route[:4] == "/v1/" {
+		if apiKey != "" && (strings.HasPrefix(rec.Route, "/v1/") || strings.HasPrefix(rec.Route, "/v1beta/")) {
 			if err := checkKey(apiKey, r); err != nil {
 				writeError(w, r, err)
 				return

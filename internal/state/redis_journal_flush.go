@@ -19,7 +19,7 @@ import (
 // subscription, counts as many as PUBLISH counted subscribers, at most flushWait, and then reads
 // the unscoped list once for all the reads of the round. One round is in flight a replica; the
 // reads that arrive meanwhile share the next (runRounds), so a waiting read holds no
-// connection, a thousand reads make a round trip or two, and at most MaxFlushReads reads wait.
+// connection, the reads of a round share its round trips, and at most MaxFlushReads reads wait.
 // A replica whose subscription is down at that moment (reconnecting) is not counted: its
 // unscoped entries may then come up to journalLinger late.
 const flushChannel = prefix + "journal-flush"
